@@ -1,0 +1,1 @@
+"""Settings, secrets and paths: what Tabrelay remembers between runs."""

@@ -1,0 +1,131 @@
+"""Every exception Tabrelay raises on purpose, with a title and a message a person can read.
+
+Boundaries translate these (relay → close codes, tools → MCP error results, Qt → dialogs);
+nothing here knows about those boundaries. The tree::
+
+    TabrelayError
+    ├── ConfigError
+    │   ├── SettingsError
+    │   └── SecretStoreError
+    ├── RelayError
+    │   ├── StartupError              (port taken, non-loopback host)
+    │   ├── ProtocolViolation         (a peer sent something malformed)
+    │   ├── AuthenticationError
+    │   └── BrowserError
+    │       ├── NoBrowserError
+    │       ├── BrowserDisconnected
+    │       ├── CommandTimeout
+    │       ├── TooManyPendingCommands
+    │       └── CommandFailed         (the extension answered with an error)
+    ├── ToolError                     (a tool cannot do what the agent asked)
+    │   ├── NavigationBlocked
+    │   ├── CdpMethodBlocked
+    │   ├── TargetChanged
+    │   └── ApprovalDenied
+    └── UsageError                    (command line)
+"""
+
+from __future__ import annotations
+
+
+class TabrelayError(Exception):
+    """Base class: ``title`` is a short heading, ``message`` the sentence shown to people."""
+
+    title = "Tabrelay error"
+
+    def __init__(self, message: str, *, title: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if title is not None:
+            self.title = title
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(TabrelayError):
+    title = "Configuration problem"
+
+
+class SettingsError(ConfigError):
+    title = "Settings file problem"
+
+
+class SecretStoreError(ConfigError):
+    title = "Secret storage problem"
+
+
+class RelayError(TabrelayError):
+    title = "Browser relay problem"
+
+
+class StartupError(RelayError):
+    title = "Tabrelay could not start"
+
+
+class ProtocolViolation(RelayError):
+    """A peer sent a frame that breaks the relay protocol. ``code`` names the class of error."""
+
+    title = "Invalid relay message"
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class AuthenticationError(RelayError):
+    title = "Authentication failed"
+
+
+class BrowserError(RelayError):
+    title = "Browser problem"
+
+
+class NoBrowserError(BrowserError):
+    title = "No browser connected"
+
+
+class BrowserDisconnected(BrowserError):
+    title = "Browser disconnected"
+
+
+class CommandTimeout(BrowserError):
+    title = "Browser did not answer"
+
+
+class TooManyPendingCommands(BrowserError):
+    title = "Browser is busy"
+
+
+class CommandFailed(BrowserError):
+    """The extension answered a command with an error; ``code`` is its optional error code."""
+
+    title = "Browser command failed"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ToolError(TabrelayError):
+    title = "Tool failed"
+
+
+class NavigationBlocked(ToolError):
+    title = "Navigation blocked"
+
+
+class CdpMethodBlocked(ToolError):
+    title = "CDP method blocked"
+
+
+class TargetChanged(ToolError):
+    title = "Tab changed"
+
+
+class ApprovalDenied(ToolError):
+    title = "Denied"
+
+
+class UsageError(TabrelayError):
+    title = "Usage error"

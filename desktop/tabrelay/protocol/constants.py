@@ -1,0 +1,82 @@
+"""The relay protocol's constants: version, method names, message types, close codes, caps.
+
+The extension mirrors these in ``extension/src/shared/protocol.js``; a test compares the two,
+so a change here without the same change there fails the suite.
+"""
+
+from __future__ import annotations
+
+import enum
+
+PROTOCOL_VERSION = 1
+
+RELAY_PATH = "/ws/browser-relay"
+CONFIG_PATH = "/api/browser-relay/config"
+HEALTH_PATH = "/healthz"
+
+DEFAULT_RELAY_PORT = 23001
+DEFAULT_MCP_PORT = 23002
+
+# The seed table of DESIGN §3: what every relay extension understands.
+SEED_METHODS: tuple[str, ...] = (
+    "tabs.list",
+    "tabs.create",
+    "tabs.navigate",
+    "tabs.screenshot",
+    "debugger.attach",
+    "debugger.detach",
+    "cdp.send",
+)
+# What the Tabrelay extension adds; it lists what it has in ``hello.capabilities``.
+EXTENDED_METHODS: tuple[str, ...] = (
+    "tabs.close",
+    "tabs.activate",
+    "tabs.get",
+    "tabs.group",
+)
+
+
+class MessageType(enum.StrEnum):
+    """Values of the ``type`` field of unsolicited messages, both directions."""
+
+    AUTH_CHALLENGE = "auth.challenge"  # app → extension
+    AUTH_RESPONSE = "auth.response"  # extension → app
+    AUTH_OK = "auth.ok"  # app → extension
+    HELLO = "hello"  # extension → app
+    STATUS = "status"
+    CDP_EVENT = "cdp_event"
+    TAB_EVENT = "tab_event"
+    PING = "ping"
+    PONG = "pong"
+    ERROR = "error"  # app → extension: a frame it sent was rejected
+
+
+TAB_EVENT_KINDS: tuple[str, ...] = ("created", "updated", "removed", "activated")
+
+
+class CloseCode(enum.IntEnum):
+    """WebSocket close codes the relay uses in the private range (RFC 6455 §7.4.2)."""
+
+    PROTOCOL_ERROR = 4400  # too many invalid frames
+    AUTH_FAILED = 4401  # wrong proof; permanent until re-paired
+    NOT_PAIRED = 4403  # the extension's pairing was revoked
+    AUTH_TIMEOUT = 4408  # no auth.response or hello in time
+    DUPLICATE_BROWSER = 4409  # the same browser instance is already connected and healthy
+    TOKEN_ROTATED = 4410  # the relay token changed; fetch the config again
+    RATE_LIMITED = 4429  # too many failed attempts; retry after the cool-down
+    HEARTBEAT_LOST = 4504  # pings went unanswered
+
+
+# Frame caps in bytes: a peer that has not authenticated may only say a little.
+MAX_FRAME_BEFORE_AUTH = 16 * 1024
+MAX_FRAME_AFTER_AUTH = 32 * 1024 * 1024
+MAX_NESTING_DEPTH = 256
+MAX_ID_LENGTH = 64
+MAX_METHOD_LENGTH = 200
+MAX_ERROR_LENGTH = 64 * 1024
+
+# Challenge–response (DESIGN §4.4): HMAC-SHA256 under the relay token over
+# "tabrelay/<version> <role> <port> <app nonce> <extension nonce>".
+NONCE_BYTES = 32
+ROLE_EXTENSION = "extension"
+ROLE_APP = "app"

@@ -1,0 +1,341 @@
+"""Wire messages of the relay (DESIGN §3) as types, with strict parsing and serialization.
+
+``parse_extension_message`` turns one text frame from an extension into a typed message or
+raises ``ProtocolViolation`` naming what was wrong (never echoing the payload). Unknown extra
+fields are ignored so newer extensions keep working. No I/O, no asyncio.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tabrelay.errors import ProtocolViolation
+from tabrelay.protocol.constants import (
+    MAX_ERROR_LENGTH,
+    MAX_ID_LENGTH,
+    MAX_METHOD_LENGTH,
+    MAX_NESTING_DEPTH,
+    TAB_EVENT_KINDS,
+    MessageType,
+)
+
+JsonObject = dict[str, Any]
+
+MAX_TAB_ID = 2**53 - 1  # JavaScript's safe integer range
+MAX_LIST_LENGTH = 10_000
+MAX_TEXT_LENGTH = 1024
+
+
+# --- app → extension ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    id: str
+    method: str
+    params: JsonObject = field(default_factory=dict)
+
+    def to_wire(self) -> JsonObject:
+        return {"id": self.id, "method": self.method, "params": self.params}
+
+
+# --- extension → app ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    id: str
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class CommandError:
+    id: str
+    error: str
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AuthResponse:
+    nonce: str
+    proof: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    protocol: int
+    extension: str
+    browser: str
+    capabilities: tuple[str, ...]
+    instance: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    attached_tabs: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CdpEvent:
+    tab_id: int
+    method: str
+    params: JsonObject
+    session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TabEvent:
+    event: str
+    tab: TabInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    pass
+
+
+ExtensionMessage = (
+    CommandResult | CommandError | AuthResponse | Hello | Status | CdpEvent | TabEvent | Ping | Pong
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TabInfo:
+    """One tab as the extension reports it (``tabs.list``, ``tab_event``)."""
+
+    id: int
+    window_id: int = -1
+    url: str = ""
+    title: str = ""
+    active: bool = False
+    attached: bool = False
+    fav_icon_url: str | None = None
+    group_id: int = -1
+
+    @classmethod
+    def from_wire(cls, raw: object) -> TabInfo:
+        """Parse a tab object. Raises ``ProtocolViolation`` on wrong types."""
+        obj = _require_object(raw, "tab")
+        return cls(
+            id=_require_int(obj.get("id"), "tab.id"),
+            window_id=_optional_int(obj.get("windowId"), "tab.windowId", default=-1),
+            url=_optional_str(obj.get("url"), "tab.url", limit=None) or "",
+            title=_optional_str(obj.get("title"), "tab.title", limit=None) or "",
+            active=_optional_bool(obj.get("active"), "tab.active"),
+            attached=_optional_bool(obj.get("attached"), "tab.attached"),
+            fav_icon_url=_optional_str(obj.get("favIconUrl"), "tab.favIconUrl", limit=None),
+            group_id=_optional_int(obj.get("groupId"), "tab.groupId", default=-1),
+        )
+
+    def to_wire(self) -> JsonObject:
+        wire: JsonObject = {
+            "id": self.id,
+            "windowId": self.window_id,
+            "url": self.url,
+            "title": self.title,
+            "active": self.active,
+            "attached": self.attached,
+            "groupId": self.group_id,
+        }
+        if self.fav_icon_url is not None:
+            wire["favIconUrl"] = self.fav_icon_url
+        return wire
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def decode_json(text: str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
+    """Strict JSON: no NaN or Infinity, bounded nesting. Raises ``ProtocolViolation``."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ProtocolViolation("too_deep", "message is nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, huge integers, NaN
+        raise ProtocolViolation(
+            "invalid_json", f"message is not valid JSON ({_reason(exc)})"
+        ) from None
+    if _depth_exceeds(value, max_depth):
+        raise ProtocolViolation("too_deep", f"message is nested deeper than {max_depth} levels")
+    return value
+
+
+def parse_extension_message(text: str) -> ExtensionMessage:
+    """Parse one text frame sent by an extension.
+
+    Raises:
+        ProtocolViolation: the frame is not valid JSON, not an object, of an unknown type,
+            or has a field of the wrong type or size.
+    """
+    obj = _require_object(decode_json(text), "message")
+    if "id" in obj:
+        return _parse_response(obj)
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolViolation("no_type", "message has neither an 'id' nor a string 'type'")
+    parser = _PARSERS.get(kind)
+    if parser is None:
+        raise ProtocolViolation("unknown_type", "unknown message type")
+    return parser(obj)
+
+
+def encode(message: JsonObject) -> str:
+    """Serialize a message for the wire (compact, no NaN)."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _parse_response(obj: JsonObject) -> CommandResult | CommandError:
+    raw_id = obj["id"]
+    if not isinstance(raw_id, str) or not 0 < len(raw_id) <= MAX_ID_LENGTH:
+        raise ProtocolViolation("bad_id", "response 'id' must be a non-empty string of ≤ 64 chars")
+    has_result, has_error = "result" in obj, "error" in obj
+    if has_result == has_error:
+        raise ProtocolViolation("bad_response", "response needs exactly one of 'result', 'error'")
+    if has_result:
+        return CommandResult(raw_id, obj["result"])
+    error: object = obj["error"]
+    code: object = obj.get("code")
+    if isinstance(error, dict):  # tolerate {"message": ..., "code": ...}
+        code = error.get("code", code)
+        error = error.get("message")
+    if not isinstance(error, str):
+        raise ProtocolViolation("bad_response", "response 'error' must be a string")
+    return CommandError(
+        raw_id,
+        error[:MAX_ERROR_LENGTH],
+        _optional_str(code, "code", limit=MAX_TEXT_LENGTH),
+    )
+
+
+def _parse_auth_response(obj: JsonObject) -> AuthResponse:
+    return AuthResponse(
+        nonce=_require_str(obj.get("nonce"), "nonce", limit=128),
+        proof=_require_str(obj.get("proof"), "proof", limit=128),
+    )
+
+
+def _parse_hello(obj: JsonObject) -> Hello:
+    capabilities = obj.get("capabilities", [])
+    if not isinstance(capabilities, list) or len(capabilities) > 256:
+        raise ProtocolViolation("bad_field", "'capabilities' must be a list of strings")
+    return Hello(
+        protocol=_require_int(obj.get("protocol"), "protocol"),
+        extension=_optional_str(obj.get("extension"), "extension", limit=MAX_TEXT_LENGTH) or "",
+        browser=_optional_str(obj.get("browser"), "browser", limit=MAX_TEXT_LENGTH) or "",
+        capabilities=tuple(
+            _require_str(c, "capabilities[]", limit=MAX_METHOD_LENGTH) for c in capabilities
+        ),
+        instance=_optional_str(obj.get("instance"), "instance", limit=MAX_ID_LENGTH),
+    )
+
+
+def _parse_status(obj: JsonObject) -> Status:
+    tabs = obj.get("attachedTabs")
+    if not isinstance(tabs, list) or len(tabs) > MAX_LIST_LENGTH:
+        raise ProtocolViolation("bad_field", "'attachedTabs' must be a list of tab ids")
+    return Status(tuple(_require_int(t, "attachedTabs[]") for t in tabs))
+
+
+def _parse_cdp_event(obj: JsonObject) -> CdpEvent:
+    params = obj.get("params", {})
+    if params is None:
+        params = {}
+    return CdpEvent(
+        tab_id=_require_int(obj.get("tabId"), "tabId"),
+        method=_require_str(obj.get("method"), "method", limit=MAX_METHOD_LENGTH),
+        params=_require_object(params, "params"),
+        session_id=_optional_str(obj.get("sessionId"), "sessionId", limit=MAX_TEXT_LENGTH),
+    )
+
+
+def _parse_tab_event(obj: JsonObject) -> TabEvent:
+    event = obj.get("event")
+    if event not in TAB_EVENT_KINDS:
+        raise ProtocolViolation("bad_field", f"'event' must be one of {', '.join(TAB_EVENT_KINDS)}")
+    assert isinstance(event, str)
+    return TabEvent(event, TabInfo.from_wire(obj.get("tab")))
+
+
+_PARSERS: dict[str, Callable[[JsonObject], ExtensionMessage]] = {
+    MessageType.AUTH_RESPONSE: _parse_auth_response,
+    MessageType.HELLO: _parse_hello,
+    MessageType.STATUS: _parse_status,
+    MessageType.CDP_EVENT: _parse_cdp_event,
+    MessageType.TAB_EVENT: _parse_tab_event,
+    MessageType.PING: lambda _obj: Ping(),
+    MessageType.PONG: lambda _obj: Pong(),
+}
+
+
+# --- field checks ---------------------------------------------------------------------------
+
+
+def _require_object(value: object, name: str) -> JsonObject:
+    if not isinstance(value, dict):
+        raise ProtocolViolation("not_object", f"{name} must be a JSON object")
+    return value
+
+
+def _require_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or abs(value) > MAX_TAB_ID:
+        raise ProtocolViolation("bad_field", f"'{name}' must be an integer")
+    return value
+
+
+def _optional_int(value: object, name: str, *, default: int) -> int:
+    return default if value is None else _require_int(value, name)
+
+
+def _require_str(value: object, name: str, *, limit: int | None) -> str:
+    if not isinstance(value, str):
+        raise ProtocolViolation("bad_field", f"'{name}' must be a string")
+    if limit is not None and len(value) > limit:
+        raise ProtocolViolation("bad_field", f"'{name}' is longer than {limit} characters")
+    return value
+
+
+def _optional_str(value: object, name: str, *, limit: int | None) -> str | None:
+    return None if value is None else _require_str(value, name, limit=limit)
+
+
+def _optional_bool(value: object, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ProtocolViolation("bad_field", f"'{name}' must be true or false")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Iterative, so a deep value cannot exhaust the stack here."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not allowed")
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at character {exc.pos}"
+    return str(exc).split(";")[0][:120]

@@ -1,0 +1,1 @@
+"""The browser relay: the extension-facing server, connected browsers, and their events."""

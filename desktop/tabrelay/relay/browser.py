@@ -1,0 +1,292 @@
+"""One connected browser extension: its identity, its tabs, and the command channel to it.
+
+``Browser.send_command`` sends a command with a fresh string id and awaits the answer; any
+number run at once and are answered in any order. Pending commands live in one dict and all
+fail together, at once, when the connection closes. The typed helpers below it are the relay
+methods of DESIGN §3. The socket itself belongs to ``server.py``; this class only sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, Protocol
+
+from tabrelay.errors import (
+    BrowserDisconnected,
+    CdpMethodBlocked,
+    CommandFailed,
+    CommandTimeout,
+    TooManyPendingCommands,
+)
+from tabrelay.protocol.cdp import cdp_block_reason
+from tabrelay.protocol.constants import EXTENDED_METHODS, SEED_METHODS
+from tabrelay.protocol.messages import (
+    CommandError,
+    CommandResult,
+    Hello,
+    JsonObject,
+    Status,
+    TabEvent,
+    TabInfo,
+    encode,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_COMMAND_TIMEOUT = 30.0
+DEFAULT_MAX_PENDING = 4096
+
+
+class Channel(Protocol):
+    """What a browser needs of its connection (a websockets connection has both)."""
+
+    async def send(self, message: str) -> None: ...
+    async def close(self, code: int = 1000, reason: str = "") -> None: ...
+
+
+class Browser:
+    """A connected extension. Tabs are addressed as (browser id, tab id)."""
+
+    def __init__(
+        self,
+        channel: Channel,
+        *,
+        browser_id: str,
+        extension_id: str,
+        hello: Hello | None,
+        command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        on_change: Callable[[Browser], None] | None = None,
+    ) -> None:
+        self.id = browser_id
+        self.extension_id = extension_id
+        self.hello = hello
+        self.command_timeout = command_timeout
+        self.connected_at = time.time()
+        self.last_activity = self.connected_at
+        self.attached_tabs: frozenset[int] = frozenset()
+        self.tabs: dict[int, TabInfo] = {}
+        self._channel = channel
+        self._max_pending = max_pending
+        self._on_change = on_change
+        self._ids = itertools.count(1)
+        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._closed_reason: str | None = None
+        self.methods = frozenset(SEED_METHODS) | (
+            frozenset(m for m in hello.capabilities if m in EXTENDED_METHODS)
+            if hello
+            else frozenset()
+        )
+
+    # --- identity ---------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        if self.hello and self.hello.browser:
+            return self.hello.browser
+        return "Browser (relay extension)"
+
+    @property
+    def seed(self) -> bool:
+        """True for an extension that speaks only the seed protocol (no hello)."""
+        return self.hello is None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_reason is not None
+
+    @property
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    def supports(self, method: str) -> bool:
+        return method in self.methods
+
+    # --- commands ---------------------------------------------------------------------------
+
+    async def send_command(
+        self, method: str, params: JsonObject | None = None, *, timeout: float | None = None
+    ) -> Any:
+        """Send one relay command and return its result.
+
+        Raises:
+            BrowserDisconnected: the connection is closed, or closes before the answer.
+            CommandTimeout: no answer within ``timeout`` (default: the browser's).
+            TooManyPendingCommands: the bound on unanswered commands is reached.
+            CommandFailed: the extension answered with an error, or lacks the method.
+            CdpMethodBlocked: a ``cdp.send`` of a denylisted CDP method.
+        """
+        params = params or {}
+        if self._closed_reason is not None:
+            raise BrowserDisconnected(f"{self.name} is disconnected ({self._closed_reason})")
+        if method not in self.methods:
+            raise CommandFailed(
+                f"{self.name} does not support {method}; update the Tabrelay extension",
+                code="unsupported",
+            )
+        if method == "cdp.send":
+            reason = cdp_block_reason(str(params.get("method", "")))
+            if reason is not None:
+                raise CdpMethodBlocked(reason)
+        if len(self._pending) >= self._max_pending:
+            raise TooManyPendingCommands(
+                f"{self.name} has {len(self._pending)} commands waiting; try again shortly"
+            )
+        command_id = str(next(self._ids))
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[command_id] = future
+        timeout = self.command_timeout if timeout is None else timeout
+        self.last_activity = time.time()
+        try:
+            try:
+                await self._channel.send(
+                    encode({"id": command_id, "method": method, "params": params})
+                )
+            # websockets raises ConnectionClosed; a half-closed transport may raise OSError.
+            except Exception as exc:  # noqa: BLE001
+                self._pending.pop(command_id, None)  # raised below; nobody awaits its future
+                self.disconnect("connection lost")
+                raise BrowserDisconnected(
+                    f"{self.name} disconnected ({type(exc).__name__})"
+                ) from None
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            raise CommandTimeout(
+                f"{self.name} did not answer {method} within {timeout:g} s"
+            ) from None
+        finally:
+            self._pending.pop(command_id, None)
+
+    def resolve(self, message: CommandResult | CommandError) -> bool:
+        """Deliver an answer to its pending command; ``False`` if no command waits for it."""
+        future = self._pending.pop(message.id, None)
+        if future is None or future.done():
+            logger.debug("browser %s: dropped an answer for unknown id %s", self.id, message.id)
+            return False
+        if isinstance(message, CommandResult):
+            future.set_result(message.result)
+        else:
+            future.set_exception(CommandFailed(message.error, code=message.code))
+        return True
+
+    def disconnect(self, reason: str) -> None:
+        """Mark closed and fail every pending command at once."""
+        if self._closed_reason is not None:
+            return
+        self._closed_reason = reason
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(
+                    BrowserDisconnected(f"{self.name} disconnected ({reason}) before answering")
+                )
+
+    async def close(self, code: int, reason: str) -> None:
+        """Close the connection; the server's handler then calls ``disconnect``."""
+        await self._channel.close(code, reason)
+
+    # --- state pushed by the extension -----------------------------------------------------
+
+    def apply_status(self, status: Status) -> None:
+        self.attached_tabs = frozenset(status.attached_tabs)
+        self._changed()
+
+    def apply_tab_event(self, event: TabEvent) -> None:
+        if event.event == "removed":
+            self.tabs.pop(event.tab.id, None)
+            self.attached_tabs = self.attached_tabs - {event.tab.id}
+        else:
+            if event.event == "activated":
+                for tab_id, tab in list(self.tabs.items()):
+                    if tab.window_id == event.tab.window_id and tab.active:
+                        self.tabs[tab_id] = replace(tab, active=False)
+            self.tabs[event.tab.id] = event.tab
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self)
+
+    # --- typed relay methods (DESIGN §3) ---------------------------------------------------
+
+    async def list_tabs(self) -> list[TabInfo]:
+        raw = await self.send_command("tabs.list")
+        if not isinstance(raw, list):
+            raise CommandFailed(f"{self.name} answered tabs.list with something other than a list")
+        tabs = [TabInfo.from_wire(item) for item in raw]
+        self.tabs = {tab.id: tab for tab in tabs}
+        self._changed()
+        return tabs
+
+    async def get_tab(self, tab_id: int) -> TabInfo:
+        """The tab as the browser sees it now (``tabs.get``, else from ``tabs.list``).
+
+        Raises:
+            CommandFailed: the tab does not exist (code ``no_tab``).
+        """
+        if self.supports("tabs.get"):
+            tab = TabInfo.from_wire(await self.send_command("tabs.get", {"tabId": tab_id}))
+            self.tabs[tab.id] = tab
+            return tab
+        for tab in await self.list_tabs():
+            if tab.id == tab_id:
+                return tab
+        raise CommandFailed(f"tab {tab_id} does not exist (it may have been closed)", code="no_tab")
+
+    async def create_tab(self, url: str | None = None, *, active: bool = True) -> TabInfo:
+        params: JsonObject = {"active": active}
+        if url is not None:
+            params["url"] = url
+        tab = TabInfo.from_wire(await self.send_command("tabs.create", params))
+        self.tabs[tab.id] = tab
+        return tab
+
+    async def navigate(self, tab_id: int, url: str) -> TabInfo:
+        raw = await self.send_command("tabs.navigate", {"tabId": tab_id, "url": url})
+        return TabInfo.from_wire(raw)
+
+    async def close_tab(self, tab_id: int) -> None:
+        await self.send_command("tabs.close", {"tabId": tab_id})
+
+    async def activate_tab(self, tab_id: int) -> None:
+        await self.send_command("tabs.activate", {"tabId": tab_id})
+
+    async def screenshot(
+        self, *, window_id: int | None = None, image_format: str = "png", quality: int | None = None
+    ) -> str:
+        """The visible tab of a window as a data URL."""
+        params: JsonObject = {"format": image_format}
+        if window_id is not None:
+            params["windowId"] = window_id
+        if quality is not None:
+            params["quality"] = quality
+        raw = await self.send_command("tabs.screenshot", params)
+        if not isinstance(raw, dict) or not isinstance(raw.get("dataUrl"), str):
+            raise CommandFailed(f"{self.name} answered tabs.screenshot without a dataUrl")
+        return str(raw["dataUrl"])
+
+    async def attach(self, tab_id: int) -> None:
+        await self.send_command("debugger.attach", {"tabId": tab_id, "version": "1.3"})
+
+    async def detach(self, tab_id: int) -> None:
+        await self.send_command("debugger.detach", {"tabId": tab_id})
+
+    async def cdp(
+        self,
+        tab_id: int,
+        method: str,
+        params: JsonObject | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Any:
+        """Send a CDP command to a tab (the extension attaches first if needed)."""
+        payload: JsonObject = {"tabId": tab_id, "method": method}
+        if params:
+            payload["params"] = params
+        return await self.send_command("cdp.send", payload, timeout=timeout)

@@ -1,0 +1,121 @@
+"""The event hub: fans CDP events, tab events and alerts out to subscribers.
+
+Publishing never blocks and never awaits. Each subscriber has its own bounded queue; when it
+falls behind, its oldest events are dropped and counted, so one slow dashboard cannot stall
+the relay or starve another subscriber.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EventKind = Literal["cdp", "tab", "alert"]
+
+
+@dataclass(frozen=True, slots=True)
+class HubEvent:
+    """One event. ``method`` is the CDP method, the tab event name, or the alert kind."""
+
+    kind: EventKind
+    browser_id: str
+    method: str
+    tab_id: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    time: float = field(default_factory=time.time)
+
+
+class Subscription:
+    """A subscriber's bounded queue. Iterate it, or ``drain()`` batches."""
+
+    def __init__(
+        self,
+        hub: EventHub,
+        *,
+        maxlen: int,
+        accept: Callable[[HubEvent], bool] | None,
+    ) -> None:
+        self._hub = hub
+        self._queue: deque[HubEvent] = deque(maxlen=maxlen)
+        self._ready = asyncio.Event()
+        self._accept = accept
+        self.dropped = 0
+        self.closed = False
+
+    def offer(self, event: HubEvent) -> None:
+        if self._accept is not None and not self._accept(event):
+            return
+        if len(self._queue) == self._queue.maxlen:
+            self.dropped += 1  # deque(maxlen) drops the oldest on append
+        self._queue.append(event)
+        if not self._ready.is_set():
+            self._ready.set()
+
+    def drain(self, limit: int | None = None) -> list[HubEvent]:
+        """Take up to ``limit`` queued events without waiting."""
+        count = len(self._queue) if limit is None else min(limit, len(self._queue))
+        batch = [self._queue.popleft() for _ in range(count)]
+        if not self._queue:
+            self._ready.clear()
+        return batch
+
+    async def wait(self, limit: int | None = None) -> list[HubEvent]:
+        """Wait until at least one event is queued (or the hub closes), then drain."""
+        while not self._queue and not self.closed:
+            await self._ready.wait()
+            self._ready.clear()
+        return self.drain(limit)
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> HubEvent:
+        while not self._queue:
+            if self.closed:
+                raise StopAsyncIteration
+            await self._ready.wait()
+            self._ready.clear()
+        return self._queue.popleft()
+
+    def close(self) -> None:
+        self.closed = True
+        self._ready.set()
+        self._hub.unsubscribe(self)
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+
+class EventHub:
+    """Publishes events to every subscription; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._subscriptions: list[Subscription] = []
+        self.published = 0
+
+    def subscribe(
+        self,
+        *,
+        maxlen: int = 10_000,
+        accept: Callable[[HubEvent], bool] | None = None,
+    ) -> Subscription:
+        subscription = Subscription(self, maxlen=maxlen, accept=accept)
+        self._subscriptions.append(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        if subscription in self._subscriptions:
+            self._subscriptions.remove(subscription)
+
+    def publish(self, event: HubEvent) -> None:
+        self.published += 1
+        for subscription in self._subscriptions:
+            subscription.offer(event)
+
+    def close(self) -> None:
+        for subscription in list(self._subscriptions):
+            subscription.close()

@@ -1,0 +1,83 @@
+"""The registry of connected browsers, which tells its listeners when one comes, goes or changes.
+
+Listeners are plain callbacks run synchronously; the Qt bridge and the MCP resources subscribe
+here. Resolving "which browser" for a tool lives here too, since it depends on who is connected.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Literal
+
+from tabrelay.errors import NoBrowserError
+from tabrelay.relay.browser import Browser
+
+logger = logging.getLogger(__name__)
+
+Change = Literal["connected", "disconnected", "updated"]
+Listener = Callable[[Change, Browser], None]
+
+
+class BrowserRegistry:
+    def __init__(self) -> None:
+        self._browsers: dict[str, Browser] = {}
+        self._listeners: list[Listener] = []
+
+    def __len__(self) -> int:
+        return len(self._browsers)
+
+    def all(self) -> list[Browser]:
+        return list(self._browsers.values())
+
+    def get(self, browser_id: str) -> Browser | None:
+        return self._browsers.get(browser_id)
+
+    def resolve(self, browser_id: str | None = None) -> Browser:
+        """The browser a tool means: by id, or the only one connected.
+
+        Raises:
+            NoBrowserError: none connected, an unknown id, or several and no id given.
+        """
+        if browser_id is not None:
+            browser = self._browsers.get(browser_id)
+            if browser is None:
+                known = ", ".join(self._browsers) or "none"
+                raise NoBrowserError(f"no browser with id {browser_id!r} (connected: {known})")
+            return browser
+        if not self._browsers:
+            raise NoBrowserError(
+                "no browser connected: open Chrome with the Tabrelay extension and pair it"
+            )
+        if len(self._browsers) > 1:
+            choices = ", ".join(f"{b.id} ({b.name})" for b in self._browsers.values())
+            raise NoBrowserError(
+                f"several browsers are connected; pass 'browser', one of: {choices}"
+            )
+        return next(iter(self._browsers.values()))
+
+    def add(self, browser: Browser) -> None:
+        self._browsers[browser.id] = browser
+        self._notify("connected", browser)
+
+    def remove(self, browser: Browser) -> None:
+        if self._browsers.get(browser.id) is browser:
+            del self._browsers[browser.id]
+            self._notify("disconnected", browser)
+
+    def updated(self, browser: Browser) -> None:
+        if self._browsers.get(browser.id) is browser:
+            self._notify("updated", browser)
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(change, browser)`` on every change; returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _notify(self, change: Change, browser: Browser) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(change, browser)
+            # A listener (UI, MCP notifications) must not break the relay or other listeners.
+            except Exception:
+                logger.exception("a browser registry listener failed")

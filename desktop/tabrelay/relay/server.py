@@ -1,0 +1,550 @@
+"""The relay server: the extension's WebSocket, the pairing config endpoint and the health check.
+
+Every request passes the Host check (421). The WebSocket upgrade needs the Origin of a paired
+extension (403 before the upgrade); then either the seed protocol's ``?token=`` (checked
+before the upgrade) or the challenge–response of ``protocol/handshake.py``. Failed
+authentication is rate-limited. After authentication a connection becomes a ``Browser`` in
+the registry; its frames are parsed strictly, bad ones answered with an error frame and the
+connection closed after too many. Close codes are ``CloseCode``. Knows nothing of MCP or Qt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import hashlib
+import http
+import ipaddress
+import itertools
+import logging
+import re
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.protocol import State
+
+from tabrelay import __version__
+from tabrelay.errors import ProtocolViolation, StartupError
+from tabrelay.protocol.constants import (
+    CONFIG_PATH,
+    HEALTH_PATH,
+    MAX_FRAME_AFTER_AUTH,
+    MAX_FRAME_BEFORE_AUTH,
+    PROTOCOL_VERSION,
+    RELAY_PATH,
+    CloseCode,
+    MessageType,
+)
+from tabrelay.protocol.handshake import app_proof, extension_proof, new_nonce, proofs_match
+from tabrelay.protocol.messages import (
+    AuthResponse,
+    CdpEvent,
+    CommandError,
+    CommandResult,
+    ExtensionMessage,
+    Hello,
+    JsonObject,
+    Ping,
+    Pong,
+    Status,
+    TabEvent,
+    encode,
+    parse_extension_message,
+)
+from tabrelay.relay.browser import DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_PENDING, Browser
+from tabrelay.relay.events import EventHub, HubEvent
+from tabrelay.relay.pairing import Pairing
+from tabrelay.relay.ratelimit import FailureLimiter
+from tabrelay.relay.registry import BrowserRegistry
+
+logger = logging.getLogger(__name__)
+
+EXTENSION_ORIGIN = re.compile(r"^chrome-extension://([a-p]{32})$")
+MIN_NONCE_LENGTH = 22  # 16 random bytes in base64url
+MAX_VIOLATIONS_PER_MINUTE = 20
+
+
+def require_loopback(host: str) -> None:
+    """Refuse any bind address that is not a loopback literal (DESIGN §4.1).
+
+    Raises:
+        StartupError: ``host`` is a name, a wildcard, or a non-loopback address.
+    """
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        raise StartupError(
+            f"refusing to listen on {host!r}: Tabrelay listens only on a loopback address "
+            "such as 127.0.0.1"
+        ) from None
+    if not address.is_loopback:
+        raise StartupError(
+            f"refusing to listen on {host}: Tabrelay listens only on loopback (127.0.0.1), "
+            "never on an address other machines can reach"
+        )
+
+
+def allowed_hosts(host: str, port: int) -> frozenset[str]:
+    """The exact Host header values a request may carry (DESIGN §4.2)."""
+    literal = f"[{host}]" if ":" in host else host
+    return frozenset({f"{literal}:{port}", f"localhost:{port}"})
+
+
+@dataclass(slots=True)
+class _Admission:
+    """What process_request decided about a WebSocket upgrade."""
+
+    extension_id: str
+    seed: bool
+
+
+@dataclass(slots=True)
+class _Link:
+    connection: ServerConnection
+    browser: Browser
+    pong: asyncio.Event = field(default_factory=asyncio.Event)
+    violations: deque[float] = field(default_factory=deque)
+    violation_codes: set[str] = field(default_factory=set)
+
+
+class RelayServer:
+    """Serves the relay on ``host:port`` (port 0 picks a free one; see ``port``)."""
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        token: Callable[[], str],
+        pairing: Pairing,
+        registry: BrowserRegistry,
+        hub: EventHub,
+        limiter: FailureLimiter | None = None,
+        auth_timeout: float = 5.0,
+        ping_interval: float = 15.0,
+        pong_timeout: float = 20.0,
+        command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+        max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> None:
+        require_loopback(host)
+        self.host = host
+        self._requested_port = port
+        self.port = port
+        self._token = token
+        self.pairing = pairing
+        self.registry = registry
+        self.hub = hub
+        self.limiter = limiter or FailureLimiter()
+        self.auth_timeout = auth_timeout
+        self.ping_interval = ping_interval
+        self.pong_timeout = pong_timeout
+        self.command_timeout = command_timeout
+        self.max_pending = max_pending
+        self._server: Server | None = None
+        self._hosts: frozenset[str] = frozenset()
+        self._admissions: dict[uuid.UUID, _Admission] = {}
+        self._links: dict[str, _Link] = {}
+        self._live: set[ServerConnection] = set()
+        self._seed_ids = itertools.count(1)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start listening.
+
+        Raises:
+            StartupError: the port is taken or cannot be bound; nothing is left running.
+        """
+        try:
+            self._server = await serve(
+                self._handle,
+                self.host,
+                self._requested_port,
+                process_request=self._process_request,
+                compression=None,  # no permessage-deflate: no compression bombs (THREATS R9)
+                max_size=MAX_FRAME_BEFORE_AUTH,
+                max_queue=64,
+                ping_interval=None,  # the relay protocol has its own ping/pong
+                server_header=None,
+            )
+        except OSError as exc:
+            raise StartupError(
+                f"cannot listen on {self.host}:{self._requested_port} for the browser relay: "
+                f"{exc.strerror or exc}. Is another Tabrelay (or another program) using the "
+                "port? Quit it or choose another relay port."
+            ) from None
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._hosts = allowed_hosts(self.host, self.port)
+        logger.info("relay listening on ws://%s:%d%s", self.host, self.port, RELAY_PATH)
+
+    async def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.close(close_connections=True)
+        await self._server.wait_closed()
+        self._server = None
+
+    async def close_all(self, code: CloseCode, reason: str) -> None:
+        """Close every extension connection, authenticated or not (token rotation)."""
+        await asyncio.gather(
+            *(c.close(code, reason) for c in list(self._live)), return_exceptions=True
+        )
+
+    async def close_extension(self, extension_id: str, code: CloseCode, reason: str) -> None:
+        """Close the connections of one extension id (its pairing was revoked)."""
+        links = [link for link in self._links.values() if link.browser.extension_id == extension_id]
+        await asyncio.gather(
+            *(link.connection.close(code, reason) for link in links), return_exceptions=True
+        )
+
+    # --- HTTP: before any upgrade ----------------------------------------------------------
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        hosts = request.headers.get_all("Host")
+        if len(hosts) != 1 or hosts[0].lower() not in self._hosts:
+            return _json_response(http.HTTPStatus.MISDIRECTED_REQUEST, {"error": "bad_host"})
+        url = urlsplit(request.path)
+        if url.path == HEALTH_PATH:
+            return _json_response(
+                http.HTTPStatus.OK,
+                {"status": "ok", "version": __version__, "browsers": len(self.registry)},
+            )
+        if url.path == CONFIG_PATH:
+            return self._config(request)
+        if url.path != RELAY_PATH:
+            return _json_response(http.HTTPStatus.NOT_FOUND, {"error": "not_found"})
+        return self._admit(connection, request, parse_qs(url.query))
+
+    def _config(self, request: Request) -> Response:
+        extension_id = self._extension_origin(request)
+        if extension_id is None:
+            return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
+        if not self.pairing.is_paired(extension_id):
+            self.pairing.request(extension_id)
+            return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "pairing_required"})
+        return _json_response(
+            http.HTTPStatus.OK,
+            {"port": self.port, "token": self._token(), "protocol": PROTOCOL_VERSION},
+            {"Access-Control-Allow-Origin": f"chrome-extension://{extension_id}", "Vary": "Origin"},
+        )
+
+    def _admit(
+        self, connection: ServerConnection, request: Request, query: dict[str, list[str]]
+    ) -> Response | None:
+        extension_id = self._extension_origin(request)
+        if extension_id is None or not self.pairing.is_paired(extension_id):
+            return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
+        if self.limiter.blocked():
+            return _json_response(
+                http.HTTPStatus.TOO_MANY_REQUESTS,
+                {"error": "rate_limited"},
+                {"Retry-After": str(int(self.limiter.retry_after()) + 1)},
+            )
+        tokens = query.get("token")
+        if tokens is not None:  # the seed protocol: token in the query string
+            if not self.pairing.settings().allow_query_token:
+                return _json_response(
+                    http.HTTPStatus.UNAUTHORIZED, {"error": "query_token_disabled"}
+                )
+            if len(tokens) != 1 or not proofs_match(self._token(), tokens[0]):
+                self._auth_failed("wrong relay token in the query string")
+                return _json_response(http.HTTPStatus.UNAUTHORIZED, {"error": "unauthorized"})
+        self._admissions[connection.id] = _Admission(extension_id, seed=tokens is not None)
+        return None
+
+    def _extension_origin(self, request: Request) -> str | None:
+        """The extension id of a request that may see secrets, else ``None``.
+
+        Navigations never qualify (a tab pointed at the URL has no Origin, THREATS C3); nor
+        do requests with no Origin, several, or a web Origin.
+        """
+        headers = request.headers
+        if headers.get("Sec-Fetch-Mode", "").lower() == "navigate":
+            return None
+        if headers.get("Sec-Fetch-Dest", "").lower() in {"document", "iframe", "frame"}:
+            return None
+        origins = headers.get_all("Origin")
+        if len(origins) != 1:
+            return None
+        match = EXTENSION_ORIGIN.match(origins[0])
+        return match.group(1) if match else None
+
+    def _auth_failed(self, why: str) -> None:
+        logger.warning("relay authentication failed: %s", why)
+        if self.limiter.record_failure():
+            message = (
+                f"{self.limiter.max_failures} failed connection attempts in "
+                f"{self.limiter.window:g} s; the relay refuses new ones for "
+                f"{self.limiter.cooldown:g} s. A program on this computer may be guessing "
+                "the relay token."
+            )
+            logger.warning("possible attack: %s", message)
+            self.hub.publish(
+                HubEvent("alert", "", "auth_rate_limited", params={"message": message})
+            )
+
+    # --- WebSocket --------------------------------------------------------------------------
+
+    async def _handle(self, connection: ServerConnection) -> None:
+        admission = self._admissions.pop(connection.id, None)
+        if admission is None:  # cannot happen: process_request admitted it
+            await connection.close(CloseCode.AUTH_FAILED, "not admitted")
+            return
+        self._live.add(connection)
+        try:
+            hello = None if admission.seed else await self._authenticate(connection)
+            if not admission.seed and hello is None:
+                return
+            connection.protocol.max_message_size = MAX_FRAME_AFTER_AUTH
+            browser = Browser(
+                connection,
+                browser_id=self._browser_id(admission.extension_id, hello),
+                extension_id=admission.extension_id,
+                hello=hello,
+                command_timeout=self.command_timeout,
+                max_pending=self.max_pending,
+                on_change=self.registry.updated,
+            )
+            if not await self._take_slot(browser):
+                await connection.close(
+                    CloseCode.DUPLICATE_BROWSER, "this browser is already connected"
+                )
+                return
+            await self._serve(connection, browser)
+        finally:
+            self._live.discard(connection)
+
+    async def _authenticate(self, connection: ServerConnection) -> Hello | None:
+        """Run the challenge–response, then wait for hello. ``None`` if it failed (closed)."""
+        app_nonce = new_nonce()
+        try:
+            await connection.send(
+                encode(
+                    {
+                        "type": MessageType.AUTH_CHALLENGE,
+                        "protocol": PROTOCOL_VERSION,
+                        "nonce": app_nonce,
+                    }
+                )
+            )
+            answer = await self._receive_first(connection)
+            if not isinstance(answer, AuthResponse) or len(answer.nonce) < MIN_NONCE_LENGTH:
+                self._auth_failed("the extension did not answer the challenge")
+                await connection.close(CloseCode.AUTH_FAILED, "authentication failed")
+                return None
+            token = self._token()
+            expected = extension_proof(
+                token, port=self.port, app_nonce=app_nonce, extension_nonce=answer.nonce
+            )
+            if not proofs_match(expected, answer.proof):
+                self._auth_failed("wrong proof in auth.response")
+                await connection.close(CloseCode.AUTH_FAILED, "authentication failed")
+                return None
+            await connection.send(
+                encode(
+                    {
+                        "type": MessageType.AUTH_OK,
+                        "proof": app_proof(
+                            token, port=self.port, app_nonce=app_nonce, extension_nonce=answer.nonce
+                        ),
+                    }
+                )
+            )
+            hello = await self._receive_first(connection)
+            if not isinstance(hello, Hello):
+                await connection.close(CloseCode.PROTOCOL_ERROR, "expected hello")
+                return None
+            return hello
+        except TimeoutError:
+            await connection.close(CloseCode.AUTH_TIMEOUT, "authentication timed out")
+        except ConnectionClosed:
+            pass
+        return None
+
+    async def _receive_first(self, connection: ServerConnection) -> ExtensionMessage | None:
+        """One handshake frame, parsed; ``None`` when it is malformed."""
+        async with asyncio.timeout(self.auth_timeout):
+            frame = await connection.recv()
+        if not isinstance(frame, str):
+            return None
+        try:
+            return parse_extension_message(frame)
+        except ProtocolViolation:
+            return None
+
+    def _browser_id(self, extension_id: str, hello: Hello | None) -> str:
+        if hello is not None and hello.instance:
+            digest = hashlib.sha256(f"{extension_id}/{hello.instance}".encode()).hexdigest()
+            return digest[:8]
+        return f"seed-{next(self._seed_ids)}"
+
+    async def _take_slot(self, browser: Browser) -> bool:
+        """Refuse a second connection of a browser instance whose first one still answers."""
+        existing = self._links.get(browser.id)
+        if existing is not None:
+            if await self._answers_ping(existing, min(2.0, self.pong_timeout)):
+                logger.warning("refused a second connection for browser %s", browser.id)
+                self.hub.publish(
+                    HubEvent(
+                        "alert",
+                        browser.id,
+                        "duplicate_refused",
+                        params={
+                            "message": f"a second connection claiming to be {browser.name} "
+                            "was refused while the first one is healthy"
+                        },
+                    )
+                )
+                return False
+            self._drop(existing, "replaced by a new connection")
+            await existing.connection.close(CloseCode.HEARTBEAT_LOST, "replaced by a new connection")
+        return True
+
+    async def _answers_ping(self, link: _Link, timeout: float) -> bool:
+        link.pong.clear()
+        try:
+            await link.connection.send(encode({"type": MessageType.PING}))
+            async with asyncio.timeout(timeout):
+                await link.pong.wait()
+        except (TimeoutError, ConnectionClosed):
+            return False
+        return True
+
+    async def _serve(self, connection: ServerConnection, browser: Browser) -> None:
+        link = _Link(connection, browser)
+        self._links[browser.id] = link
+        self.registry.add(browser)
+        logger.info(
+            "browser %s connected: %s (%s, extension %s)",
+            browser.id,
+            browser.name,
+            "seed protocol" if browser.seed else f"protocol {browser.hello.protocol}",  # type: ignore[union-attr]
+            browser.extension_id,
+        )
+        heartbeat = asyncio.create_task(self._heartbeat(link))
+        reason = "connection closed"
+        try:
+            async for frame in connection:
+                if not isinstance(frame, str):
+                    reason = "sent a binary frame"
+                    await connection.close(1003, "binary frames are not supported")
+                    break
+                try:
+                    message = parse_extension_message(frame)
+                except ProtocolViolation as violation:
+                    await self._violation(link, violation)
+                    continue
+                await self._dispatch(link, message)
+        except ConnectionClosed as closed:
+            reason = f"connection closed ({closed.rcvd.code if closed.rcvd else 'abnormally'})"
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            self._drop(link, reason)
+
+    def _drop(self, link: _Link, reason: str) -> None:
+        browser = link.browser
+        if self._links.get(browser.id) is link:
+            del self._links[browser.id]
+        if not browser.closed:
+            browser.disconnect(reason)
+            self.registry.remove(browser)
+            logger.info("browser %s disconnected: %s", browser.id, reason)
+
+    async def _dispatch(self, link: _Link, message: ExtensionMessage) -> None:
+        browser = link.browser
+        match message:
+            case CommandResult() | CommandError():
+                browser.resolve(message)
+            case CdpEvent():
+                self.hub.publish(
+                    HubEvent("cdp", browser.id, message.method, message.tab_id, message.params)
+                )
+            case TabEvent():
+                browser.apply_tab_event(message)
+                self.hub.publish(
+                    HubEvent(
+                        "tab", browser.id, message.event, message.tab.id, message.tab.to_wire()
+                    )
+                )
+            case Status():
+                browser.apply_status(message)
+            case Ping():
+                with contextlib.suppress(ConnectionClosed):
+                    await link.connection.send(encode({"type": MessageType.PONG}))
+            case Pong():
+                link.pong.set()
+            case _:
+                await self._violation(
+                    link, ProtocolViolation("unexpected", "this message is not expected now")
+                )
+
+    async def _violation(self, link: _Link, violation: ProtocolViolation) -> None:
+        now = time.monotonic()
+        link.violations.append(now)
+        while link.violations and link.violations[0] < now - 60:
+            link.violations.popleft()
+        if violation.code not in link.violation_codes:  # one log line per class, no payload
+            link.violation_codes.add(violation.code)
+            logger.warning("browser %s sent an invalid frame (%s)", link.browser.id, violation.code)
+        with contextlib.suppress(ConnectionClosed):
+            if len(link.violations) > MAX_VIOLATIONS_PER_MINUTE:
+                await link.connection.close(CloseCode.PROTOCOL_ERROR, "too many invalid messages")
+            else:
+                await link.connection.send(
+                    encode(
+                        {
+                            "type": MessageType.ERROR,
+                            "code": violation.code,
+                            "message": violation.message,
+                        }
+                    )
+                )
+
+    async def _heartbeat(self, link: _Link) -> None:
+        while True:
+            await asyncio.sleep(self.ping_interval)
+            if await self._answers_ping(link, self.pong_timeout):
+                continue
+            if link.browser.closed or link.connection.state is not State.OPEN:
+                return  # the read loop reports the close
+            logger.warning(
+                "browser %s stopped answering pings; closing its connection", link.browser.id
+            )
+            self.hub.publish(
+                HubEvent(
+                    "alert",
+                    link.browser.id,
+                    "heartbeat_lost",
+                    params={"message": f"{link.browser.name} stopped answering"},
+                )
+            )
+            with contextlib.suppress(ConnectionClosed):
+                await link.connection.close(CloseCode.HEARTBEAT_LOST, "no pong")
+            return
+
+
+def _json_response(
+    status: http.HTTPStatus, body: JsonObject, extra: dict[str, str] | None = None
+) -> Response:
+    payload = encode(body).encode("utf-8")
+    headers: list[tuple[str, str]] = [
+        ("Date", email.utils.formatdate(usegmt=True)),
+        ("Connection", "close"),
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(payload))),
+        ("Cache-Control", "no-store"),
+        ("X-Content-Type-Options", "nosniff"),
+    ]
+    headers.extend((extra or {}).items())
+    return Response(status.value, status.phrase, Headers(headers), payload)

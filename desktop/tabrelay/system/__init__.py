@@ -1,0 +1,1 @@
+"""Integration with the operating system: logging, autostart."""

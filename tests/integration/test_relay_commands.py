@@ -1,0 +1,216 @@
+"""Commands over a real relay socket: every seed method, concurrency, disconnects, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from support.fake_extension import OTHER_EXTENSION_ID
+from support.harness import RelayHarness, pair
+
+from tabrelay.errors import (
+    BrowserDisconnected,
+    CdpMethodBlocked,
+    CommandFailed,
+    CommandTimeout,
+    NoBrowserError,
+    TooManyPendingCommands,
+)
+
+
+async def test_every_seed_method_round_trips_for_a_seed_extension(relay: RelayHarness) -> None:
+    extension = await relay.extension(seed=True)
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    assert browser.seed and browser.id.startswith("seed-")
+
+    tabs = await browser.list_tabs()
+    assert [t.url for t in tabs] == ["https://example.com/", "https://example.org/news"]
+    created = await browser.create_tab("https://example.net/")
+    assert created.url == "https://example.net/" and created.id == 3
+    navigated = await browser.navigate(1, "https://example.com/next")
+    assert navigated.url == "https://example.com/next"
+    assert (await browser.screenshot()).startswith("data:image/png;base64,")
+    await browser.attach(2)
+    assert extension.attached == {2}
+    result = await browser.cdp(2, "Runtime.evaluate", {"expression": "1+1"})
+    assert result["result"]["value"] == "evaluated 1+1"
+    await browser.detach(2)
+    assert extension.attached == set()
+    methods = [c["method"] for c in extension.commands]
+    assert methods == [
+        "tabs.list",
+        "tabs.create",
+        "tabs.navigate",
+        "tabs.screenshot",
+        "debugger.attach",
+        "cdp.send",
+        "debugger.detach",
+    ]
+    assert all(isinstance(c["id"], str) for c in extension.commands)
+
+
+async def test_seed_extension_is_not_offered_extended_methods(relay: RelayHarness) -> None:
+    extension = await relay.extension(seed=True)
+    await relay.browser_count(1)
+    with pytest.raises(CommandFailed, match="does not support tabs.close"):
+        await relay.core.registry.resolve().close_tab(1)
+    assert extension.commands == []
+
+
+async def test_tabrelay_extension_gets_the_methods_it_announced(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    assert browser.name == "FakeChrome 1.0" and not browser.seed
+    await browser.activate_tab(2)
+    assert (await browser.get_tab(2)).active
+    await browser.close_tab(2)
+    assert 2 not in extension.tabs
+
+
+async def test_two_hundred_concurrent_commands_answered_out_of_order(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    extension.hold_replies = True
+    calls = [
+        asyncio.create_task(browser.cdp(1, "Runtime.evaluate", {"expression": f"n{i}"}))
+        for i in range(200)
+    ]
+    await extension.held_count(200)
+    await extension.release_held(shuffle=True)
+    results = await asyncio.gather(*calls)
+    assert [r["result"]["value"] for r in results] == [f"evaluated n{i}" for i in range(200)]
+    assert browser.pending_count == 0
+
+
+async def test_disconnect_fails_a_thousand_pending_commands_within_100_ms(
+    relay: RelayHarness,
+) -> None:
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    extension.hold_replies = True
+    calls = [asyncio.create_task(browser.cdp(1, "Page.enable")) for _ in range(1000)]
+    await extension.held_count(1000)
+    tasks_before = len(asyncio.all_tasks())
+
+    started = time.perf_counter()
+    assert extension.connection is not None
+    await extension.connection.close()
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    elapsed = time.perf_counter() - started
+
+    assert all(isinstance(r, BrowserDisconnected) for r in results)
+    assert "disconnected" in str(results[0])
+    assert elapsed < 0.1, f"pending commands took {elapsed * 1000:.0f} ms to fail"
+    assert browser.pending_count == 0
+    await relay.browser_count(0)
+    assert len(asyncio.all_tasks()) <= tasks_before - 1000 + 1
+    with pytest.raises(NoBrowserError, match="no browser connected"):
+        relay.core.registry.resolve()
+
+
+async def test_a_command_times_out_and_its_late_answer_is_dropped(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    extension.hold_replies = True
+    with pytest.raises(CommandTimeout, match=r"did not answer cdp.send within 0.05 s"):
+        await browser.cdp(1, "Page.enable", timeout=0.05)
+    assert browser.pending_count == 0
+    await extension.release_held()  # the late answer arrives and is ignored
+    extension.hold_replies = False
+    result = await browser.cdp(1, "Runtime.evaluate", {"expression": "after"})
+    assert result["result"]["value"] == "evaluated after"
+
+
+async def test_unknown_and_duplicate_answer_ids_are_dropped(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    await extension.send({"id": "999999", "result": {"forged": True}})
+    first = await browser.cdp(1, "Runtime.evaluate", {"expression": "a"})
+    await extension.send({"id": extension.commands[-1]["id"], "result": "duplicate"})
+    second = await browser.cdp(1, "Runtime.evaluate", {"expression": "b"})
+    assert first["result"]["value"] == "evaluated a"
+    assert second["result"]["value"] == "evaluated b"
+    assert extension.errors == []  # dropped quietly, not treated as an attack
+
+
+async def test_pending_commands_are_bounded(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    browser._max_pending = 5  # the default (4096) is the same code path, only slower to fill
+    extension.hold_replies = True
+    calls = [asyncio.create_task(browser.cdp(1, "Page.enable")) for _ in range(5)]
+    await extension.held_count(5)
+    with pytest.raises(TooManyPendingCommands, match="5 commands waiting"):
+        await browser.cdp(1, "Page.enable")
+    await extension.release_held()
+    await asyncio.gather(*calls)
+
+
+async def test_extension_errors_become_command_failed(relay: RelayHarness) -> None:
+    await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    with pytest.raises(CommandFailed, match="No tab with id: 77"):
+        await browser.cdp(77, "Page.enable")
+
+
+async def test_denylisted_cdp_methods_never_leave_the_app(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    for method in ("Network.getAllCookies", "Storage.getCookies", "Target.createTarget", "nonsense"):
+        with pytest.raises(CdpMethodBlocked):
+            await browser.cdp(1, method)
+    assert extension.commands == []
+
+
+async def test_several_browsers_connect_at_once_and_are_addressed_by_id(
+    relay: RelayHarness,
+) -> None:
+    pair(relay.paths, OTHER_EXTENSION_ID)
+    await relay.extension(instance="one", browser="Chrome 131")
+    await relay.extension(instance="two", browser="Edge 131", extension_id=OTHER_EXTENSION_ID)
+    await relay.browser_count(2)
+    with pytest.raises(NoBrowserError, match="several browsers are connected"):
+        relay.core.registry.resolve()
+    by_name = {b.name: b for b in relay.core.registry.all()}
+    edge = relay.core.registry.resolve(by_name["Edge 131"].id)
+    assert edge.extension_id == OTHER_EXTENSION_ID
+    assert len(await edge.list_tabs()) == 2
+    with pytest.raises(NoBrowserError, match="no browser with id 'nope'"):
+        relay.core.registry.resolve("nope")
+
+
+async def test_status_and_tab_events_update_the_browser_and_reach_the_hub(
+    relay: RelayHarness,
+) -> None:
+    subscription = relay.core.hub.subscribe()
+    changes: list[str] = []
+    relay.core.registry.add_listener(lambda change, browser: changes.append(change))
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    await browser.create_tab("https://example.net/")
+    await browser.attach(3)
+    await extension.send({"type": "cdp_event", "tabId": 3, "method": "Page.loadEventFired",
+                          "params": {"timestamp": 1.5}})
+    events = []
+    async with asyncio.timeout(5):
+        while len(events) < 2:
+            events.extend(await subscription.wait())
+    assert [(e.kind, e.method, e.tab_id) for e in events] == [
+        ("tab", "created", 3),
+        ("cdp", "Page.loadEventFired", 3),
+    ]
+    assert events[1].params == {"timestamp": 1.5}
+    assert browser.attached_tabs == {3}
+    assert 3 in browser.tabs
+    assert changes[0] == "connected" and "updated" in changes

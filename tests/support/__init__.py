@@ -1,0 +1,1 @@
+"""Shared test parts: a scripted extension, a relay harness, approvers."""

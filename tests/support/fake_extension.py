@@ -1,0 +1,275 @@
+"""A scripted relay extension over a real WebSocket, for integration tests.
+
+It speaks either the seed protocol (token in the query string, no hello) or the Tabrelay
+protocol (challenge–response, verifying the app's proof before obeying anything, then hello).
+It simulates a browser's tabs and answers commands through overridable handlers, and it
+records every frame it receives so tests can assert what crossed the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from tabrelay.protocol.constants import EXTENDED_METHODS, PROTOCOL_VERSION, RELAY_PATH
+from tabrelay.protocol.handshake import app_proof, extension_proof, new_nonce, proofs_match
+
+EXTENSION_ID = "abcdefghijklmnopabcdefghijklmnop"
+OTHER_EXTENSION_ID = "ponmlkjihgfedcbaponmlkjihgfedcba"
+
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+class AppNotVerified(Exception):
+    """The server could not prove it knows the token: the extension obeys nothing."""
+
+
+class FakeExtension:
+    def __init__(
+        self,
+        port: int,
+        token: str,
+        *,
+        extension_id: str = EXTENSION_ID,
+        seed: bool = False,
+        instance: str | None = "instance-1",
+        browser: str = "FakeChrome 1.0",
+        capabilities: tuple[str, ...] = EXTENDED_METHODS,
+        answer_pings: bool = True,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.port = port
+        self.token = token
+        self.extension_id = extension_id
+        self.seed = seed
+        self.instance = instance
+        self.browser = browser
+        self.capabilities = capabilities
+        self.answer_pings = answer_pings
+        self.host = host
+        self.received: list[str | bytes] = []
+        self.sent: list[str | bytes] = []
+        self.commands: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.tabs: dict[int, dict[str, Any]] = {
+            1: _tab(1, "https://example.com/", "Example", active=True),
+            2: _tab(2, "https://example.org/news", "News"),
+        }
+        self.attached: set[int] = set()
+        self.handlers: dict[str, Handler] = {
+            "tabs.list": self._tabs_list,
+            "tabs.get": self._tabs_get,
+            "tabs.create": self._tabs_create,
+            "tabs.navigate": self._tabs_navigate,
+            "tabs.screenshot": self._tabs_screenshot,
+            "tabs.close": self._tabs_close,
+            "tabs.activate": self._tabs_activate,
+            "debugger.attach": self._attach,
+            "debugger.detach": self._detach,
+            "cdp.send": self._cdp_send,
+        }
+        self.hold_replies = False
+        self._held: list[dict[str, Any]] = []
+        self.connection: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self.closed = asyncio.Event()
+        self.close_code: int | None = None
+        self.obeyed = 0
+
+    # --- connecting -------------------------------------------------------------------------
+
+    @property
+    def origin(self) -> str:
+        return f"chrome-extension://{self.extension_id}"
+
+    def url(self) -> str:
+        base = f"ws://{self.host}:{self.port}{RELAY_PATH}"
+        return f"{base}?token={self.token}" if self.seed else base
+
+    async def connect(self, *, read: bool = True) -> FakeExtension:
+        """Connect and authenticate; then answer commands in the background."""
+        self.connection = await connect(
+            self.url(), origin=self.origin, compression=None, max_size=64 * 2**20  # type: ignore[arg-type]
+        )
+        if not self.seed:
+            await self._authenticate()
+        if read:
+            self._reader = asyncio.create_task(self._read())
+        return self
+
+    async def _authenticate(self) -> None:
+        assert self.connection is not None
+        challenge = json.loads(await self._recv())
+        assert challenge["type"] == "auth.challenge", challenge
+        nonce = new_nonce()
+        await self.send(
+            {
+                "type": "auth.response",
+                "nonce": nonce,
+                "proof": extension_proof(
+                    self.token, port=self.port, app_nonce=challenge["nonce"], extension_nonce=nonce
+                ),
+            }
+        )
+        ok = json.loads(await self._recv())
+        expected = app_proof(
+            self.token, port=self.port, app_nonce=challenge["nonce"], extension_nonce=nonce
+        )
+        if ok.get("type") != "auth.ok" or not proofs_match(expected, ok.get("proof", "")):
+            await self.connection.close()
+            raise AppNotVerified("the relay did not prove it knows the token")
+        hello: dict[str, Any] = {
+            "type": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "extension": "0.0-test",
+            "browser": self.browser,
+            "capabilities": list(self.capabilities),
+        }
+        if self.instance is not None:
+            hello["instance"] = self.instance
+        await self.send(hello)
+        await self.send({"type": "status", "attachedTabs": sorted(self.attached)})
+
+    async def _recv(self) -> str | bytes:
+        assert self.connection is not None
+        frame = await self.connection.recv()
+        self.received.append(frame)
+        return frame
+
+    async def close(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self.send_raw(json.dumps(message))
+
+    async def send_raw(self, frame: str | bytes) -> None:
+        assert self.connection is not None
+        self.sent.append(frame)
+        await self.connection.send(frame)
+
+    async def wait_closed(self, timeout: float = 5.0) -> int | None:
+        async with asyncio.timeout(timeout):
+            await self.closed.wait()
+        return self.close_code
+
+    # --- answering --------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                frame = await self._recv()
+                if isinstance(frame, bytes):
+                    continue
+                message = json.loads(frame)
+                if "id" in message and "method" in message:
+                    self.commands.append(message)
+                    if self.hold_replies:
+                        self._held.append(message)
+                    else:
+                        asyncio.create_task(self._answer(message))
+                elif message.get("type") == "ping" and self.answer_pings:
+                    await self.send({"type": "pong"})
+                elif message.get("type") == "error":
+                    self.errors.append(message)
+        except ConnectionClosed as closed:
+            self.close_code = closed.rcvd.code if closed.rcvd else None
+        finally:
+            self.closed.set()
+
+    async def _answer(self, message: dict[str, Any]) -> None:
+        handler = self.handlers.get(message["method"])
+        try:
+            if handler is None:
+                raise LookupError(f"Unknown method: {message['method']}")
+            result = await handler(message.get("params") or {})
+            reply: dict[str, Any] = {"id": message["id"], "result": result}
+            self.obeyed += 1
+        except Exception as exc:
+            reply = {"id": message["id"], "error": str(exc)}
+        with contextlib.suppress(ConnectionClosed):
+            await self.send(reply)
+
+    async def release_held(self, *, shuffle: bool = True) -> int:
+        """Answer every held command, in random order."""
+        held, self._held = self._held, []
+        if shuffle:
+            random.shuffle(held)
+        for message in held:
+            await self._answer(message)
+        return len(held)
+
+    async def held_count(self, count: int, timeout: float = 5.0) -> None:
+        async with asyncio.timeout(timeout):
+            while len(self._held) < count:
+                await asyncio.sleep(0.005)
+
+    # --- the simulated browser --------------------------------------------------------------
+
+    async def _tabs_list(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return [dict(t, attached=t["id"] in self.attached) for t in self.tabs.values()]
+
+    async def _tabs_get(self, params: dict[str, Any]) -> dict[str, Any]:
+        tab = self.tabs.get(params["tabId"])
+        if tab is None:
+            raise LookupError(f"No tab with id: {params['tabId']}.")
+        return dict(tab, attached=tab["id"] in self.attached)
+
+    async def _tabs_create(self, params: dict[str, Any]) -> dict[str, Any]:
+        tab_id = max(self.tabs, default=0) + 1
+        self.tabs[tab_id] = _tab(tab_id, params.get("url", "about:blank"), "", params.get("active", True))
+        await self.send({"type": "tab_event", "event": "created", "tab": self.tabs[tab_id]})
+        return self.tabs[tab_id]
+
+    async def _tabs_navigate(self, params: dict[str, Any]) -> dict[str, Any]:
+        tab = self.tabs[params["tabId"]]
+        tab["url"] = params["url"]
+        return tab
+
+    async def _tabs_screenshot(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"dataUrl": "data:image/png;base64,iVBORw0KGgo="}
+
+    async def _tabs_close(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.tabs.pop(params["tabId"])
+        self.attached.discard(params["tabId"])
+        await self.send({"type": "tab_event", "event": "removed", "tab": {"id": params["tabId"]}})
+        return {}
+
+    async def _tabs_activate(self, params: dict[str, Any]) -> dict[str, Any]:
+        for tab in self.tabs.values():
+            tab["active"] = tab["id"] == params["tabId"]
+        return self.tabs[params["tabId"]]
+
+    async def _attach(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.attached.add(params["tabId"])
+        await self.send({"type": "status", "attachedTabs": sorted(self.attached)})
+        return {}
+
+    async def _detach(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.attached.discard(params["tabId"])
+        await self.send({"type": "status", "attachedTabs": sorted(self.attached)})
+        return {}
+
+    async def _cdp_send(self, params: dict[str, Any]) -> dict[str, Any]:
+        if params["tabId"] not in self.tabs:
+            raise LookupError(f"No tab with id: {params['tabId']}.")
+        if params["tabId"] not in self.attached:
+            await self._attach({"tabId": params["tabId"]})
+        if params["method"] == "Runtime.evaluate":
+            expression = params.get("params", {}).get("expression", "")
+            return {"result": {"type": "string", "value": f"evaluated {expression}"}}
+        return {"method": params["method"]}
+
+
+def _tab(tab_id: int, url: str, title: str, active: bool = False) -> dict[str, Any]:
+    return {"id": tab_id, "windowId": 1, "url": url, "title": title, "active": active}
