@@ -13,9 +13,8 @@ import pytest
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from support.harness import RelayHarness, running_core  # noqa: E402
-
-from tabrelay.config.paths import Paths  # noqa: E402
+from support.harness import RelayHarness, running_core
+from tabrelay.config.paths import Paths
 
 
 @pytest.fixture

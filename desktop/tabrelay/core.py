@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import json
 import logging
 import os
@@ -168,7 +169,7 @@ class Core:
             self._secrets_revision = settings.secrets_revision
             previous = self._relay_token
             await self._load_relay_token()
-            if self._relay_token != previous:
+            if not hmac.compare_digest(previous, self._relay_token):
                 await self._close_for_rotation()
 
     def _write_instance_file(self) -> None:

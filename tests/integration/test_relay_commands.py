@@ -6,9 +6,9 @@ import asyncio
 import time
 
 import pytest
+
 from support.fake_extension import OTHER_EXTENSION_ID
 from support.harness import RelayHarness, pair
-
 from tabrelay.errors import (
     BrowserDisconnected,
     CdpMethodBlocked,
@@ -54,7 +54,7 @@ async def test_every_seed_method_round_trips_for_a_seed_extension(relay: RelayHa
 async def test_seed_extension_is_not_offered_extended_methods(relay: RelayHarness) -> None:
     extension = await relay.extension(seed=True)
     await relay.browser_count(1)
-    with pytest.raises(CommandFailed, match="does not support tabs.close"):
+    with pytest.raises(CommandFailed, match=r"does not support tabs\.close"):
         await relay.core.registry.resolve().close_tab(1)
     assert extension.commands == []
 
@@ -166,7 +166,12 @@ async def test_denylisted_cdp_methods_never_leave_the_app(relay: RelayHarness) -
     extension = await relay.extension()
     await relay.browser_count(1)
     browser = relay.core.registry.resolve()
-    for method in ("Network.getAllCookies", "Storage.getCookies", "Target.createTarget", "nonsense"):
+    for method in (
+        "Network.getAllCookies",
+        "Storage.getCookies",
+        "Target.createTarget",
+        "nonsense",
+    ):
         with pytest.raises(CdpMethodBlocked):
             await browser.cdp(1, method)
     assert extension.commands == []
@@ -200,8 +205,14 @@ async def test_status_and_tab_events_update_the_browser_and_reach_the_hub(
     browser = relay.core.registry.resolve()
     await browser.create_tab("https://example.net/")
     await browser.attach(3)
-    await extension.send({"type": "cdp_event", "tabId": 3, "method": "Page.loadEventFired",
-                          "params": {"timestamp": 1.5}})
+    await extension.send(
+        {
+            "type": "cdp_event",
+            "tabId": 3,
+            "method": "Page.loadEventFired",
+            "params": {"timestamp": 1.5},
+        }
+    )
     events = []
     async with asyncio.timeout(5):
         while len(events) < 2:

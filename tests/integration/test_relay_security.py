@@ -11,12 +11,12 @@ import subprocess
 import sys
 
 import pytest
-from support.fake_extension import EXTENSION_ID, OTHER_EXTENSION_ID, AppNotVerified, FakeExtension
-from support.harness import RelayHarness, ScriptedApprover, running_core
-from support.http import raw_request
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import InvalidStatus
 
+from support.fake_extension import EXTENSION_ID, OTHER_EXTENSION_ID, AppNotVerified, FakeExtension
+from support.harness import RelayHarness, ScriptedApprover, running_core
+from support.http import raw_request
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.errors import StartupError
@@ -180,7 +180,7 @@ async def test_challenge_response_never_puts_the_token_on_the_wire(relay: RelayH
 
 async def test_wrong_proof_is_closed_with_4401(relay: RelayHarness) -> None:
     extension = FakeExtension(relay.port, "not-the-token")
-    with pytest.raises(Exception) as raised:  # noqa: PT011 - the close surfaces differently
+    with pytest.raises(Exception) as raised:
         await extension.connect()
     assert getattr(getattr(raised.value, "rcvd", None), "code", None) == CloseCode.AUTH_FAILED
     assert len(relay.core.registry) == 0
@@ -213,11 +213,12 @@ async def test_silent_peer_is_closed_after_the_auth_timeout(home: Paths) -> None
         from websockets.asyncio.client import connect
 
         async with connect(
-            extension.url(), origin=extension.origin  # type: ignore[arg-type]
+            extension.url(),
+            origin=extension.origin,  # type: ignore[arg-type]
         ) as connection:
             await connection.recv()  # the challenge; never answered
             async with asyncio.timeout(2):
-                with pytest.raises(Exception):  # noqa: PT011, B017
+                with pytest.raises(Exception):  # noqa: B017
                     await connection.recv()
             assert connection.close_code == CloseCode.AUTH_TIMEOUT
 
@@ -229,7 +230,9 @@ async def test_fake_app_without_the_token_cannot_make_the_extension_obey(
     token = "the-real-token-known-only-to-app-and-extension"
 
     async def squatter(connection: ServerConnection) -> None:
-        await connection.send(json.dumps({"type": "auth.challenge", "protocol": 1, "nonce": "n" * 43}))
+        await connection.send(
+            json.dumps({"type": "auth.challenge", "protocol": 1, "nonce": "n" * 43})
+        )
         received.append(str(await connection.recv()))
         await connection.send(json.dumps({"type": "auth.ok", "proof": "guessed"}))
         await connection.send(json.dumps({"id": "1", "method": "tabs.list", "params": {}}))
@@ -358,19 +361,18 @@ def test_non_loopback_bind_is_refused(host: str) -> None:
 
 async def test_configured_non_loopback_host_stops_startup(home: Paths) -> None:
     def expose(settings: Settings) -> None:
-        settings.host = "0.0.0.0"  # noqa: S104 - the attack under test
+        settings.host = "0.0.0.0"
 
     SettingsStore(home.settings_file).update(expose)
-    with pytest.raises(StartupError, match="refusing to listen on 0.0.0.0"):
+    with pytest.raises(StartupError, match=r"refusing to listen on 0\.0\.0\.0"):
         async with running_core(home):
             pass
 
 
 async def test_taken_port_is_a_clear_error_and_nothing_half_starts(home: Paths) -> None:
-    with _listening_socket() as port:
-        with pytest.raises(StartupError, match=f"cannot listen on 127.0.0.1:{port}"):
-            async with running_core(home, relay_port=port, write_instance_file=True):
-                pass
+    with _listening_socket() as port, pytest.raises(StartupError, match=f"127.0.0.1:{port}"):
+        async with running_core(home, relay_port=port, write_instance_file=True):
+            pass
     assert not home.instance_file.exists()
 
 
@@ -407,10 +409,15 @@ async def test_the_relay_token_never_reaches_the_logs_even_at_debug(
 async def _cli(paths: Paths, *args: str) -> None:
     env = {**os.environ, "TABRELAY_HOME": str(paths.config_dir.parent)}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tabrelay", *args, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "tabrelay",
+        *args,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    out, err = await process.communicate()
+    _, err = await process.communicate()
     assert process.returncode == 0, err.decode()
 
 

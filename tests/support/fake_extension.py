@@ -76,6 +76,8 @@ class FakeExtension:
             "cdp.send": self._cdp_send,
         }
         self.hold_replies = False
+        self._answering: set[asyncio.Task[None]] = set()
+        self.pongs: asyncio.Queue[None] = asyncio.Queue()
         self._held: list[dict[str, Any]] = []
         self.connection: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -96,7 +98,10 @@ class FakeExtension:
     async def connect(self, *, read: bool = True) -> FakeExtension:
         """Connect and authenticate; then answer commands in the background."""
         self.connection = await connect(
-            self.url(), origin=self.origin, compression=None, max_size=64 * 2**20  # type: ignore[arg-type]
+            self.url(),
+            origin=self.origin,
+            compression=None,
+            max_size=64 * 2**20,  # type: ignore[arg-type]
         )
         if not self.seed:
             await self._authenticate()
@@ -144,7 +149,7 @@ class FakeExtension:
         return frame
 
     async def close(self) -> None:
-        if self.connection is not None:
+        if self.connection is not None and not self.closed.is_set():
             await self.connection.close()
         if self._reader is not None:
             with contextlib.suppress(asyncio.CancelledError):
@@ -157,6 +162,17 @@ class FakeExtension:
         assert self.connection is not None
         self.sent.append(frame)
         await self.connection.send(frame)
+
+    async def flushed(self, timeout: float = 5.0) -> None:
+        """Ping and wait for the pong: the relay has processed everything sent before."""
+        await self.send({"type": "ping"})
+        pong = asyncio.ensure_future(self.pongs.get())
+        closed = asyncio.ensure_future(self.closed.wait())
+        done, _ = await asyncio.wait({pong, closed}, timeout=timeout, return_when="FIRST_COMPLETED")
+        pong.cancel()
+        closed.cancel()
+        if pong not in done:
+            raise TimeoutError("no pong: the connection closed or the relay did not answer")
 
     async def wait_closed(self, timeout: float = 5.0) -> int | None:
         async with asyncio.timeout(timeout):
@@ -177,9 +193,13 @@ class FakeExtension:
                     if self.hold_replies:
                         self._held.append(message)
                     else:
-                        asyncio.create_task(self._answer(message))
+                        task = asyncio.create_task(self._answer(message))
+                        self._answering.add(task)
+                        task.add_done_callback(self._answering.discard)
                 elif message.get("type") == "ping" and self.answer_pings:
                     await self.send({"type": "pong"})
+                elif message.get("type") == "pong":
+                    self.pongs.put_nowait(None)
                 elif message.get("type") == "error":
                     self.errors.append(message)
         except ConnectionClosed as closed:
@@ -227,7 +247,9 @@ class FakeExtension:
 
     async def _tabs_create(self, params: dict[str, Any]) -> dict[str, Any]:
         tab_id = max(self.tabs, default=0) + 1
-        self.tabs[tab_id] = _tab(tab_id, params.get("url", "about:blank"), "", params.get("active", True))
+        self.tabs[tab_id] = _tab(
+            tab_id, params.get("url", "about:blank"), "", params.get("active", True)
+        )
         await self.send({"type": "tab_event", "event": "created", "tab": self.tabs[tab_id]})
         return self.tabs[tab_id]
 

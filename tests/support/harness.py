@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from support.fake_extension import EXTENSION_ID, FakeExtension
-
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import PairedExtension, Settings

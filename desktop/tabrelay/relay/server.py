@@ -18,6 +18,7 @@ import http
 import ipaddress
 import itertools
 import logging
+import os
 import re
 import time
 import uuid
@@ -179,7 +180,8 @@ class RelayServer:
         except OSError as exc:
             raise StartupError(
                 f"cannot listen on {self.host}:{self._requested_port} for the browser relay: "
-                f"{exc.strerror or exc}. Is another Tabrelay (or another program) using the "
+                f"{os.strerror(exc.errno) if exc.errno else exc}. Is another Tabrelay "
+                "(or another program) using the "
                 "port? Quit it or choose another relay port."
             ) from None
         self.port = self._server.sockets[0].getsockname()[1]
@@ -406,7 +408,9 @@ class RelayServer:
                 )
                 return False
             self._drop(existing, "replaced by a new connection")
-            await existing.connection.close(CloseCode.HEARTBEAT_LOST, "replaced by a new connection")
+            await existing.connection.close(
+                CloseCode.HEARTBEAT_LOST, "replaced by a new connection"
+            )
         return True
 
     async def _answers_ping(self, link: _Link, timeout: float) -> bool:

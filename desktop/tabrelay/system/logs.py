@@ -99,5 +99,8 @@ def setup_logging(
         handler.tabrelay = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(level)
-    # websockets logs every handshake at INFO; keep that at WARNING unless debugging.
-    logging.getLogger("websockets").setLevel(level if level <= logging.DEBUG else logging.WARNING)
+    # websockets logs every handshake at INFO and frame contents at DEBUG; frames carry page
+    # content, so they never reach the log (THREATS S4). Handshakes only when debugging.
+    logging.getLogger("websockets").setLevel(
+        logging.INFO if level <= logging.DEBUG else logging.WARNING
+    )

@@ -1,0 +1,92 @@
+# Tabrelay: `make run` starts the app, `make test` runs every test. Both set up what they need.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Reinstall the package when its dependencies change.
+DEPS_HASH := $(shell sha1sum pyproject.toml | cut -c1-12)
+RUN_STAMP := $(VENV)/.run-$(DEPS_HASH)
+TEST_STAMP := $(VENV)/.test-$(DEPS_HASH)
+
+# Debian packages: Qt's runtime libraries for the app; browsers, displays and a keychain for tests.
+APT_RUN := libegl1 libgl1 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 \
+	libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \
+	libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-xinerama0
+APT_TEST := $(APT_RUN) chromium xvfb xauth dbus-x11 gnome-keyring libsecret-tools
+APT_SCREENSHOTS := trayer openbox imagemagick x11-apps
+
+# $(call apt_ensure,packages): install what is missing, as root or through sudo.
+define apt_ensure
+	@if command -v dpkg >/dev/null; then \
+	  missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "Installing Debian packages:$$missing"; \
+	    if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	    elif command -v sudo >/dev/null; then sudo="sudo"; \
+	    else echo "Please install as root:$$missing" >&2; exit 1; fi; \
+	    $$sudo apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	  fi; \
+	else echo "Not a Debian system: install the equivalents of: $(1)"; fi
+endef
+
+.PHONY: help run serve test lint bench system-run system-test node apt-nodejs python-venv \
+	apt-python3-venv clean
+
+help:
+	@echo "make run     set up and start Tabrelay (tray app; headless where there is no display)"
+	@echo "make test    set up and run every test: lint, types, extension, unit, integration, GUI, e2e"
+	@echo "make lint    ruff (format + lint) and mypy --strict"
+	@echo "make bench   benchmarks (not part of make test); results in tests/bench/results/"
+
+run: system-run $(RUN_STAMP)
+	$(BIN)/tabrelay
+
+serve: $(RUN_STAMP)
+	$(BIN)/tabrelay serve
+
+test: system-test node $(TEST_STAMP) lint
+	node --test extension/test/
+	$(BIN)/pytest
+
+lint: $(TEST_STAMP)
+	$(BIN)/ruff format --check desktop tests installers
+	$(BIN)/ruff check desktop tests installers
+	$(BIN)/mypy
+
+bench: system-test node $(TEST_STAMP)
+	$(BIN)/python tests/bench/run.py
+
+system-run:
+	$(call apt_ensure,$(APT_RUN))
+
+system-test:
+	$(call apt_ensure,$(APT_TEST))
+
+node:
+	@command -v node >/dev/null || $(MAKE) --no-print-directory apt-nodejs
+
+apt-nodejs:
+	$(call apt_ensure,nodejs)
+
+python-venv:
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || $(MAKE) --no-print-directory apt-python3-venv
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+
+apt-python3-venv:
+	$(call apt_ensure,python3-venv)
+
+$(RUN_STAMP): pyproject.toml | python-venv
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | python-venv
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
