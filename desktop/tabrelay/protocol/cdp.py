@@ -50,7 +50,7 @@ _METHOD_SYNTAX = re.compile(r"^[A-Z][A-Za-z0-9]*\.[a-z][A-Za-z0-9]*$")
 
 def cdp_block_reason(method: str) -> str | None:
     """Why ``method`` may not be sent, or ``None`` when it may."""
-    if not _METHOD_SYNTAX.match(method):
+    if not _METHOD_SYNTAX.fullmatch(method):  # fullmatch: "$" alone accepts a final "\n"
         return f"'{method[:80]}' is not a CDP method name (Domain.method)"
     domain = method.split(".", 1)[0]
     if domain in BLOCKED_CDP_DOMAINS:
