@@ -1,0 +1,122 @@
+// @ts-check
+/**
+ * The relay methods the extension obeys, once the app has proved it knows the token: the seed
+ * table of DESIGN §3 plus tabs.close, tabs.activate, tabs.get and tabs.group.
+ *
+ * The handler table is the allowlist (THREATS E4): a method not in it gets unknown_method and
+ * touches nothing, whatever its name ("__proto__", "chrome.management.setEnabled"…). Every
+ * parameter is validated before any chrome.* call.
+ */
+
+import { CommandError } from "../shared/errors.js";
+import { ErrorCode, EXTENDED_METHODS, SEED_METHODS } from "../shared/protocol.js";
+import {
+  cdpParams,
+  checkNavigationUrl,
+  debuggerVersion,
+  groupParams,
+  optionalBoolean,
+  requireTabId,
+  screenshotParams,
+} from "../shared/validation.js";
+import { GROUP_TITLE } from "./tab_registry.js";
+
+/**
+ * @typedef {(params: Record<string, unknown>) => Promise<unknown>} Handler
+ */
+
+export class CommandRouter {
+  /** @type {Map<string, Handler>} */ #handlers;
+
+  /**
+   * @param {object} deps
+   * @param {import("./tab_registry.js").TabRegistry} deps.tabs
+   * @param {import("./debugger_sessions.js").DebuggerSessions} deps.sessions
+   * @param {() => number} deps.relayPort
+   */
+  constructor({ tabs, sessions, relayPort }) {
+    /** @type {Array<[string, Handler]>} */
+    const entries = [
+      ["tabs.list", () => tabs.list()],
+      [
+        "tabs.create",
+        (p) =>
+          tabs.create({
+            url: p.url === undefined || p.url === null ? "about:blank" : checkNavigationUrl(p.url, { relayPort: relayPort() }),
+            active: optionalBoolean(p, "active") ?? true,
+          }),
+      ],
+      ["tabs.navigate", (p) => tabs.navigate(requireTabId(p), checkNavigationUrl(p.url, { relayPort: relayPort() }))],
+      ["tabs.screenshot", (p) => this.#screenshot(tabs, sessions, p)],
+      ["debugger.attach", async (p) => (await sessions.attach(requireTabId(p), { version: debuggerVersion(p) }), {})],
+      ["debugger.detach", async (p) => (await sessions.detach(requireTabId(p)), {})],
+      [
+        "cdp.send",
+        (p) => {
+          const tabId = requireTabId(p);
+          const { method, commandParams, sessionId } = cdpParams(p);
+          return sessions.send(tabId, method, commandParams, sessionId);
+        },
+      ],
+      ["tabs.close", (p) => tabs.close(requireTabId(p))],
+      ["tabs.activate", (p) => tabs.activate(requireTabId(p))],
+      ["tabs.get", (p) => tabs.get(requireTabId(p))],
+      [
+        "tabs.group",
+        (p) => {
+          const { tabIds, title } = groupParams(p, GROUP_TITLE);
+          return tabs.group(tabIds, title);
+        },
+      ],
+    ];
+    this.#handlers = new Map(entries);
+  }
+
+  /** @returns {string[]} the methods this router obeys */
+  get methods() {
+    return [...this.#handlers.keys()];
+  }
+
+  /**
+   * Run one command.
+   *
+   * @param {{method: string, params: Record<string, unknown>}} command
+   * @returns {Promise<unknown>} the result
+   * @throws {CommandError}
+   */
+  async handle({ method, params }) {
+    const handler = this.#handlers.get(method);
+    if (handler === undefined) {
+      throw new CommandError(`Unknown method: ${method.slice(0, 100)}`, ErrorCode.UNKNOWN_METHOD);
+    }
+    return handler(params);
+  }
+
+  /**
+   * The visible tab of a window, through CDP (captureVisibleTab would need host permissions
+   * for every site; the debugger permission already covers this).
+   *
+   * @param {import("./tab_registry.js").TabRegistry} tabs
+   * @param {import("./debugger_sessions.js").DebuggerSessions} sessions
+   * @param {Record<string, unknown>} p
+   */
+  async #screenshot(tabs, sessions, p) {
+    const { windowId, format, quality } = screenshotParams(p);
+    const tab = await tabs.activeTab(windowId);
+    /** @type {Record<string, unknown>} */
+    const capture = { format };
+    if (quality !== undefined && format !== "png") {
+      capture.quality = quality;
+    }
+    const result = /** @type {{data?: unknown}} */ (
+      await sessions.send(/** @type {number} */ (tab.id), "Page.captureScreenshot", capture)
+    );
+    if (typeof result?.data !== "string") {
+      throw new CommandError("The browser returned no screenshot");
+    }
+    return { dataUrl: `data:image/${format};base64,${result.data}` };
+  }
+}
+
+/** Every method the Tabrelay protocol defines; the router must implement exactly these. */
+export const PROTOCOL_METHODS = Object.freeze([...SEED_METHODS, ...EXTENDED_METHODS]);

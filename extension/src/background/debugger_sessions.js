@@ -1,0 +1,420 @@
+// @ts-check
+/**
+ * Debugger sessions: which tabs the extension has attached chrome.debugger to, and the CDP
+ * commands and events that go through them.
+ *
+ * Three sets, kept in chrome.storage.session so a restarted service worker picks them up
+ * (THREATS E7): `attached` (the debugger is attached now), `wanted` (keep it attached: re-attach
+ * after a navigation to a page that dropped it, or after `target_closed` while the tab lives),
+ * `canceled` (the person pressed Cancel on Chrome's bar: never re-attach without their consent).
+ * Commands in flight on a tab fail at once, with a clear reason, when its session ends. The
+ * denylist is checked here, before any command reaches chrome.debugger.
+ */
+
+import { cdpBlockReason } from "../shared/denylist.js";
+import { CommandError, describeChromeError } from "../shared/errors.js";
+import { ErrorCode } from "../shared/protocol.js";
+import { isRestrictedUrl } from "../shared/validation.js";
+import { hideCue, showCue } from "./cue.js";
+import { SessionKeys } from "./settings.js";
+
+const DEFAULT_VERSION = "1.3";
+
+/**
+ * @typedef {object} PendingCommand
+ * @property {string} method
+ * @property {(error: CommandError) => void} fail
+ */
+
+export class DebuggerSessions {
+  /** @type {Set<number>} */ #attached = new Set();
+  /** @type {Set<number>} */ #wanted = new Set();
+  /** @type {Set<number>} */ #canceled = new Set();
+  /** @type {Map<number, Promise<void>>} */ #attaching = new Map();
+  /** @type {Map<number, Set<PendingCommand>>} */ #pending = new Map();
+
+  /**
+   * @param {object} deps
+   * @param {import("./chrome_api.js").ChromeApi} deps.api
+   * @param {(tabId: number, method: string, params: object, sessionId?: string) => void} deps.onEvent
+   * @param {(attachedTabs: number[]) => void} deps.onChange called whenever the attached set changes
+   * @param {boolean} [deps.cue] draw the on-page cue on attached tabs (default true)
+   */
+  constructor({ api, onEvent, onChange, cue = true }) {
+    this.api = api;
+    this.onEventCallback = onEvent;
+    this.onChangeCallback = onChange;
+    this.cue = cue;
+  }
+
+  /** @param {number} tabId */
+  isAttached(tabId) {
+    return this.#attached.has(tabId);
+  }
+
+  /** @returns {number[]} */
+  attachedTabs() {
+    return [...this.#attached].sort((a, b) => a - b);
+  }
+
+  /**
+   * After a service-worker start: re-adopt the sessions a previous instance attached (they
+   * outlive the worker), re-attach wanted tabs that lost theirs, forget tabs that are gone.
+   */
+  async restore() {
+    const stored = (await this.api.storage.session.get([SessionKeys.DEBUGGER]))[SessionKeys.DEBUGGER] ?? {};
+    this.#wanted = new Set(integers(stored.wanted));
+    this.#canceled = new Set(integers(stored.canceled));
+    /** @type {Array<{tabId?: number, attached: boolean, type: string}>} */
+    const targets = await this.api.debugger.getTargets();
+    const tabs = new Map(targets.filter((t) => t.tabId !== undefined).map((t) => [t.tabId, t]));
+    for (const tabId of [...this.#wanted]) {
+      const target = tabs.get(tabId);
+      if (target === undefined) {
+        this.#wanted.delete(tabId);
+      } else if (target.attached && (await this.#owns(tabId))) {
+        this.#attached.add(tabId);
+      } else {
+        await this.#attachNow(tabId, DEFAULT_VERSION).catch(() => {
+          // A restricted page or a tab that is closing: onTabUpdated tries again.
+        });
+      }
+    }
+    for (const tabId of [...this.#canceled]) {
+      if (!tabs.has(tabId)) this.#canceled.delete(tabId);
+    }
+    await this.#changed();
+  }
+
+  /**
+   * Attach the debugger to a tab (nothing to do when it already is).
+   *
+   * @param {number} tabId
+   * @param {{version?: string, byUser?: boolean}} [options] byUser: the person asked (popup),
+   *   which also lifts an earlier cancel
+   * @throws {CommandError} no_tab, restricted_url, canceled_by_user, detached
+   */
+  async attach(tabId, { version = DEFAULT_VERSION, byUser = false } = {}) {
+    if (this.#canceled.has(tabId) && !byUser) {
+      throw new CommandError(
+        `The person stopped Tabrelay's debugging of tab ${tabId} (Cancel on Chrome's bar); ` +
+          "they can share it again from the Tabrelay popup",
+        ErrorCode.CANCELED_BY_USER,
+      );
+    }
+    await this.#requireDebuggable(tabId);
+    if (byUser) {
+      this.#canceled.delete(tabId);
+    }
+    if (this.#attached.has(tabId)) {
+      this.#wanted.add(tabId);
+      return;
+    }
+    await this.#attachNow(tabId, version);
+  }
+
+  /**
+   * Detach the debugger from a tab; the tab is no longer kept attached.
+   * @param {number} tabId
+   */
+  async detach(tabId) {
+    this.#wanted.delete(tabId);
+    if (this.#attached.has(tabId)) {
+      if (this.cue) await hideCue(this.api, tabId);
+      try {
+        await this.api.debugger.detach({ tabId });
+      } catch {
+        // Already detached (the tab closed in between): the outcome is the same.
+      }
+      this.#attached.delete(tabId);
+      this.#failPending(tabId, (method) => new CommandError(`Tab ${tabId} was detached while ${method} was running`, ErrorCode.DETACHED));
+    }
+    await this.#changed();
+  }
+
+  /**
+   * Send one CDP command to a tab, attaching first if needed.
+   *
+   * @param {number} tabId
+   * @param {string} method
+   * @param {Record<string, unknown> | undefined} params
+   * @param {string | undefined} [sessionId] a child session (flat protocol)
+   * @returns {Promise<unknown>} the CDP result
+   * @throws {CommandError} blocked_method before anything is sent; the codes of attach; or the
+   *   CDP error
+   */
+  async send(tabId, method, params, sessionId) {
+    const blocked = cdpBlockReason(method);
+    if (blocked !== null) {
+      throw new CommandError(`method not allowed: ${blocked}`, ErrorCode.BLOCKED_METHOD);
+    }
+    if (!this.#attached.has(tabId)) {
+      await this.attach(tabId);
+    }
+    const target = sessionId === undefined ? { tabId } : { tabId, sessionId };
+    return this.#tracked(tabId, method, this.api.debugger.sendCommand(target, method, params ?? {}));
+  }
+
+  // --- chrome.debugger and chrome.tabs events (registered by service_worker.js) -------------
+
+  /**
+   * @param {{tabId?: number, sessionId?: string}} source
+   * @param {string} method
+   * @param {object | undefined} params
+   */
+  handleEvent(source, method, params) {
+    if (source.tabId !== undefined) {
+      this.onEventCallback(source.tabId, method, params ?? {}, source.sessionId);
+    }
+  }
+
+  /**
+   * The browser ended a session: the person cancelled the bar, or the target went away.
+   * @param {{tabId?: number}} source
+   * @param {string} reason
+   */
+  async handleDetach(source, reason) {
+    const tabId = source.tabId;
+    if (tabId === undefined || !this.#attached.has(tabId)) {
+      return;
+    }
+    this.#attached.delete(tabId);
+    if (reason === "canceled_by_user") {
+      this.#wanted.delete(tabId);
+      this.#canceled.add(tabId);
+      this.#failPending(
+        tabId,
+        (method) =>
+          new CommandError(
+            `The person cancelled debugging of tab ${tabId} while ${method} was running (Cancel on Chrome's bar)`,
+            ErrorCode.CANCELED_BY_USER,
+          ),
+      );
+    } else {
+      const tab = await this.#tab(tabId);
+      if (tab === undefined) {
+        this.#wanted.delete(tabId);
+        this.#failPending(tabId, (method) => closedError(tabId, method));
+      } else {
+        this.#failPending(
+          tabId,
+          (method) =>
+            new CommandError(
+              `Tab ${tabId} was detached while ${method} was running (${reason}: it opened a page ` +
+                "extensions cannot debug, or crashed)",
+              ErrorCode.DETACHED,
+            ),
+        );
+        if (this.#wanted.has(tabId) && !isRestrictedUrl(tab.url || tab.pendingUrl)) {
+          this.#attachNow(tabId, DEFAULT_VERSION).catch(() => {});
+        }
+      }
+    }
+    await this.#changed();
+  }
+
+  /**
+   * Re-attach a wanted tab once it shows a page the debugger may attach to again.
+   * @param {number} tabId
+   * @param {{url?: string, status?: string}} changeInfo
+   * @param {{url?: string, pendingUrl?: string}} tab
+   */
+  handleTabUpdated(tabId, changeInfo, tab) {
+    if (
+      this.#wanted.has(tabId) &&
+      !this.#attached.has(tabId) &&
+      !this.#attaching.has(tabId) &&
+      !this.#canceled.has(tabId) &&
+      (changeInfo.url !== undefined || changeInfo.status !== undefined) &&
+      !isRestrictedUrl(tab.url || tab.pendingUrl)
+    ) {
+      this.#attachNow(tabId, DEFAULT_VERSION).catch(() => {});
+    }
+  }
+
+  /** @param {number} tabId */
+  async handleTabRemoved(tabId) {
+    this.#failPending(tabId, (method) => closedError(tabId, method));
+    const changed = this.#attached.delete(tabId) || this.#wanted.delete(tabId) || this.#canceled.delete(tabId);
+    this.#wanted.delete(tabId);
+    this.#canceled.delete(tabId);
+    if (changed) {
+      await this.#changed();
+    }
+  }
+
+  // --- internals ------------------------------------------------------------------------------
+
+  /**
+   * @param {number} tabId
+   * @param {string} version
+   */
+  async #attachNow(tabId, version) {
+    const running = this.#attaching.get(tabId);
+    if (running !== undefined) {
+      return running;
+    }
+    const attaching = (async () => {
+      try {
+        await this.api.debugger.attach({ tabId }, version);
+      } catch (error) {
+        // A previous service worker may have attached and its record was lost: adopt it.
+        if (!/already attached/i.test(String(error)) || !(await this.#owns(tabId))) {
+          throw describeChromeError(error, { tabId });
+        }
+      }
+      this.#attached.add(tabId);
+      this.#wanted.add(tabId);
+      this.#canceled.delete(tabId);
+      await this.#changed();
+      if (this.cue) await showCue(this.api, tabId);
+    })();
+    this.#attaching.set(tabId, attaching);
+    try {
+      await attaching;
+    } finally {
+      this.#attaching.delete(tabId);
+    }
+  }
+
+  /**
+   * Whether this extension's debugger is attached to the tab (a harmless command succeeds).
+   * @param {number} tabId
+   */
+  async #owns(tabId) {
+    try {
+      await this.api.debugger.sendCommand({ tabId }, "Runtime.evaluate", { expression: "0", returnByValue: true });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * @param {number} tabId
+   * @returns {Promise<{url?: string, pendingUrl?: string} | undefined>}
+   */
+  async #tab(tabId) {
+    try {
+      return await this.api.tabs.get(tabId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** @param {number} tabId */
+  async #requireDebuggable(tabId) {
+    const tab = await this.#tab(tabId);
+    if (tab === undefined) {
+      throw new CommandError(`No tab with id ${tabId}: it does not exist or was closed.`, ErrorCode.NO_TAB);
+    }
+    if (isRestrictedUrl(tab.url || tab.pendingUrl)) {
+      throw new CommandError(
+        `Tabrelay does not use tab ${tabId}: it shows a browser, extension or web store page`,
+        ErrorCode.RESTRICTED_URL,
+      );
+    }
+  }
+
+  /**
+   * Settle a command's promise, or fail it early when its tab's session ends.
+   * @param {number} tabId
+   * @param {string} method
+   * @param {Promise<unknown>} promise
+   */
+  #tracked(tabId, method, promise) {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      /** @type {PendingCommand} */
+      const entry = {
+        method,
+        fail: (error) => {
+          if (!settled) {
+            settled = true;
+            reject(error);
+          }
+        },
+      };
+      const commands = this.#pending.get(tabId) ?? new Set();
+      commands.add(entry);
+      this.#pending.set(tabId, commands);
+      const done = () => {
+        commands.delete(entry);
+        if (commands.size === 0 && this.#pending.get(tabId) === commands) this.#pending.delete(tabId);
+      };
+      promise.then(
+        (result) => {
+          done();
+          if (!settled) {
+            settled = true;
+            resolve(result ?? {});
+          }
+        },
+        async (error) => {
+          done();
+          entry.fail(await this.#explain(error, tabId, method));
+        },
+      );
+    });
+  }
+
+  /**
+   * @param {unknown} error
+   * @param {number} tabId
+   * @param {string} method
+   */
+  async #explain(error, tabId, method) {
+    const described = describeChromeError(error, { tabId });
+    if (described.code === ErrorCode.DETACHED || described.code === ErrorCode.NO_TAB) {
+      if (this.#canceled.has(tabId)) {
+        return new CommandError(
+          `The person cancelled debugging of tab ${tabId} while ${method} was running`,
+          ErrorCode.CANCELED_BY_USER,
+        );
+      }
+      if ((await this.#tab(tabId)) === undefined) {
+        return closedError(tabId, method);
+      }
+    }
+    return described;
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {(method: string) => CommandError} error
+   */
+  #failPending(tabId, error) {
+    const commands = this.#pending.get(tabId);
+    this.#pending.delete(tabId);
+    for (const entry of commands ?? []) {
+      entry.fail(error(entry.method));
+    }
+  }
+
+  async #changed() {
+    await this.api.storage.session.set({
+      [SessionKeys.DEBUGGER]: {
+        attached: this.attachedTabs(),
+        wanted: [...this.#wanted],
+        canceled: [...this.#canceled],
+      },
+    });
+    this.onChangeCallback(this.attachedTabs());
+  }
+}
+
+/**
+ * @param {number} tabId
+ * @param {string} method
+ */
+function closedError(tabId, method) {
+  return new CommandError(`Tab ${tabId} was closed while ${method} was running`, ErrorCode.NO_TAB);
+}
+
+/**
+ * @param {unknown} value
+ * @returns {number[]}
+ */
+function integers(value) {
+  return Array.isArray(value) ? value.filter((v) => Number.isSafeInteger(v)) : [];
+}

@@ -1,0 +1,699 @@
+// @ts-check
+/**
+ * The connection to the Tabrelay app: pairing through the config endpoint, the WebSocket, the
+ * challenge–response of docs/protocol.md, keepalive, and reconnecting with backoff.
+ *
+ * Nothing from the socket is obeyed until the app has proved it knows the relay token
+ * (auth.ok); the token itself never goes on the wire. A close code is trusted only from an
+ * authenticated app: a program squatting the port can make the extension wait, never make it
+ * adopt a token or run a command (THREATS R5). An authentication rejection is permanent
+ * until the person pairs again. Timers, WebSocket, fetch and crypto are injected, so node tests
+ * drive every path; chrome.alarms (service_worker.js) restarts the loop when the worker slept.
+ */
+
+import { Backoff, PAIRING_WINDOW_MS, pairingPollDelay } from "../shared/backoff.js";
+import { CommandError } from "../shared/errors.js";
+import { appProof, extensionProof, newNonce, proofsMatch } from "../shared/handshake.js";
+import {
+  CONFIG_PATH,
+  CloseCode,
+  HANDSHAKE_TIMEOUT_MS,
+  HEALTH_PATH,
+  KEEPALIVE_INTERVAL_MS,
+  MAX_FRAME_AFTER_AUTH,
+  MAX_FRAME_BEFORE_AUTH,
+  MessageType,
+  PROTOCOL_VERSION,
+  RELAY_HOST,
+  RELAY_PATH,
+  SILENCE_TIMEOUT_MS,
+} from "../shared/protocol.js";
+import { isPlainObject, isValidNonce, parseCommand, parseToken } from "../shared/validation.js";
+
+const FETCH_TIMEOUT_MS = 5_000;
+const MAX_CONFIG_BODY = 16 * 1024;
+
+/**
+ * @typedef {"connecting" | "authenticating" | "connected" | "pairing" | "awaiting_approval" |
+ *   "unreachable" | "refused" | "unverified" | "rejected" | "unpaired"} RelayStateName
+ */
+
+/**
+ * @typedef {object} RelayState
+ * @property {RelayStateName} state
+ * @property {string} detail a sentence for the popup
+ * @property {number} port
+ * @property {number} [retryAt] epoch ms of the next attempt, when one is scheduled
+ */
+
+/**
+ * @typedef {object} Timers
+ * @property {(fn: () => void, ms: number) => any} setTimeout
+ * @property {(id: any) => void} clearTimeout
+ * @property {(fn: () => void, ms: number) => any} setInterval
+ * @property {(id: any) => void} clearInterval
+ * @property {() => number} now
+ */
+
+/**
+ * @typedef {object} SettingsLike
+ * @property {() => Promise<import("./settings.js").RelaySettings>} load
+ * @property {(token: string) => Promise<void>} saveToken
+ * @property {() => Promise<void>} forgetToken
+ * @property {(message: string | undefined) => Promise<void>} setAuthProblem
+ * @property {(unpaired: boolean) => Promise<void>} setUnpaired
+ * @property {() => Promise<number | undefined>} pairingSince
+ * @property {(since: number | null) => Promise<void>} setPairingSince
+ */
+
+/**
+ * @typedef {{kind: "token", token: string} | {kind: "pairing_required"} | {kind: "unreachable"} |
+ *   {kind: "rate_limited"} | {kind: "refused", detail: string}} ConfigAnswer
+ */
+
+/**
+ * @typedef {object} SocketOutcome
+ * @property {boolean} opened the upgrade succeeded
+ * @property {boolean} authenticated the app proved itself and hello was sent
+ * @property {number} code the close code
+ * @property {{kind: "unverified" | "timeout", detail: string} | undefined} failure
+ */
+
+/** @type {Timers} */
+const realTimers = {
+  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
+  clearTimeout: (id) => globalThis.clearTimeout(id),
+  setInterval: (fn, ms) => globalThis.setInterval(fn, ms),
+  clearInterval: (id) => globalThis.clearInterval(id),
+  now: () => Date.now(),
+};
+
+/** States that say something is wrong; a new attempt does not hide them until it succeeds. */
+const PROBLEM_STATES = new Set(["unreachable", "refused", "unverified"]);
+
+export class RelayConnection {
+  #generation = 0;
+  #running = false;
+  /** @type {WebSocket | null} */ #socket = null;
+  #ready = false;
+  #port = 0;
+  #lastHeard = 0;
+  /** @type {(() => void) | null} */ #cutSleep = null;
+  /** @type {RelayState} */ state = { state: "connecting", detail: "Starting", port: 0 };
+
+  /**
+   * @param {object} deps
+   * @param {SettingsLike} deps.settings
+   * @param {new (url: string) => WebSocket} deps.WebSocketImpl
+   * @param {typeof fetch} deps.fetchImpl
+   * @param {(state: RelayState) => void} deps.onState
+   * @param {(command: {id: string, method: string, params: Record<string, unknown>}) => Promise<unknown>} deps.onCommand
+   * @param {() => Promise<object[]>} deps.announcement hello and status, sent right after auth.ok
+   * @param {Timers} [deps.timers]
+   * @param {Backoff} [deps.backoff]
+   * @param {Crypto} [deps.crypto]
+   */
+  constructor({ settings, WebSocketImpl, fetchImpl, onState, onCommand, announcement, timers, backoff, crypto }) {
+    this.settings = settings;
+    this.WebSocketImpl = WebSocketImpl;
+    this.fetchImpl = fetchImpl;
+    this.onState = onState;
+    this.onCommand = onCommand;
+    this.announcement = announcement;
+    this.timers = timers ?? realTimers;
+    this.backoff = backoff ?? new Backoff();
+    this.crypto = crypto ?? globalThis.crypto;
+  }
+
+  /** True once the app is verified and hello is sent: messages may flow. */
+  get connected() {
+    return this.#ready;
+  }
+
+  /** The relay port of the current attempt. */
+  get port() {
+    return this.#port;
+  }
+
+  /** Start connecting, unless a loop already runs (worker start, alarms). */
+  start() {
+    if (!this.#running) {
+      this.#launch(false);
+    }
+  }
+
+  /** Drop the connection and start over now, e.g. when the port or token changed. */
+  restart() {
+    this.#launch(false);
+  }
+
+  /** The person asked to pair (or pair again): clear every stop, ask the app for the config. */
+  async pair() {
+    await this.settings.setAuthProblem(undefined);
+    await this.settings.setUnpaired(false);
+    await this.settings.setPairingSince(null);
+    this.backoff.reset();
+    this.#launch(true);
+  }
+
+  /**
+   * Send a message to the app if connected.
+   * @param {object} message
+   * @returns {boolean} whether it was sent
+   */
+  send(message) {
+    if (!this.#ready || this.#socket === null) {
+      return false;
+    }
+    try {
+      this.#socket.send(JSON.stringify(message));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  // --- the loop ---------------------------------------------------------------------------
+
+  /** @param {boolean} refreshConfig */
+  #launch(refreshConfig) {
+    const generation = ++this.#generation;
+    this.#closeSocket(1000, "reconnecting");
+    this.#cutSleep?.();
+    this.#running = true;
+    this.#loop(generation, refreshConfig)
+      .catch((error) => console.error("Tabrelay: the relay connection loop failed", error))
+      .finally(() => {
+        if (generation === this.#generation) this.#running = false;
+      });
+  }
+
+  /**
+   * @param {number} generation
+   * @param {boolean} refreshConfig
+   */
+  async #loop(generation, refreshConfig) {
+    let refresh = refreshConfig;
+    while (generation === this.#generation) {
+      const settings = await this.settings.load();
+      if (generation !== this.#generation) return;
+      this.#port = settings.port;
+      if (settings.authProblem !== undefined) {
+        this.#setState("rejected", settings.authProblem);
+        return;
+      }
+      /** @type {number | null} */
+      let delay;
+      if (settings.token === undefined || refresh) {
+        if (settings.unpaired && !refresh) {
+          this.#setState("unpaired", "This browser was unpaired in the Tabrelay app. Click Pair to pair it again.");
+          return;
+        }
+        refresh = false;
+        delay = await this.#requestConfig(settings.port, generation);
+      } else {
+        const outcome = await this.#connectOnce(settings.port, settings.token, generation);
+        delay = await this.#afterClose(outcome, settings.port, settings.token, generation);
+      }
+      if (delay === null || generation !== this.#generation) return;
+      if (delay > 0) {
+        await this.#sleep(delay);
+      }
+    }
+  }
+
+  /** @param {number} ms */
+  #sleep(ms) {
+    return new Promise((resolve) => {
+      const timer = this.timers.setTimeout(finish, ms);
+      const cut = () => {
+        this.timers.clearTimeout(timer);
+        finish();
+      };
+      this.#cutSleep = cut;
+      function finish() {
+        resolve(undefined);
+      }
+    }).finally(() => {
+      this.#cutSleep = null;
+    });
+  }
+
+  /**
+   * Pairing: ask the config endpoint for the token.
+   * @param {number} port
+   * @param {number} generation
+   * @returns {Promise<number | null>} delay before the next step, or null to stop
+   */
+  async #requestConfig(port, generation) {
+    const since = await this.settings.pairingSince();
+    const now = this.timers.now();
+    if (since !== undefined && since !== null && now - since >= PAIRING_WINDOW_MS) {
+      this.#setState("unpaired", "The Tabrelay app has not approved this browser. Click Pair to ask again.");
+      return null;
+    }
+    if (since === undefined || since === null) {
+      this.#setState(PROBLEM_STATES.has(this.state.state) ? this.state.state : "pairing", this.#problemOr("Asking the Tabrelay app to pair"));
+    }
+    const answer = await this.#fetchConfig(port);
+    if (generation !== this.#generation) return null;
+    switch (answer.kind) {
+      case "token":
+        await this.settings.saveToken(answer.token);
+        await this.settings.setPairingSince(null);
+        this.backoff.reset();
+        return 0;
+      case "pairing_required": {
+        const started = since ?? now;
+        if (since === undefined || since === null) await this.settings.setPairingSince(started);
+        const delay = pairingPollDelay(now - started);
+        if (delay === null) {
+          this.#setState("unpaired", "The Tabrelay app has not approved this browser. Click Pair to ask again.");
+          return null;
+        }
+        this.#setState("awaiting_approval", "Approve this browser in the Tabrelay app", delay);
+        return delay;
+      }
+      case "unreachable": {
+        const delay = this.backoff.next();
+        this.#setState("unreachable", `The Tabrelay app is not running on port ${port}`, delay);
+        return delay;
+      }
+      case "rate_limited": {
+        const delay = this.backoff.atMaximum();
+        this.#setState("refused", "The Tabrelay app asks to wait (too many attempts)", delay);
+        return delay;
+      }
+      default: {
+        const delay = this.backoff.next();
+        this.#setState("refused", answer.detail, delay);
+        return delay;
+      }
+    }
+  }
+
+  /**
+   * GET the config endpoint, as a CORS request that carries this extension's Origin (the app
+   * pairs by Origin). The app's 200 allows that Origin; its 403 pairing_required does not, so
+   * the browser hides it: a failed request to a server that is up means "not paired yet".
+   * (With a host permission for 127.0.0.1 Chrome would read any answer, but it would also drop
+   * the Origin header from GET requests, and the app could not tell who asks.)
+   * @param {number} port
+   * @returns {Promise<ConfigAnswer>}
+   */
+  async #fetchConfig(port) {
+    /** @type {Response} */
+    let response;
+    /** @type {string} */
+    let body;
+    try {
+      response = await this.fetchImpl(`http://${RELAY_HOST}:${port}${CONFIG_PATH}`, {
+        method: "GET",
+        mode: "cors",
+        cache: "no-store",
+        credentials: "omit",
+        redirect: "error",
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
+      body = await response.text();
+    } catch {
+      return (await this.#reachable(port)) ? { kind: "pairing_required" } : { kind: "unreachable" };
+    }
+    /** @type {unknown} */
+    let json;
+    try {
+      json = body.length <= MAX_CONFIG_BODY ? JSON.parse(body) : undefined;
+    } catch {
+      json = undefined;
+    }
+    const fields = isPlainObject(json) ? json : {};
+    if (response.status === 200) {
+      const token = parseToken(fields.token);
+      if (fields.protocol !== PROTOCOL_VERSION) {
+        return { kind: "refused", detail: `The program on port ${port} does not speak Tabrelay protocol ${PROTOCOL_VERSION}` };
+      }
+      return token === null ? { kind: "refused", detail: `The program on port ${port} sent no usable token` } : { kind: "token", token };
+    }
+    if (response.status === 403 && fields.error === "pairing_required") {
+      return { kind: "pairing_required" };
+    }
+    if (response.status === 429) {
+      return { kind: "rate_limited" };
+    }
+    return { kind: "refused", detail: `The program on port ${port} refused to pair (HTTP ${response.status})` };
+  }
+
+  /**
+   * Whether anything answers HTTP on the port (tells "not running" from "refused"). A no-cors
+   * request: the answer stays opaque, only its arrival counts.
+   * @param {number} port
+   */
+  async #reachable(port) {
+    try {
+      await this.fetchImpl(`http://${RELAY_HOST}:${port}${HEALTH_PATH}`, {
+        mode: "no-cors",
+        cache: "no-store",
+        credentials: "omit",
+        redirect: "error",
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * One WebSocket from open to close.
+   * @param {number} port
+   * @param {string} token
+   * @param {number} generation
+   * @returns {Promise<SocketOutcome>}
+   */
+  #connectOnce(port, token, generation) {
+    if (!PROBLEM_STATES.has(this.state.state)) {
+      this.#setState("connecting", `Connecting to the Tabrelay app on port ${port}`);
+    }
+    return new Promise((resolve) => {
+      const socket = new this.WebSocketImpl(`ws://${RELAY_HOST}:${port}${RELAY_PATH}`);
+      this.#socket = socket;
+      /** @type {"opening" | "challenge" | "proof" | "announcing" | "connected" | "failed"} */
+      let phase = "opening";
+      let opened = false;
+      /** @type {SocketOutcome["failure"]} */
+      let failure;
+      let expectedAppProof = "";
+      /** @type {any} */
+      let keepalive = null;
+      let handshake = Promise.resolve();
+
+      /**
+       * @param {"unverified" | "timeout"} kind
+       * @param {string} detail
+       */
+      const fail = (kind, detail) => {
+        if (phase === "failed") return;
+        phase = "failed";
+        failure = { kind, detail };
+        try {
+          socket.close(1000, kind === "unverified" ? "not verified" : "timeout");
+        } catch {
+          // Closing a socket that never opened throws in some browsers; onclose still follows.
+        }
+      };
+      const handshakeTimer = this.timers.setTimeout(
+        () => fail("timeout", "the handshake did not finish in time"),
+        HANDSHAKE_TIMEOUT_MS,
+      );
+
+      socket.onopen = () => {
+        opened = true;
+        if (phase === "opening") phase = "challenge";
+        this.#lastHeard = this.timers.now();
+      };
+      socket.onerror = () => {
+        // onclose follows with the details that exist.
+      };
+      socket.onmessage = (event) => {
+        this.#lastHeard = this.timers.now();
+        if (typeof event.data !== "string") {
+          if (phase === "connected") {
+            socket.close(1003, "binary frames are not supported");
+          } else {
+            fail("unverified", "it sent a binary frame");
+          }
+          return;
+        }
+        const data = event.data;
+        if (phase === "connected") {
+          this.#handleFrame(socket, data);
+          return;
+        }
+        // Handshake frames are handled one after the other (the proofs are async).
+        handshake = handshake.then(async () => {
+          if (phase === "failed") return;
+          if (phase !== "challenge" && phase !== "proof") {
+            fail("unverified", "it sent a message before the handshake finished");
+            return;
+          }
+          if (data.length > MAX_FRAME_BEFORE_AUTH) {
+            fail("unverified", "it sent an oversized frame before authenticating");
+            return;
+          }
+          /** @type {unknown} */
+          let message;
+          try {
+            message = JSON.parse(data);
+          } catch {
+            fail("unverified", "it sent something that is not JSON");
+            return;
+          }
+          const fields = isPlainObject(message) ? message : {};
+          if (phase === "challenge") {
+            if (fields.type !== MessageType.AUTH_CHALLENGE || !isValidNonce(fields.nonce)) {
+              fail("unverified", "it did not start the Tabrelay handshake");
+              return;
+            }
+            if (fields.protocol !== PROTOCOL_VERSION) {
+              fail("unverified", `it speaks protocol ${String(fields.protocol).slice(0, 10)}, not ${PROTOCOL_VERSION}`);
+              return;
+            }
+            const binding = { port, appNonce: fields.nonce, extensionNonce: newNonce(this.crypto) };
+            const proof = await extensionProof(token, binding, this.crypto.subtle);
+            expectedAppProof = await appProof(token, binding, this.crypto.subtle);
+            if (phase !== "challenge") return;
+            phase = "proof";
+            socket.send(JSON.stringify({ type: MessageType.AUTH_RESPONSE, nonce: binding.extensionNonce, proof }));
+            return;
+          }
+          if (fields.type !== MessageType.AUTH_OK || !proofsMatch(expectedAppProof, fields.proof)) {
+            fail("unverified", "it could not prove it knows the relay token");
+            return;
+          }
+          // Verified: from here on the app is trusted.
+          phase = "announcing";
+          this.timers.clearTimeout(handshakeTimer);
+          this.backoff.reset();
+          const messages = await this.announcement();
+          if (phase !== "announcing" || generation !== this.#generation) return;
+          for (const announced of messages) {
+            socket.send(JSON.stringify(announced));
+          }
+          phase = "connected";
+          this.#ready = true;
+          this.#setState("connected", `Connected to the Tabrelay app on port ${port}`);
+          keepalive = this.timers.setInterval(() => this.#keepalive(socket), KEEPALIVE_INTERVAL_MS);
+        });
+      };
+      socket.onclose = (event) => {
+        const authenticated = phase === "connected" || phase === "announcing";
+        phase = "failed";
+        this.timers.clearTimeout(handshakeTimer);
+        if (keepalive !== null) this.timers.clearInterval(keepalive);
+        if (this.#socket === socket) {
+          this.#socket = null;
+          this.#ready = false;
+        }
+        resolve({ opened, authenticated, code: event.code, failure });
+      };
+    });
+  }
+
+  /**
+   * Keep the worker alive and notice a dead connection: the extension's own message every 20 s
+   * is what Chrome counts as activity (messages from the app do not).
+   * @param {WebSocket} socket
+   */
+  #keepalive(socket) {
+    if (this.timers.now() - this.#lastHeard > SILENCE_TIMEOUT_MS) {
+      socket.close(1000, "the app stopped answering");
+      return;
+    }
+    try {
+      socket.send(JSON.stringify({ type: MessageType.PING }));
+    } catch {
+      // The close event follows.
+    }
+  }
+
+  /**
+   * A frame from the authenticated app.
+   * @param {WebSocket} socket
+   * @param {string} data
+   */
+  #handleFrame(socket, data) {
+    if (data.length > MAX_FRAME_AFTER_AUTH) {
+      socket.close(1009, "frame too big");
+      return;
+    }
+    /** @type {unknown} */
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      console.warn("Tabrelay: the app sent a frame that is not JSON; ignored");
+      return;
+    }
+    if (!isPlainObject(message)) {
+      return;
+    }
+    if ("id" in message) {
+      this.#runCommand(message);
+    } else if (message.type === MessageType.PING) {
+      this.send({ type: MessageType.PONG });
+    } else if (message.type === MessageType.ERROR) {
+      console.warn("Tabrelay: the app rejected a message:", String(message.code).slice(0, 100));
+    }
+  }
+
+  /** @param {Record<string, unknown>} message */
+  #runCommand(message) {
+    /** @type {{id: string, method: string, params: Record<string, unknown>}} */
+    let command;
+    try {
+      command = parseCommand(message);
+    } catch (error) {
+      const id = /** @type {{id?: string}} */ (error).id;
+      if (id !== undefined && error instanceof CommandError) {
+        this.send({ id, error: error.message, code: error.code });
+      }
+      return;
+    }
+    Promise.resolve()
+      .then(() => this.onCommand(command))
+      .then(
+        (result) => {
+          this.send({ id: command.id, result: result ?? {} });
+        },
+        (error) => {
+          const reply = { id: command.id, error: error instanceof Error ? error.message : String(error) };
+          if (error instanceof CommandError && error.code !== undefined) {
+            Object.assign(reply, { code: error.code });
+          }
+          this.send(reply);
+        },
+      );
+  }
+
+  /**
+   * Decide what follows a closed socket.
+   * @param {SocketOutcome} outcome
+   * @param {number} port
+   * @param {string} token
+   * @param {number} generation
+   * @returns {Promise<number | null>}
+   */
+  async #afterClose({ opened, authenticated, code, failure }, port, token, generation) {
+    if (generation !== this.#generation) return null;
+    if (failure?.kind === "unverified") {
+      const delay = this.backoff.next();
+      this.#setState(
+        "unverified",
+        `The program on port ${port} is not the Tabrelay app (${failure.detail}); Tabrelay obeys nothing from it`,
+        delay,
+      );
+      return delay;
+    }
+    if (!opened) {
+      const reachable = await this.#reachable(port);
+      if (generation !== this.#generation) return null;
+      const delay = this.backoff.next();
+      if (reachable) {
+        this.#setState(
+          "refused",
+          "The Tabrelay app refused this browser (it may have been unpaired, or it asks to wait). Click Pair to pair again.",
+          delay,
+        );
+      } else {
+        this.#setState("unreachable", `The Tabrelay app is not running on port ${port}`, delay);
+      }
+      return delay;
+    }
+    if (authenticated) {
+      // Only an app that proved itself may make the extension fetch a new token or unpair.
+      switch (code) {
+        case CloseCode.TOKEN_ROTATED:
+          this.#setState("pairing", "The Tabrelay app rotated its token; fetching the new one");
+          return this.#requestConfig(port, generation);
+        case CloseCode.NOT_PAIRED:
+          await this.settings.forgetToken();
+          await this.settings.setUnpaired(true);
+          this.#setState("unpaired", "This browser was unpaired in the Tabrelay app. Click Pair to pair it again.");
+          return null;
+        case CloseCode.RATE_LIMITED: {
+          const delay = this.backoff.atMaximum();
+          this.#setState("connecting", "The Tabrelay app asks to wait before reconnecting", delay);
+          return delay;
+        }
+        default: {
+          const delay = this.backoff.next();
+          this.#setState("connecting", `The connection to the Tabrelay app closed (${code}); reconnecting`, delay);
+          return delay;
+        }
+      }
+    }
+    if (code === CloseCode.AUTH_FAILED) {
+      // Fetch the config once, to tell the person what happened. A changed token is not
+      // adopted here: whoever sits on the port can close with 4401 and serve a token of its
+      // own, so only the person's Pair click may accept a new token.
+      const answer = await this.#fetchConfig(port);
+      if (generation !== this.#generation) return null;
+      const rotated = answer.kind === "token" && answer.token !== token;
+      const message = rotated
+        ? "The Tabrelay app's relay token has changed. Click Pair to connect with the new one."
+        : "The Tabrelay app rejected this browser's token. Click Pair to pair again.";
+      await this.settings.setAuthProblem(message);
+      this.#setState("rejected", message);
+      return null;
+    }
+    if (code === CloseCode.RATE_LIMITED) {
+      const delay = this.backoff.atMaximum();
+      this.#setState("refused", "The Tabrelay app asks to wait (too many attempts)", delay);
+      return delay;
+    }
+    const delay = this.backoff.next();
+    if (failure?.kind === "timeout") {
+      this.#setState("unverified", `The program on port ${port} did not finish the Tabrelay handshake`, delay);
+    } else {
+      this.#setState("connecting", `The Tabrelay app closed the connection (${code}); retrying`, delay);
+    }
+    return delay;
+  }
+
+  /**
+   * @param {number} code
+   * @param {string} reason
+   */
+  #closeSocket(code, reason) {
+    const socket = this.#socket;
+    this.#socket = null;
+    this.#ready = false;
+    if (socket !== null) {
+      try {
+        socket.close(code, reason);
+      } catch {
+        // Already closing.
+      }
+    }
+  }
+
+  /** @param {string} fallback */
+  #problemOr(fallback) {
+    return PROBLEM_STATES.has(this.state.state) ? this.state.detail : fallback;
+  }
+
+  /**
+   * @param {RelayStateName} state
+   * @param {string} detail
+   * @param {number} [retryIn] ms until the next attempt
+   */
+  #setState(state, detail, retryIn) {
+    /** @type {RelayState} */
+    const next = { state, detail, port: this.#port };
+    if (retryIn !== undefined) {
+      next.retryAt = this.timers.now() + retryIn;
+    }
+    this.state = next;
+    this.onState(next);
+  }
+}

@@ -1,0 +1,141 @@
+// @ts-check
+/**
+ * The service worker: builds the parts and wires them to chrome's events. No logic of its own.
+ *
+ * Every listener is registered synchronously at the top level, so Chrome can wake a suspended
+ * worker for it (an alarm, a tab event, a debugger event); work waits for `ready`.
+ */
+
+import { announcement, browserName, statusMessage } from "./announcement.js";
+import { Badge } from "./badge.js";
+import { bindChromeApi } from "./chrome_api.js";
+import { CommandRouter } from "./commands.js";
+import { DebuggerSessions } from "./debugger_sessions.js";
+import { handlePageRequest, isOwnPage } from "./page_requests.js";
+import { RelayConnection } from "./relay_connection.js";
+import { Keys, SessionKeys, SettingsStore } from "./settings.js";
+import { TabRegistry, removedEvent } from "./tab_registry.js";
+import { MessageType } from "../shared/protocol.js";
+
+const WAKE_ALARM = "tabrelay-wake";
+// 30 s is the shortest period Chrome allows; it restarts a worker that was suspended while
+// waiting to reconnect (timers do not survive a suspension).
+const WAKE_PERIOD_MINUTES = 0.5;
+
+const api = bindChromeApi(chrome);
+const settings = new SettingsStore(api);
+const badge = new Badge(api);
+let lastStatus = "";
+
+const sessions = new DebuggerSessions({
+  api,
+  onEvent: (tabId, method, params, sessionId) =>
+    connection.send({ type: MessageType.CDP_EVENT, tabId, method, params, ...(sessionId ? { sessionId } : {}) }),
+  onChange: (attachedTabs) => {
+    const key = JSON.stringify(attachedTabs);
+    if (key !== lastStatus && connection.send(statusMessage(attachedTabs))) {
+      lastStatus = key;
+    }
+    badge.markTabs(attachedTabs, connection.connected);
+  },
+});
+const tabs = new TabRegistry({ api, isAttached: (tabId) => sessions.isAttached(tabId) });
+const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port });
+const connection = new RelayConnection({
+  settings,
+  WebSocketImpl: WebSocket,
+  fetchImpl: (input, init) => fetch(input, init),
+  onCommand: (command) => router.handle(command),
+  announcement: async () => {
+    const attachedTabs = sessions.attachedTabs();
+    lastStatus = JSON.stringify(attachedTabs);
+    return announcement({
+      version: api.runtime.getManifest().version,
+      browser: browserName(/** @type {any} */ (navigator).userAgentData, navigator.userAgent),
+      instance: await settings.instanceId(),
+      attachedTabs,
+    });
+  },
+  onState: (state) => {
+    api.storage.session.set({ [SessionKeys.RELAY_STATE]: state });
+    badge.showState(state.state, state.detail);
+    badge.markTabs(sessions.attachedTabs(), state.state === "connected");
+  },
+});
+
+const ready = (async () => {
+  if (!(await api.alarms.get(WAKE_ALARM))) {
+    await api.alarms.create(WAKE_ALARM, { periodInMinutes: WAKE_PERIOD_MINUTES });
+  }
+  try {
+    await sessions.restore();
+  } catch (error) {
+    console.warn("Tabrelay: could not restore debugger sessions", error);
+  }
+  connection.start();
+})();
+
+/** @param {() => unknown} work */
+function whenReady(work) {
+  ready.then(work).catch((error) => console.warn("Tabrelay:", error));
+}
+
+/**
+ * @param {"created" | "updated" | "activated"} kind
+ * @param {import("./tab_registry.js").ChromeTab} tab
+ */
+function forwardTab(kind, tab) {
+  const event = tabs.eventFor(kind, tab);
+  if (event !== null) connection.send(event);
+}
+
+chrome.runtime.onStartup.addListener(() => whenReady(() => connection.start()));
+chrome.runtime.onInstalled.addListener(() => whenReady(() => connection.start()));
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === WAKE_ALARM) whenReady(() => connection.start());
+});
+
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area !== "local") return;
+  whenReady(async () => {
+    const token = changes[Keys.TOKEN];
+    if (token !== undefined && typeof token.newValue === "string" && !settings.wroteToken(token.newValue)) {
+      // The person pasted a token in the options page: that is pairing by hand.
+      await settings.setAuthProblem(undefined);
+      await settings.setUnpaired(false);
+      connection.restart();
+    } else if (changes[Keys.PORT] !== undefined) {
+      connection.restart();
+    }
+  });
+});
+
+chrome.tabs.onCreated.addListener((tab) => whenReady(() => forwardTab("created", tab)));
+chrome.tabs.onUpdated.addListener((tabId, changeInfo, tab) =>
+  whenReady(() => {
+    sessions.handleTabUpdated(tabId, changeInfo, tab);
+    forwardTab("updated", tab);
+  }),
+);
+chrome.tabs.onActivated.addListener(({ tabId }) =>
+  whenReady(async () => forwardTab("activated", await api.tabs.get(tabId))),
+);
+chrome.tabs.onRemoved.addListener((tabId) =>
+  whenReady(async () => {
+    connection.send(removedEvent(tabId));
+    await sessions.handleTabRemoved(tabId);
+  }),
+);
+
+chrome.debugger.onEvent.addListener((source, method, params) => sessions.handleEvent(source, method, params));
+chrome.debugger.onDetach.addListener((source, reason) => whenReady(() => sessions.handleDetach(source, reason)));
+
+chrome.runtime.onMessage.addListener((request, sender, sendResponse) => {
+  if (!isOwnPage(sender, chrome.runtime.id)) {
+    return false;
+  }
+  ready
+    .then(() => handlePageRequest(request, { connection, sessions }))
+    .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error) }));
+  return true; // the answer is sent asynchronously
+});

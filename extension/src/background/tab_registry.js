@@ -1,0 +1,254 @@
+// @ts-check
+/**
+ * The tabs as the relay sees them: listing, opening, navigating, closing, activating and
+ * grouping, and the tab_event messages that keep the app's list live.
+ *
+ * Browser, extension and web store pages are skipped: never listed, never announced, and any
+ * command that names one fails with restricted_url (DESIGN §4.10). Tabs agents open go into the
+ * "Tabrelay" tab group of their window, so the person sees them together.
+ */
+
+import { CommandError, describeChromeError } from "../shared/errors.js";
+import { ErrorCode, MessageType } from "../shared/protocol.js";
+import { isRestrictedUrl } from "../shared/validation.js";
+
+export const GROUP_TITLE = "Tabrelay";
+const GROUP_COLOR = "orange";
+
+/**
+ * @typedef {object} ChromeTab
+ * @property {number} [id]
+ * @property {number} windowId
+ * @property {string} [url]
+ * @property {string} [pendingUrl]
+ * @property {string} [title]
+ * @property {boolean} active
+ * @property {string} [favIconUrl]
+ * @property {number} [groupId]
+ */
+
+/**
+ * @typedef {object} WireTab
+ * @property {number} id
+ * @property {number} windowId
+ * @property {string} url
+ * @property {string} title
+ * @property {boolean} active
+ * @property {boolean} attached
+ * @property {number} groupId
+ * @property {string} [favIconUrl]
+ */
+
+/**
+ * A tab in the protocol's shape.
+ * @param {ChromeTab} tab
+ * @param {boolean} attached
+ * @returns {WireTab}
+ */
+export function tabToWire(tab, attached) {
+  /** @type {WireTab} */
+  const wire = {
+    id: /** @type {number} */ (tab.id),
+    windowId: tab.windowId,
+    url: tab.url || tab.pendingUrl || "",
+    title: tab.title ?? "",
+    active: tab.active,
+    attached,
+    groupId: tab.groupId ?? -1,
+  };
+  // Only http(s) icons: a data: icon can be large and says nothing the app needs.
+  if (tab.favIconUrl && /^https?:/.test(tab.favIconUrl)) {
+    wire.favIconUrl = tab.favIconUrl;
+  }
+  return wire;
+}
+
+/**
+ * @param {ChromeTab} tab
+ * @returns {boolean}
+ */
+export function isRestrictedTab(tab) {
+  return isRestrictedUrl(tab.url || tab.pendingUrl);
+}
+
+export class TabRegistry {
+  /**
+   * @param {object} deps
+   * @param {import("./chrome_api.js").ChromeApi} deps.api
+   * @param {(tabId: number) => boolean} deps.isAttached
+   */
+  constructor({ api, isAttached }) {
+    this.api = api;
+    this.isAttached = isAttached;
+  }
+
+  /** @returns {Promise<WireTab[]>} every tab the relay may use */
+  async list() {
+    /** @type {ChromeTab[]} */
+    const tabs = await this.api.tabs.query({});
+    return tabs.filter((tab) => tab.id !== undefined && !isRestrictedTab(tab)).map((tab) => this.wire(tab));
+  }
+
+  /**
+   * A tab the relay may use.
+   * @param {number} tabId
+   * @returns {Promise<ChromeTab>}
+   * @throws {CommandError} no_tab, restricted_url
+   */
+  async require(tabId) {
+    /** @type {ChromeTab} */
+    let tab;
+    try {
+      tab = await this.api.tabs.get(tabId);
+    } catch (error) {
+      throw describeChromeError(error, { tabId });
+    }
+    if (isRestrictedTab(tab)) {
+      throw new CommandError(
+        `Tabrelay does not use tab ${tabId}: it shows a browser, extension or web store page`,
+        ErrorCode.RESTRICTED_URL,
+      );
+    }
+    return tab;
+  }
+
+  /** @param {number} tabId */
+  async get(tabId) {
+    return this.wire(await this.require(tabId));
+  }
+
+  /**
+   * Open a tab for an agent, in the window's Tabrelay group.
+   * @param {{url: string, active: boolean}} options
+   */
+  async create({ url, active }) {
+    /** @type {ChromeTab} */
+    const tab = await this.api.tabs.create({ url, active });
+    const tabId = /** @type {number} */ (tab.id);
+    try {
+      await this.group([tabId], GROUP_TITLE);
+    } catch {
+      // Tab groups are a courtesy (a browser without them still gets the tab).
+    }
+    try {
+      return this.wire(await this.api.tabs.get(tabId));
+    } catch {
+      return this.wire(tab);
+    }
+  }
+
+  /**
+   * @param {number} tabId
+   * @param {string} url already checked by checkNavigationUrl
+   */
+  async navigate(tabId, url) {
+    await this.require(tabId);
+    return this.wire(await this.#call(tabId, () => this.api.tabs.update(tabId, { url })));
+  }
+
+  /** @param {number} tabId */
+  async close(tabId) {
+    await this.require(tabId);
+    await this.#call(tabId, () => this.api.tabs.remove(tabId));
+    return {};
+  }
+
+  /** @param {number} tabId */
+  async activate(tabId) {
+    const tab = await this.require(tabId);
+    const updated = await this.#call(tabId, () => this.api.tabs.update(tabId, { active: true }));
+    try {
+      await this.api.windows.update(tab.windowId, { focused: true });
+    } catch {
+      // Focusing can be refused (another app in front, headless); the tab is active anyway.
+    }
+    return this.wire(updated);
+  }
+
+  /**
+   * Put tabs into the group titled `title` of the first tab's window, creating it if needed.
+   * @param {number[]} tabIds
+   * @param {string} title
+   * @returns {Promise<{groupId: number}>}
+   */
+  async group(tabIds, title) {
+    const first = await this.require(tabIds[0]);
+    for (const tabId of tabIds.slice(1)) {
+      await this.require(tabId);
+    }
+    /** @type {Array<{id: number}>} */
+    const groups = await this.api.tabGroups.query({ windowId: first.windowId, title });
+    /** @type {number} */
+    let groupId;
+    if (groups.length > 0) {
+      groupId = await this.api.tabs.group({ groupId: groups[0].id, tabIds });
+    } else {
+      groupId = await this.api.tabs.group({ tabIds, createProperties: { windowId: first.windowId } });
+      await this.api.tabGroups.update(groupId, { title, color: GROUP_COLOR });
+    }
+    return { groupId };
+  }
+
+  /**
+   * The active tab of a window (the focused window when none is named).
+   * @param {number | undefined} windowId
+   * @returns {Promise<ChromeTab>}
+   */
+  async activeTab(windowId) {
+    /** @type {ChromeTab[]} */
+    const tabs = await this.api.tabs.query(
+      windowId === undefined ? { active: true, lastFocusedWindow: true } : { active: true, windowId },
+    );
+    const tab = tabs[0];
+    if (tab === undefined || tab.id === undefined) {
+      throw new CommandError(
+        windowId === undefined ? "No window has an active tab" : `No window with id ${windowId} (or it has no tab)`,
+        ErrorCode.NO_TAB,
+      );
+    }
+    return this.require(tab.id);
+  }
+
+  /**
+   * The tab_event message for a chrome.tabs event, or null when the tab is not the relay's to
+   * see. A tab that navigates to a restricted page is announced as removed.
+   *
+   * @param {"created" | "updated" | "activated"} kind
+   * @param {ChromeTab} tab
+   */
+  eventFor(kind, tab) {
+    if (tab.id === undefined) {
+      return null;
+    }
+    if (isRestrictedTab(tab)) {
+      return kind === "updated" ? removedEvent(tab.id) : null;
+    }
+    return { type: MessageType.TAB_EVENT, event: kind, tab: this.wire(tab) };
+  }
+
+  /** @param {ChromeTab} tab */
+  wire(tab) {
+    return tabToWire(tab, tab.id !== undefined && this.isAttached(tab.id));
+  }
+
+  /**
+   * @template T
+   * @param {number} tabId
+   * @param {() => Promise<T>} call
+   * @returns {Promise<T>}
+   */
+  async #call(tabId, call) {
+    try {
+      return await call();
+    } catch (error) {
+      throw describeChromeError(error, { tabId });
+    }
+  }
+}
+
+/**
+ * @param {number} tabId
+ */
+export function removedEvent(tabId) {
+  return { type: MessageType.TAB_EVENT, event: "removed", tab: { id: tabId } };
+}

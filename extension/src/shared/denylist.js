@@ -1,0 +1,76 @@
+// @ts-check
+/**
+ * The CDP method denylist (DESIGN §4.7), the extension's copy of desktop/tabrelay/protocol/cdp.py.
+ *
+ * The app refuses these before sending; the extension refuses them again, so a forged or buggy
+ * relay cannot dump cookies or escape the tab. tests/unit/test_extension_protocol.py keeps the
+ * two lists equal. Pure: no chrome.*.
+ */
+
+/** Whole domains that reach outside the tab or into the browser's secrets. */
+export const BLOCKED_CDP_DOMAINS = Object.freeze([
+  "Target",
+  "Browser",
+  "WebAuthn",
+  "SystemInfo",
+  "Tethering",
+  "Cast",
+  "Extensions",
+  "PWA",
+]);
+
+export const BLOCKED_CDP_METHODS = Object.freeze([
+  // cookies: read or write the jar beyond what the page itself can see
+  "Network.getAllCookies",
+  "Network.getCookies",
+  "Network.setCookie",
+  "Network.setCookies",
+  "Network.deleteCookies",
+  "Network.clearBrowserCookies",
+  "Storage.getCookies",
+  "Storage.setCookies",
+  "Storage.clearCookies",
+  "Storage.clearDataForOrigin",
+  "Storage.clearDataForStorageKey",
+  "Page.getCookies",
+  // downloads, permissions, credentials
+  "Page.setDownloadBehavior",
+  "Fetch.continueWithAuth",
+  "Network.setUserAgentOverride",
+  "Security.setIgnoreCertificateErrors",
+  "Security.handleCertificateError",
+  "Security.setOverrideCertificateErrors",
+  // escapes into other processes and targets
+  "Page.crash",
+  "Runtime.terminateExecution",
+  "ServiceWorker.deliverPushMessage",
+  "ServiceWorker.dispatchSyncEvent",
+  "ServiceWorker.dispatchPeriodicSyncEvent",
+]);
+
+// Sets for lookup; private so nothing can add to or remove from them.
+const blockedDomains = new Set(BLOCKED_CDP_DOMAINS);
+const blockedMethods = new Set(BLOCKED_CDP_METHODS);
+
+// Same pattern as the app's _METHOD_SYNTAX; JavaScript's $ does not match before a final "\n".
+const METHOD_SYNTAX = /^[A-Z][A-Za-z0-9]*\.[a-z][A-Za-z0-9]*$/;
+
+/**
+ * Why `method` may not be sent, or null when it may.
+ * @param {unknown} method
+ * @returns {string | null}
+ */
+export function cdpBlockReason(method) {
+  if (typeof method !== "string" || !METHOD_SYNTAX.test(method)) {
+    const shown = typeof method === "string" ? method.slice(0, 80) : typeof method;
+    return `'${shown}' is not a CDP method name (Domain.method)`;
+  }
+  const domain = method.split(".", 1)[0];
+  if (blockedDomains.has(domain)) {
+    return `the CDP domain ${domain} is blocked by Tabrelay`;
+  }
+  if (blockedMethods.has(method)) {
+    return `the CDP method ${method} is blocked by Tabrelay`;
+  }
+  return null;
+}

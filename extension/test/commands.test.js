@@ -1,0 +1,195 @@
+// @ts-check
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { bindChromeApi } from "../src/background/chrome_api.js";
+import { CommandRouter, PROTOCOL_METHODS } from "../src/background/commands.js";
+import { DebuggerSessions } from "../src/background/debugger_sessions.js";
+import { TabRegistry } from "../src/background/tab_registry.js";
+import { CommandError } from "../src/shared/errors.js";
+import { fakeChrome } from "./fake_chrome.js";
+
+function setup() {
+  const fake = fakeChrome({
+    tabs: [
+      { id: 1, windowId: 1, url: "https://example.com/", title: "Example", active: true },
+      { id: 2, windowId: 1, url: "chrome://settings/", title: "Settings" },
+      { id: 3, windowId: 1, url: "https://example.org/", title: "Org" },
+    ],
+  });
+  const api = bindChromeApi(fake.chrome);
+  /** @type {Array<{tabId: number, method: string}>} */
+  const events = [];
+  /** @type {number[][]} */
+  const statuses = [];
+  const sessions = new DebuggerSessions({
+    api,
+    onEvent: (tabId, method) => events.push({ tabId, method }),
+    onChange: (tabs) => statuses.push(tabs),
+    cue: false,
+  });
+  const tabs = new TabRegistry({ api, isAttached: (id) => sessions.isAttached(id) });
+  const router = new CommandRouter({ tabs, sessions, relayPort: () => 23001 });
+  /** @param {string} method @param {Record<string, unknown>} [params] */
+  const run = (method, params = {}) => router.handle({ method, params });
+  return { fake, sessions, router, run, events, statuses };
+}
+
+/**
+ * @param {Promise<unknown>} promise
+ * @param {string} code
+ */
+async function rejectsWith(promise, code) {
+  await assert.rejects(promise, (error) => {
+    assert.ok(error instanceof CommandError, String(error));
+    assert.equal(error.code, code, error.message);
+    return true;
+  });
+}
+
+test("the router obeys exactly the protocol's methods", () => {
+  const { router } = setup();
+  assert.deepEqual([...router.methods].sort(), [...PROTOCOL_METHODS].sort());
+});
+
+test("a forged cookie dump is refused before chrome.debugger is touched", async () => {
+  const { fake, run } = setup();
+  await assert.rejects(run("cdp.send", { tabId: 1, method: "Network.getAllCookies" }), /method not allowed/);
+  await rejectsWith(run("cdp.send", { tabId: 1, method: "Storage.getCookies", params: {} }), "blocked_method");
+  await rejectsWith(run("cdp.send", { tabId: 1, method: "Target.createTarget", params: { url: "about:blank" } }), "blocked_method");
+  assert.deepEqual(fake.callsTo("debugger."), []);
+});
+
+test("a method outside the allowlist answers unknown_method and has no side effect", async () => {
+  const { fake, run } = setup();
+  for (const method of ["chrome.management.setEnabled", "management.setEnabled", "__proto__", "constructor", "toString", "hasOwnProperty", "tabs.list.call", "eval"]) {
+    await rejectsWith(run(method, { id: "x", enabled: false }), "unknown_method");
+  }
+  assert.deepEqual(fake.calls, []);
+});
+
+test("browser and extension pages are refused and never attached", async () => {
+  const { fake, run } = setup();
+  await rejectsWith(run("debugger.attach", { tabId: 2 }), "restricted_url");
+  await rejectsWith(run("cdp.send", { tabId: 2, method: "Runtime.evaluate", params: { expression: "1" } }), "restricted_url");
+  await rejectsWith(run("tabs.get", { tabId: 2 }), "restricted_url");
+  await rejectsWith(run("tabs.navigate", { tabId: 1, url: "chrome://settings" }), "restricted_url");
+  await rejectsWith(run("tabs.create", { url: "chrome-extension://abcdefghijklmnopabcdefghijklmnop/options.html" }), "restricted_url");
+  assert.deepEqual(fake.callsTo("debugger.attach"), []);
+  assert.deepEqual(fake.callsTo("tabs.update"), []);
+  assert.deepEqual(fake.callsTo("tabs.create"), []);
+});
+
+test("tabs.list leaves out browser pages", async () => {
+  const { run } = setup();
+  const tabs = /** @type {Array<{id: number}>} */ (await run("tabs.list"));
+  assert.deepEqual(tabs.map((t) => t.id), [1, 3]);
+});
+
+test("cdp.send attaches first, announces the attached tab, then sends", async () => {
+  const { fake, run, statuses } = setup();
+  fake.onCommand(async (method) => (method === "Runtime.evaluate" ? { result: { value: 2 } } : {}));
+  const result = await run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: { expression: "1+1" } });
+  assert.deepEqual(result, { result: { value: 2 } });
+  assert.equal(fake.callsTo("debugger.attach").length, 1);
+  assert.deepEqual(statuses.at(-1), [1]);
+  assert.deepEqual(fake.session.debuggerTabs, { attached: [1], wanted: [1], canceled: [] });
+});
+
+test("two commands at once attach only once", async () => {
+  const { fake, run } = setup();
+  await Promise.all([
+    run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: { expression: "1" } }),
+    run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: { expression: "2" } }),
+  ]);
+  assert.equal(fake.callsTo("debugger.attach").length, 1);
+});
+
+test("a tab closed during a command fails that command with a clear no_tab error", async () => {
+  const { fake, sessions, run } = setup();
+  fake.onCommand(() => new Promise(() => {})); // never answers, like a hanging evaluate
+  await run("debugger.attach", { tabId: 3 });
+  const pending = run("cdp.send", { tabId: 3, method: "Runtime.evaluate", params: { expression: "new Promise(() => {})", awaitPromise: true } });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  fake.tabs.delete(3);
+  await sessions.handleDetach({ tabId: 3 }, "target_closed");
+  await assert.rejects(pending, (error) => {
+    assert.ok(error instanceof CommandError);
+    assert.equal(error.code, "no_tab");
+    assert.match(error.message, /Tab 3 was closed while Runtime\.evaluate was running/);
+    return true;
+  });
+  assert.equal(sessions.isAttached(3), false);
+});
+
+test("after the person cancels the debugging bar, commands are refused, not re-attached", async () => {
+  const { fake, sessions, run } = setup();
+  await run("debugger.attach", { tabId: 1 });
+  await sessions.handleDetach({ tabId: 1 }, "canceled_by_user");
+  fake.attached.delete(1);
+  await rejectsWith(run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: {} }), "canceled_by_user");
+  await rejectsWith(run("debugger.attach", { tabId: 1 }), "canceled_by_user");
+  assert.equal(fake.callsTo("debugger.attach").length, 1);
+  // The person shares it again from the popup.
+  await sessions.attach(1, { byUser: true });
+  assert.equal(sessions.isAttached(1), true);
+});
+
+test("a tab that stays open after target_closed is re-attached", async () => {
+  const { fake, sessions, run } = setup();
+  await run("debugger.attach", { tabId: 1 });
+  fake.attached.delete(1);
+  await sessions.handleDetach({ tabId: 1 }, "target_closed");
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(sessions.isAttached(1), true);
+  assert.equal(fake.callsTo("debugger.attach").length, 2);
+});
+
+test("a wanted tab that navigated to a browser page is re-attached when it leaves it", async () => {
+  const { fake, sessions, run } = setup();
+  await run("debugger.attach", { tabId: 1 });
+  Object.assign(/** @type {object} */ (fake.tabs.get(1)), { url: "chrome://version/" });
+  fake.attached.delete(1);
+  await sessions.handleDetach({ tabId: 1 }, "target_closed");
+  assert.equal(sessions.isAttached(1), false);
+  Object.assign(/** @type {object} */ (fake.tabs.get(1)), { url: "https://example.com/back" });
+  sessions.handleTabUpdated(1, { url: "https://example.com/back" }, { url: "https://example.com/back" });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(sessions.isAttached(1), true);
+});
+
+test("a restarted worker re-adopts the sessions its predecessor attached", async () => {
+  const { fake, run } = setup();
+  await run("debugger.attach", { tabId: 1 });
+  // A new worker: fresh objects over the same browser state.
+  const api = bindChromeApi(fake.chrome);
+  const restarted = new DebuggerSessions({ api, onEvent: () => {}, onChange: () => {}, cue: false });
+  await restarted.restore();
+  assert.deepEqual(restarted.attachedTabs(), [1]);
+  assert.equal(fake.callsTo("debugger.attach").length, 1);
+});
+
+test("debugger events are forwarded with their tab", () => {
+  const { sessions, events } = setup();
+  sessions.handleEvent({ tabId: 1 }, "Page.loadEventFired", { timestamp: 1 });
+  assert.deepEqual(events, [{ tabId: 1, method: "Page.loadEventFired" }]);
+});
+
+test("tabs agents open go into the Tabrelay group", async () => {
+  const { fake, run } = setup();
+  const tab = /** @type {{groupId: number, url: string}} */ (await run("tabs.create", { url: "https://example.net/" }));
+  assert.equal(tab.url, "https://example.net/");
+  assert.notEqual(tab.groupId, -1);
+  const update = fake.callsTo("tabGroups.update")[0];
+  assert.deepEqual(update[2], { title: "Tabrelay", color: "orange" });
+});
+
+test("screenshots come from the active tab through CDP", async () => {
+  const { fake, run } = setup();
+  fake.onCommand(async (method, params) => {
+    assert.equal(method, "Page.captureScreenshot");
+    assert.deepEqual(params, { format: "jpeg", quality: 50 });
+    return { data: "AAAA" };
+  });
+  assert.deepEqual(await run("tabs.screenshot", { format: "jpeg", quality: 50 }), { dataUrl: "data:image/jpeg;base64,AAAA" });
+});

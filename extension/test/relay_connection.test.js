@@ -1,0 +1,440 @@
+// @ts-check
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { RelayConnection } from "../src/background/relay_connection.js";
+import { Backoff } from "../src/shared/backoff.js";
+import { appProof, extensionProof, newNonce } from "../src/shared/handshake.js";
+
+const TOKEN = "tok_abcdefghijklmnopqrstuvwxyz0123456789ABCDE";
+const PORT = 23001;
+
+/** A WebSocket the test plays the server side of. */
+class FakeSocket {
+  /** @type {FakeSocket[]} */
+  static instances = [];
+
+  /** @type {() => number} */
+  static clock = () => 0;
+
+  /** @param {string} url */
+  constructor(url) {
+    this.url = url;
+    this.createdAt = FakeSocket.clock();
+    /** @type {string[]} */
+    this.sent = [];
+    this.closed = false;
+    /** @type {number | undefined} */
+    this.closedWith = undefined;
+    /** @type {((event: any) => void) | null} */ this.onopen = null;
+    /** @type {((event: any) => void) | null} */ this.onmessage = null;
+    /** @type {((event: any) => void) | null} */ this.onclose = null;
+    /** @type {((event: any) => void) | null} */ this.onerror = null;
+    FakeSocket.instances.push(this);
+  }
+
+  /** @param {string} data */
+  send(data) {
+    if (this.closed) throw new Error("closed");
+    this.sent.push(data);
+  }
+
+  close(code = 1000) {
+    if (this.closed) return;
+    this.closed = true;
+    this.closedWith = code;
+    queueMicrotask(() => this.onclose?.({ code, reason: "" }));
+  }
+
+  // --- the server's side ---
+  open() {
+    this.onopen?.({});
+  }
+
+  /** @param {unknown} message */
+  receive(message) {
+    this.onmessage?.({ data: typeof message === "string" ? message : JSON.stringify(message) });
+  }
+
+  /** @param {number} code */
+  serverClose(code) {
+    this.closed = true;
+    this.onclose?.({ code, reason: "" });
+  }
+
+  messages() {
+    return this.sent.map((s) => JSON.parse(s));
+  }
+}
+
+function fakeTimers() {
+  let now = 1_000_000;
+  let nextId = 0;
+  /** @type {Map<number, {at: number, fn: () => void, every?: number}>} */
+  const timers = new Map();
+  return {
+    /** @param {() => void} fn @param {number} ms */
+    setTimeout: (fn, ms) => (timers.set(++nextId, { at: now + ms, fn }), nextId),
+    /** @param {number} id */
+    clearTimeout: (id) => void timers.delete(id),
+    /** @param {() => void} fn @param {number} ms */
+    setInterval: (fn, ms) => (timers.set(++nextId, { at: now + ms, fn, every: ms }), nextId),
+    /** @param {number} id */
+    clearInterval: (id) => void timers.delete(id),
+    now: () => now,
+    pending: () => timers.size,
+    /** Let time pass, firing due timers in order. @param {number} ms */
+    async advance(ms) {
+      const end = now + ms;
+      for (;;) {
+        const due = [...timers.entries()].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+        if (due === undefined) break;
+        const [id, timer] = due;
+        now = timer.at;
+        if (timer.every) timer.at += timer.every;
+        else timers.delete(id);
+        timer.fn();
+        await settle();
+      }
+      now = end;
+    },
+  };
+}
+
+/** Let promises, WebCrypto and queued callbacks run. */
+async function settle() {
+  for (let i = 0; i < 5; i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/**
+ * @param {() => boolean} condition
+ * @param {string} what
+ */
+async function until(condition, what) {
+  for (let i = 0; i < 500; i += 1) {
+    if (condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+/** @param {{token?: string | null}} [initial] null: not paired yet */
+function memorySettings({ token: initialToken = TOKEN } = {}) {
+  const token = initialToken ?? undefined;
+  /** @type {{port: number, token: string | undefined, authProblem: string | undefined, unpaired: boolean, pairingSince: number | undefined}} */
+  const data = { port: PORT, token, authProblem: undefined, unpaired: false, pairingSince: undefined };
+  return {
+    data,
+    load: async () => ({ port: data.port, token: data.token, authProblem: data.authProblem, unpaired: data.unpaired }),
+    /** @param {string} t */ saveToken: async (t) => void ((data.token = t), (data.unpaired = false), (data.authProblem = undefined)),
+    forgetToken: async () => void (data.token = undefined),
+    /** @param {string | undefined} m */ setAuthProblem: async (m) => void (data.authProblem = m),
+    /** @param {boolean} u */ setUnpaired: async (u) => void (data.unpaired = u),
+    pairingSince: async () => data.pairingSince,
+    /** @param {number | null} s */ setPairingSince: async (s) => void (data.pairingSince = s ?? undefined),
+  };
+}
+
+/**
+ * @param {object} [options]
+ * @param {ReturnType<typeof memorySettings>} [options.settings]
+ * @param {(url: string) => Promise<{status: number, body: string}>} [options.fetch]
+ */
+function setup({ settings = memorySettings(), fetch } = {}) {
+  FakeSocket.instances = [];
+  const timers = fakeTimers();
+  FakeSocket.clock = timers.now;
+  /** @type {Array<{id: string, method: string}>} */
+  const obeyed = [];
+  /** @type {string[]} */
+  const fetched = [];
+  /** @type {any[]} */
+  const states = [];
+  const connection = new RelayConnection({
+    settings,
+    WebSocketImpl: /** @type {any} */ (FakeSocket),
+    fetchImpl: /** @type {any} */ (
+      async (/** @type {string} */ url) => {
+        fetched.push(url);
+        if (!fetch) throw new TypeError("Failed to fetch");
+        const answer = await fetch(url);
+        return { status: answer.status, text: async () => answer.body };
+      }
+    ),
+    onState: (state) => states.push(state),
+    onCommand: async (command) => {
+      obeyed.push(command);
+      return { done: command.method };
+    },
+    announcement: async () => [
+      { type: "hello", protocol: 1, extension: "0.1.0", browser: "Test 1", capabilities: [], instance: "i" },
+      { type: "status", attachedTabs: [4] },
+    ],
+    timers,
+    backoff: new Backoff({ random: () => 0.5 }),
+  });
+  const socket = () => FakeSocket.instances[FakeSocket.instances.length - 1];
+  const state = () => states[states.length - 1]?.state;
+  return { connection, settings, timers, obeyed, fetched, states, socket, state };
+}
+
+/**
+ * Play the real app's side of the handshake on the latest socket.
+ * @param {FakeSocket} socket
+ * @param {{token?: string, appProofOverride?: string}} [options]
+ */
+async function authenticate(socket, { token = TOKEN, appProofOverride } = {}) {
+  socket.open();
+  const appNonce = newNonce();
+  socket.receive({ type: "auth.challenge", protocol: 1, nonce: appNonce });
+  await until(() => socket.sent.length === 1, "auth.response");
+  const response = JSON.parse(socket.sent[0]);
+  const binding = { port: PORT, appNonce, extensionNonce: response.nonce };
+  assert.equal(response.type, "auth.response");
+  assert.equal(response.proof, await extensionProof(token, binding), "the extension's proof");
+  socket.receive({ type: "auth.ok", proof: appProofOverride ?? (await appProof(token, binding)) });
+  await settle();
+}
+
+test("connects, proves itself, checks the app's proof, then announces hello and status", async () => {
+  const { connection, socket, state } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  assert.equal(socket().url, "ws://127.0.0.1:23001/ws/browser-relay");
+  await authenticate(socket());
+  const sent = socket().messages();
+  assert.deepEqual(sent.slice(1).map((m) => m.type), ["hello", "status"]);
+  assert.equal(state(), "connected");
+  assert.equal(connection.connected, true);
+});
+
+test("commands are answered once connected, errors with their code", async () => {
+  const { connection, socket, obeyed } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  socket().receive({ id: "1", method: "tabs.list", params: {} });
+  socket().receive({ id: "2", method: "tabs.get", params: [1] });
+  await until(() => socket().sent.length === 5, "two answers");
+  assert.deepEqual(obeyed.map((c) => c.id), ["1"]);
+  const answers = socket().messages().slice(3);
+  const answer = answers.find((m) => m.id === "1");
+  const error = answers.find((m) => m.id === "2");
+  assert.deepEqual(answer, { id: "1", result: { done: "tabs.list" } });
+  assert.equal(error.id, "2");
+  assert.equal(error.code, "invalid_params");
+});
+
+test("a command sent before the app proves itself is never obeyed", async () => {
+  const { connection, socket, obeyed, state } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  socket().open();
+  socket().receive({ id: "1", method: "tabs.create", params: { url: "https://evil.test/" } });
+  await settle();
+  assert.deepEqual(obeyed, []);
+  assert.equal(socket().closed, true);
+  assert.equal(state(), "unverified");
+  assert.deepEqual(socket().sent, []);
+});
+
+test("an impostor that cannot prove the token learns nothing and is obeyed in nothing", async () => {
+  const { connection, socket, obeyed, state } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  const impostor = socket();
+  await authenticate(impostor, { appProofOverride: "A".repeat(43) });
+  impostor.receive({ id: "1", method: "debugger.attach", params: { tabId: 1 } });
+  impostor.receive({ type: "ping" });
+  await settle();
+  assert.deepEqual(obeyed, []);
+  assert.equal(state(), "unverified");
+  assert.deepEqual(impostor.messages().map((m) => m.type), ["auth.response"]);
+  assert.ok(!impostor.sent.some((frame) => frame.includes(TOKEN)), "the token never goes on the wire");
+  assert.equal(connection.connected, false);
+});
+
+test("an impostor's close codes neither unpair the browser nor swap its token", async () => {
+  const evil = "evil_token_abcdefghijklmnopqrstuvwxyz012345";
+  const { connection, socket, settings, timers } = setup({
+    fetch: async () => ({ status: 200, body: JSON.stringify({ port: PORT, token: evil, protocol: 1 }) }),
+  });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  socket().open();
+  socket().serverClose(4410);
+  await settle();
+  await timers.advance(1_000);
+  await until(() => FakeSocket.instances.length === 2, "a retry");
+  socket().open();
+  socket().serverClose(4403);
+  await settle();
+  assert.equal(settings.data.token, TOKEN);
+  assert.equal(settings.data.unpaired, false);
+});
+
+test("a 4401 rejection is permanent and visible until the person pairs again", async () => {
+  const { connection, socket, settings, timers, state, fetched } = setup({
+    fetch: async () => ({ status: 200, body: JSON.stringify({ port: PORT, token: "new_token_abcdefghijklmnopqrstuvwxyz0123456", protocol: 1 }) }),
+  });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  socket().open();
+  socket().serverClose(4401);
+  await until(() => state() === "rejected", "rejected");
+  assert.equal(fetched.length, 1, "the config is fetched once");
+  assert.equal(settings.data.token, TOKEN, "a token from the port is not adopted without the person");
+  assert.match(/** @type {string} */ (settings.data.authProblem), /token has changed/);
+  await timers.advance(10 * 60_000);
+  connection.start(); // an alarm wakes the worker
+  await settle();
+  assert.equal(FakeSocket.instances.length, 1, "no new attempt");
+  await connection.pair();
+  await until(() => FakeSocket.instances.length === 2, "a new attempt after Pair");
+  assert.equal(settings.data.token, "new_token_abcdefghijklmnopqrstuvwxyz0123456");
+});
+
+test("a rotation announced by the authenticated app fetches the new token and reconnects", async () => {
+  const next = "rotated_abcdefghijklmnopqrstuvwxyz0123456789";
+  const { connection, socket, settings } = setup({
+    fetch: async () => ({ status: 200, body: JSON.stringify({ port: PORT, token: next, protocol: 1 }) }),
+  });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  socket().serverClose(4410);
+  await until(() => FakeSocket.instances.length === 2, "a reconnect");
+  assert.equal(settings.data.token, next);
+  await authenticate(socket(), { token: next });
+  assert.equal(connection.connected, true);
+});
+
+test("an unpairing by the authenticated app forgets the token and stops", async () => {
+  const { connection, socket, settings, timers, state } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  socket().serverClose(4403);
+  await until(() => state() === "unpaired", "unpaired");
+  assert.equal(settings.data.token, undefined);
+  await timers.advance(60_000);
+  connection.start();
+  await settle();
+  assert.equal(FakeSocket.instances.length, 1);
+});
+
+test("while connected the extension pings every 20 seconds", async () => {
+  const { connection, socket, timers } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  const before = socket().sent.length;
+  for (let i = 0; i < 3; i += 1) {
+    socket().receive({ type: "pong" });
+    await timers.advance(20_000);
+  }
+  const pings = socket().messages().slice(before).filter((m) => m.type === "ping");
+  assert.equal(pings.length, 3);
+});
+
+test("a silent app is presumed gone and the extension reconnects", async () => {
+  const { connection, socket, timers } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  await timers.advance(60_000);
+  assert.equal(socket().closed, true);
+  await timers.advance(1_000);
+  assert.equal(FakeSocket.instances.length, 2);
+});
+
+test("the app's own pings are answered", async () => {
+  const { connection, socket } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  socket().receive({ type: "ping" });
+  assert.deepEqual(socket().messages().at(-1), { type: "pong" });
+});
+
+test("an unreachable app is retried with growing delays", async () => {
+  const { connection, socket, timers, state } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a first attempt");
+  for (let i = 1; i < 5; i += 1) {
+    socket().serverClose(1006); // the connection failed before opening
+    await settle();
+    assert.equal(state(), "unreachable");
+    while (FakeSocket.instances.length === i) {
+      await timers.advance(100);
+    }
+  }
+  const times = FakeSocket.instances.map((s) => s.createdAt);
+  const gaps = times.slice(1).map((t, i) => t - times[i]);
+  assert.deepEqual(gaps, [500, 1_000, 2_000, 4_000]);
+});
+
+test("without a token it asks the app to pair, and asks again while approval is pending", async () => {
+  let approved = false;
+  const { connection, socket, state, fetched, timers, settings } = setup({
+    settings: memorySettings({ token: null }),
+    fetch: async () =>
+      approved
+        ? { status: 200, body: JSON.stringify({ port: PORT, token: TOKEN, protocol: 1 }) }
+        : { status: 403, body: JSON.stringify({ error: "pairing_required" }) },
+  });
+  connection.start();
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+  assert.equal(fetched[0], "http://127.0.0.1:23001/api/browser-relay/config");
+  await timers.advance(4_000);
+  assert.equal(fetched.length, 2);
+  assert.equal(FakeSocket.instances.length, 0, "no connection without a token");
+  approved = true;
+  await timers.advance(4_000);
+  await until(() => FakeSocket.instances.length === 1, "connects once approved");
+  assert.equal(settings.data.token, TOKEN);
+  await authenticate(socket());
+  assert.equal(state(), "connected");
+});
+
+test("an app that hides its pairing answer from CORS still counts as asking for approval", async () => {
+  const { connection, state } = setup({ settings: memorySettings({ token: null }) });
+  // fetchImpl: the config request fails (CORS), the no-cors health probe arrives.
+  /** @type {any} */ (connection).fetchImpl = async (/** @type {string} */ url, /** @type {any} */ init) => {
+    if (init.mode === "no-cors") return { status: 0, text: async () => "" };
+    throw new TypeError("Failed to fetch");
+  };
+  connection.start();
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+});
+
+test("pairing stops asking after two minutes without approval", async () => {
+  const { connection, state, fetched, timers } = setup({
+    settings: memorySettings({ token: null }),
+    fetch: async () => ({ status: 403, body: JSON.stringify({ error: "pairing_required" }) }),
+  });
+  connection.start();
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+  await timers.advance(130_000);
+  await settle();
+  assert.equal(state(), "unpaired");
+  const asked = fetched.length;
+  await timers.advance(120_000);
+  connection.start();
+  await settle();
+  assert.equal(fetched.length, asked, "no more pairing requests until the person clicks Pair");
+});
+
+test("a new port drops the connection and connects there at once", async () => {
+  const { connection, socket, settings } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  settings.data.port = 24000;
+  connection.restart();
+  await until(() => FakeSocket.instances.length === 2, "a new socket");
+  assert.equal(FakeSocket.instances[0].closed, true);
+  assert.equal(socket().url, "ws://127.0.0.1:24000/ws/browser-relay");
+});
