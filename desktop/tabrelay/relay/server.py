@@ -155,6 +155,7 @@ class RelayServer:
         self._admissions: dict[uuid.UUID, _Admission] = {}
         self._links: dict[str, _Link] = {}
         self._live: set[ServerConnection] = set()
+        self._accepted: set[ServerConnection] = set()  # every TCP connection, from its accept
         self._seed_ids = itertools.count(1)
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -165,6 +166,19 @@ class RelayServer:
         Raises:
             StartupError: the port is taken or cannot be bound; nothing is left running.
         """
+        accepted = self._accepted
+
+        class _Connection(ServerConnection):
+            """Registers itself from the TCP accept on, so ``stop`` can drop idle sockets."""
+
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                super().connection_made(transport)
+                accepted.add(self)
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                accepted.discard(self)
+                super().connection_lost(exc)
+
         try:
             self._server = await serve(
                 self._handle,
@@ -176,6 +190,7 @@ class RelayServer:
                 max_queue=64,
                 ping_interval=None,  # the relay protocol has its own ping/pong
                 server_header=None,
+                create_connection=_Connection,
             )
         except OSError as exc:
             raise StartupError(
@@ -192,6 +207,12 @@ class RelayServer:
         if self._server is None:
             return
         self._server.close(close_connections=True)
+        # A socket that never sent its request would hold wait_closed() for websockets'
+        # open_timeout (10 s); browsers open such sockets in advance (Chrome preconnects to
+        # pages it visited), so quitting or restarting must not wait for them.
+        for connection in list(self._accepted):
+            if connection.protocol.state is State.CONNECTING:
+                connection.transport.abort()
         await self._server.wait_closed()
         self._server = None
 
