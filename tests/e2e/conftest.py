@@ -1,0 +1,87 @@
+"""Fixtures for the e2e tests: one Chromium, one app and one page server per test module.
+
+Sharing them per module keeps the suite fast; a test that changes shared state (closes the
+app, rotates the token) restores it or runs last in its module. Without Chromium every test
+here is collected and skipped with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+
+from e2e.chromium import EXTENSION_ID, chromium_path
+from e2e.harness import (
+    AppUnderTest,
+    DefaultPortGuard,
+    ExtensionBrowser,
+    PageServer,
+    PortTaken,
+)
+from tabrelay.config.paths import Paths
+
+CHROMIUM = chromium_path()
+
+requires_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's Chromium is not installed (/usr/bin/chromium); `make test` installs it",
+)
+
+# Every e2e module uses this: the marker, the skip, and one event loop for the module (its
+# Chromium, app and CDP connection live across tests).
+E2E = [pytest.mark.e2e, requires_chromium, pytest.mark.asyncio(loop_scope="module")]
+
+
+async def launch_browser(relay_port: int) -> ExtensionBrowser:
+    """Chromium with a fresh profile and the extension, pointed at ``relay_port``.
+
+    The port is typed into the options page, as a person would; until then the default port is
+    held so a fresh extension cannot pair with a real Tabrelay listening there.
+    """
+    assert CHROMIUM is not None
+    try:
+        async with DefaultPortGuard():
+            browser = await ExtensionBrowser.launch(CHROMIUM)
+            try:
+                await browser.set_relay_port(relay_port)
+            except BaseException:
+                await browser.close()
+                raise
+    except PortTaken as taken:
+        pytest.skip(str(taken))
+    return browser
+
+
+@pytest.fixture(scope="module")
+def pages() -> Iterator[PageServer]:
+    with PageServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def module_paths(tmp_path_factory: pytest.TempPathFactory) -> Paths:
+    return Paths.resolve({"TABRELAY_HOME": str(tmp_path_factory.mktemp("tabrelay-home"))})
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def app(module_paths: Paths) -> AsyncIterator[AppUnderTest]:
+    """The real app core with the test extension paired."""
+    app = AppUnderTest(module_paths, paired=(EXTENSION_ID,))
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser(app: AppUnderTest) -> AsyncIterator[ExtensionBrowser]:
+    """Chromium with the extension, connected to ``app``."""
+    browser = await launch_browser(app.port)
+    try:
+        await app.browser(timeout=15)
+        yield browser
+    finally:
+        await browser.close()
