@@ -10,22 +10,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime
 import logging
+import os
 import signal
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from tabrelay import __version__
+from tabrelay import __version__, commands
+from tabrelay.approval.policy import DECISIONS
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
-from tabrelay.config.settings import EXTENSION_ID, Settings, SettingsStore
-from tabrelay.core import Core, CoreOptions
+from tabrelay.endpoint import MCP_PATH
 from tabrelay.errors import TabrelayError, UsageError
 from tabrelay.protocol.constants import RELAY_PATH
-from tabrelay.relay.pairing import Pairing
-from tabrelay.system.doctor import Doctor
+from tabrelay.store.commandlog import EXPORT_FORMATS
+from tabrelay.system.doctor import running_instance
+from tabrelay.system.launcher import tabrelay_command
 from tabrelay.system.logs import Redactor, setup_logging
 
 logger = logging.getLogger(__name__)
@@ -44,36 +47,84 @@ def build_parser() -> argparse.ArgumentParser:
         description="Let AI agents use your open browser, with you in control.",
     )
     parser.add_argument("--version", action="version", version=f"tabrelay {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the core headless (no tray)")
+    serve = sub.add_parser("serve", help="run the core headless (no tray)")
     serve.add_argument("--relay-port", type=_port, metavar="N", help="relay port (default 23001)")
     serve.add_argument("--mcp-port", type=_port, metavar="N", help="MCP port (default 23002)")
     serve.add_argument("--verbose", "-v", action="store_true", help="log at DEBUG level")
     serve.set_defaults(handler=_serve)
 
-    token = commands.add_parser("token", help="the relay token").add_subparsers(
+    token = sub.add_parser("token", help="the relay token").add_subparsers(
         dest="action", metavar="ACTION", required=True
     )
     token.add_parser("show", help="print the relay token (for manual pairing)").set_defaults(
-        handler=_token_show
+        handler=commands.token_show
     )
-    token.add_parser("rotate", help="replace the relay token").set_defaults(handler=_token_rotate)
+    token.add_parser("rotate", help="replace the relay token").set_defaults(
+        handler=commands.token_rotate
+    )
 
-    pair = commands.add_parser("pair", help="paired browser extensions").add_subparsers(
+    pair = sub.add_parser("pair", help="paired browser extensions").add_subparsers(
         dest="action", metavar="ACTION", required=True
     )
-    pair.add_parser("list", help="list paired extension ids").set_defaults(handler=_pair_list)
+    pair.add_parser("list", help="list paired extension ids").set_defaults(
+        handler=commands.pair_list
+    )
     allow = pair.add_parser("allow", help="pair an extension id")
     allow.add_argument("extension_id", metavar="EXTENSION_ID")
-    allow.set_defaults(handler=_pair_allow)
+    allow.set_defaults(handler=commands.pair_allow)
     revoke = pair.add_parser("revoke", help="unpair an extension id (disconnects it)")
     revoke.add_argument("extension_id", metavar="EXTENSION_ID")
-    revoke.set_defaults(handler=_pair_revoke)
+    revoke.set_defaults(handler=commands.pair_revoke)
 
-    commands.add_parser(
-        "doctor", help="check what works and how to fix what does not"
-    ).set_defaults(handler=_doctor)
+    client = sub.add_parser("client", help="MCP clients and their tokens").add_subparsers(
+        dest="action", metavar="ACTION", required=True
+    )
+    add = client.add_parser("add", help="create a client token (shown once) and config snippets")
+    add.add_argument("name", metavar="NAME")
+    add.set_defaults(handler=commands.client_add)
+    client.add_parser("list", help="list MCP clients").set_defaults(handler=commands.client_list)
+    drop = client.add_parser("revoke", help="revoke a client's token at once")
+    drop.add_argument("name", metavar="NAME")
+    drop.set_defaults(handler=commands.client_revoke)
+
+    policy = sub.add_parser("policy", help="approval rules").add_subparsers(
+        dest="action", metavar="ACTION", required=True
+    )
+    policy.add_parser("list", help="list the rules").set_defaults(handler=commands.policy_list)
+    rule = policy.add_parser("set", help="allow, ask or deny a tool (on a site, for a client)")
+    rule.add_argument("tool", metavar="TOOL", help="a tool name, or * for every tool")
+    rule.add_argument("decision", choices=DECISIONS)
+    rule.add_argument(
+        "--site", metavar="ORIGIN", help="only on this site, e.g. https://example.com"
+    )
+    rule.add_argument("--client", metavar="NAME", help="only for this MCP client")
+    rule.add_argument("--hours", type=float, metavar="H", help="expire after H hours")
+    rule.set_defaults(handler=commands.policy_set)
+    policy.add_parser("reset", help="remove every rule (back to the defaults)").set_defaults(
+        handler=commands.policy_reset
+    )
+
+    log = sub.add_parser("log", help="the command log").add_subparsers(
+        dest="action", metavar="ACTION", required=True
+    )
+    tail = log.add_parser("tail", help="the latest calls")
+    tail.add_argument("-n", type=int, default=20, metavar="N", help="how many (default 20)")
+    tail.add_argument("--follow", "-f", action="store_true", help="keep printing new calls")
+    tail.set_defaults(handler=commands.log_tail)
+    export = log.add_parser("export", help="every call, to stdout or a file")
+    export.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl")
+    export.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
+    export.set_defaults(handler=commands.log_export)
+
+    stdio = sub.add_parser("mcp-stdio", help="MCP over stdio, for clients that need it")
+    stdio.add_argument("--client", required=True, metavar="NAME", help="the client's name")
+    stdio.set_defaults(handler=_mcp_stdio)
+
+    sub.add_parser("doctor", help="check what works and how to fix what does not").set_defaults(
+        handler=commands.doctor
+    )
     return parser
 
 
@@ -112,6 +163,8 @@ def _serve(args: argparse.Namespace, paths: Paths) -> int:
 
 
 async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redactor) -> int:
+    from tabrelay.core import Core, CoreOptions  # the MCP SDK is slow to import; only here
+
     tokens = await asyncio.to_thread(TokenStore.open, paths)
     for problem in tokens.all_problems():
         logger.warning("%s", problem)
@@ -123,14 +176,15 @@ async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redact
     )
     await core.start()
     assert core.relay is not None
+    assert core.endpoint is not None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):  # Windows: Ctrl+C raises instead
             loop.add_signal_handler(sig, stop.set)
     print(
-        f"tabrelay: serving relay on ws://{core.relay.host}:{core.relay.port}{RELAY_PATH} "
-        "(Ctrl+C to stop)",
+        f"tabrelay: serving relay on ws://{core.relay.host}:{core.relay.port}{RELAY_PATH}, "
+        f"MCP on http://{core.endpoint.host}:{core.endpoint.port}{MCP_PATH} (Ctrl+C to stop)",
         file=sys.stderr,
         flush=True,
     )
@@ -141,79 +195,56 @@ async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redact
     return 0
 
 
-# --- token ----------------------------------------------------------------------------------
+# --- mcp-stdio ------------------------------------------------------------------------------
+
+APP_START_TIMEOUT = 20.0
 
 
-def _token_show(args: argparse.Namespace, paths: Paths) -> int:
-    print(TokenStore.open(paths).relay_token())
-    return 0
+def _mcp_stdio(args: argparse.Namespace, paths: Paths) -> int:
+    from tabrelay.endpoint.bridge import pump
 
-
-def _token_rotate(args: argparse.Namespace, paths: Paths) -> int:
-    TokenStore.open(paths).rotate_relay_token()
-    _bump_secrets_revision(paths)
-    print(
-        "Relay token rotated. Paired extensions reconnect with the new one; an extension "
-        "paired by hand needs the new token pasted into its options."
+    # stdout carries the protocol: every log line goes to stderr.
+    setup_logging(Redactor(), log_file=None, level=logging.WARNING)
+    tokens = TokenStore.open(paths)
+    token = tokens.client_token(args.client)
+    missing = (
+        f"No MCP client named {args.client!r} in Tabrelay. Create it with "
+        f"`tabrelay client add {args.client}` (or in the tray: Connect an MCP client)."
     )
+    port = _running_mcp_port(paths) or _start_headless(paths)
+    url = f"http://127.0.0.1:{port}{MCP_PATH}" if port else "http://127.0.0.1:0/unreachable"
+    import anyio
+
+    anyio.run(lambda: pump(url, token, missing_token=missing))
     return 0
 
 
-def _bump_secrets_revision(paths: Paths) -> None:
-    """Tell a running app that a secret changed (it watches the settings file)."""
-
-    def bump(settings: Settings) -> None:
-        settings.secrets_revision += 1
-
-    SettingsStore(paths.settings_file).update(bump)
+def _running_mcp_port(paths: Paths) -> int | None:
+    instance = running_instance(paths)
+    port = instance.get("mcp_port") if instance else None
+    return port if isinstance(port, int) and port else None
 
 
-# --- pair -----------------------------------------------------------------------------------
-
-
-def _pair_list(args: argparse.Namespace, paths: Paths) -> int:
-    store = SettingsStore(paths.settings_file)
-    settings = store.load()
-    if not settings.paired_extensions:
-        print("No extension is paired. Open the Tabrelay extension's popup to pair it.")
-    for paired in settings.paired_extensions:
-        print(f"{paired.id}  paired {_when(paired.paired_at)}")
-    return 0
-
-
-def _pair_allow(args: argparse.Namespace, paths: Paths) -> int:
-    extension_id = _extension_id(args.extension_id)
-    Pairing(SettingsStore(paths.settings_file)).allow(extension_id)
-    print(f"Paired chrome-extension://{extension_id}")
-    return 0
-
-
-def _pair_revoke(args: argparse.Namespace, paths: Paths) -> int:
-    extension_id = _extension_id(args.extension_id)
-    if not Pairing(SettingsStore(paths.settings_file)).revoke(extension_id):
-        raise TabrelayError(f"extension {extension_id} is not paired")
-    print(f"Unpaired chrome-extension://{extension_id}; its connections are closed")
-    return 0
-
-
-def _extension_id(raw: str) -> str:
-    value = raw.strip().removeprefix("chrome-extension://").rstrip("/")
-    if not EXTENSION_ID.match(value):
-        raise UsageError(f"{raw!r} is not an extension id (32 letters a-p)")
-    return value
-
-
-# --- doctor ---------------------------------------------------------------------------------
-
-
-def _doctor(args: argparse.Namespace, paths: Paths) -> int:
-    checks = Doctor(paths).run()
-    marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
-    for check in checks:
-        print(f"[{marks[check.status]}] {check.name}: {check.detail}")
-        if check.fix:
-            print(f"       fix: {check.fix}")
-    return 1 if any(c.status == "fail" for c in checks) else 0
+def _start_headless(paths: Paths) -> int | None:
+    """Start ``tabrelay serve`` in the background and wait for it to be ready."""
+    paths.log_dir.mkdir(parents=True, exist_ok=True)
+    with open(paths.log_dir / "serve-from-stdio.log", "ab") as log:
+        subprocess.Popen(
+            [*tabrelay_command(), "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env=os.environ.copy(),
+        )
+    deadline = time.monotonic() + APP_START_TIMEOUT
+    while time.monotonic() < deadline:
+        port = _running_mcp_port(paths)
+        if port:
+            return port
+        time.sleep(0.1)
+    logger.error("Tabrelay did not start within %g s; see %s", APP_START_TIMEOUT, paths.log_dir)
+    return None
 
 
 # --- argument types -------------------------------------------------------------------------
@@ -227,7 +258,3 @@ def _port(raw: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{value} is not between 0 and 65535")
     return value
-
-
-def _when(timestamp: float) -> str:
-    return datetime.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")

@@ -1,8 +1,9 @@
-"""The Qt-free core both front ends run: settings, secrets, the relay and what hangs off it.
+"""The Qt-free core both front ends run: settings, secrets, relay, approvals, log, MCP endpoint.
 
 ``cli.py`` (``tabrelay serve``) and ``app.py`` (the tray app) build a ``Core``, start it on
 their loop and stop it on the way out. The core also watches the settings file, so commands
-run from another process (``tabrelay pair revoke``, ``token rotate``…) take effect at once.
+run from another process (``tabrelay pair revoke``, ``client add``, ``token rotate``…) take
+effect at once.
 """
 
 from __future__ import annotations
@@ -15,24 +16,33 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from tabrelay import __version__
+from tabrelay.approval.gate import ApprovalGate, Approver
 from tabrelay.config.files import atomic_write
+from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import Settings, SettingsStore
+from tabrelay.endpoint.calls import ToolRunner
+from tabrelay.endpoint.server import McpEndpoint
 from tabrelay.errors import ConfigError
 from tabrelay.protocol.constants import CloseCode
+from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub
 from tabrelay.relay.pairing import Pairing, PairingApprover
 from tabrelay.relay.ratelimit import FailureLimiter
-from tabrelay.relay.registry import BrowserRegistry
+from tabrelay.relay.registry import BrowserRegistry, Change
 from tabrelay.relay.server import RelayServer
+from tabrelay.store.commandlog import CommandLog
 from tabrelay.system.logs import Redactor
 
 logger = logging.getLogger(__name__)
 
 WATCH_INTERVAL = 0.25
+NOTIFY_DELAY = 0.2  # coalesce bursts of tab changes into one list-changed notification
+PRUNE_INTERVAL = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +67,7 @@ class Core:
         redactor: Redactor,
         options: CoreOptions | None = None,
         pairing_approver: PairingApprover | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self.paths = paths
         self.tokens = tokens
@@ -66,11 +77,20 @@ class Core:
         self.registry = BrowserRegistry()
         self.hub = EventHub()
         self.pairing = Pairing(self.settings_store, approver=pairing_approver)
+        self.gate = ApprovalGate(self.settings_store, approver=approver)
+        self.clients = ClientTokens(self.settings_store, tokens)
+        self.command_log: CommandLog | None = None
+        self.relay: RelayServer | None = None
+        self.endpoint: McpEndpoint | None = None
+        self.runner: ToolRunner | None = None
         self._relay_token = ""
+        self._client_tokens: dict[str, str] = {}
         self._secrets_revision = 0
         self._paired: frozenset[str] = frozenset()
-        self._watcher: asyncio.Task[None] | None = None
-        self.relay: RelayServer | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._notifications: set[asyncio.Task[None]] = set()
+        self._notify: asyncio.TimerHandle | None = None
+        self._unsubscribe = self.registry.add_listener(self._browsers_changed)
 
     @property
     def settings(self) -> Settings:
@@ -78,6 +98,11 @@ class Core:
 
     def relay_token(self) -> str:
         return self._relay_token
+
+    def client_tokens(self) -> dict[str, str]:
+        return self._client_tokens
+
+    # --- lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Load state and start serving.
@@ -87,9 +112,10 @@ class Core:
             ConfigError: the secret store cannot be used.
         """
         settings = await asyncio.to_thread(self.settings_store.load)
-        await self._load_relay_token()
+        await self._load_secrets()
         self._secrets_revision = settings.secrets_revision
         self._paired = frozenset(p.id for p in settings.paired_extensions)
+        self.command_log = await asyncio.to_thread(CommandLog, self.paths.command_log_file)
         opts = self.options
         self.relay = RelayServer(
             host=settings.host,
@@ -104,23 +130,66 @@ class Core:
             pong_timeout=opts.pong_timeout,
             command_timeout=settings.command_timeout,
         )
-        await self.relay.start()
+        self.runner = ToolRunner(
+            registry=self.registry,
+            gate=self.gate,
+            hub=self.hub,
+            settings=self.settings_store,
+            log=self.command_log,
+            own_ports=self.own_ports,
+            status=self.status,
+        )
+        self.endpoint = McpEndpoint(
+            self.runner,
+            tokens=self.client_tokens,
+            host=settings.host,
+            port=settings.mcp_port if opts.mcp_port is None else opts.mcp_port,
+        )
+        try:
+            await self.relay.start()
+            await self.endpoint.start()
+        except BaseException:
+            await self.relay.stop()
+            self.command_log.close()
+            raise
         if opts.write_instance_file:
             self._write_instance_file()
-        self._watcher = asyncio.create_task(self._watch())
+        self._tasks = [asyncio.create_task(self._watch()), asyncio.create_task(self._prune())]
 
     async def stop(self) -> None:
-        if self._watcher is not None:
-            self._watcher.cancel()
+        tasks, self._tasks = [*self._tasks, *self._notifications], []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
-            self._watcher = None
+                await task
+        if self._notify is not None:
+            self._notify.cancel()
         await self.pairing.close()
+        if self.endpoint is not None:
+            await self.endpoint.stop()
         if self.relay is not None:
             await self.relay.stop()
         self.hub.close()
+        if self.command_log is not None:
+            self.command_log.close()
         if self.options.write_instance_file:
             self._remove_instance_file()
+
+    def own_ports(self) -> list[int]:
+        ports = [self.relay.port if self.relay else 0, self.endpoint.port if self.endpoint else 0]
+        return [p for p in ports if p]
+
+    def status(self) -> dict[str, Any]:
+        """What browser_status reports and the tray's status line shows."""
+        return {
+            "browsers": [_describe(b) for b in self.registry.all()],
+            "pending_approvals": len(self.gate.pending),
+            "paused": self.gate.paused,
+            "version": __version__,
+        }
+
+    # --- secrets ----------------------------------------------------------------------------
 
     async def rotate_relay_token(self) -> None:
         """New relay token; live sessions close at once and the old token stops working."""
@@ -134,23 +203,30 @@ class Core:
         self._secrets_revision = settings.secrets_revision
         await self._close_for_rotation()
 
-    async def _load_relay_token(self) -> None:
-        self._relay_token = await asyncio.to_thread(self.tokens.relay_token)
-        self.redactor.add_secret(self._relay_token)
+    async def _load_secrets(self) -> None:
+        def read() -> tuple[str, dict[str, str]]:
+            return self.tokens.relay_token(), self.clients.table()
+
+        self._relay_token, self._client_tokens = await asyncio.to_thread(read)
+        for secret in (self._relay_token, *self._client_tokens.values()):
+            self.redactor.add_secret(secret)
 
     async def _close_for_rotation(self) -> None:
         if self.relay is not None:
             await self.relay.close_all(CloseCode.TOKEN_ROTATED, "the relay token was rotated")
         logger.info("relay token rotated; connections closed")
 
+    # --- watching ---------------------------------------------------------------------------
+
     async def _watch(self) -> None:
-        """Apply changes other processes make to the settings and secrets."""
+        """Apply changes to pairings and secrets, whoever made them."""
         while True:
             await asyncio.sleep(WATCH_INTERVAL)
             try:
-                settings = await asyncio.to_thread(self.settings_store.reload_if_changed)
-                if settings is not None:
-                    await self._apply(settings)
+                changed = await asyncio.to_thread(self.settings_store.reload_if_changed)
+                # Compare with what was applied rather than trusting file changes alone: this
+                # process's own writes (the tray adding a client) count too.
+                await self._apply(changed or self.settings_store.current)
             # The watcher must outlive a transient failure (a locked keychain, a file being
             # replaced): log it and try again on the next tick.
             except Exception:
@@ -168,16 +244,51 @@ class Core:
         if settings.secrets_revision != self._secrets_revision:
             self._secrets_revision = settings.secrets_revision
             previous = self._relay_token
-            await self._load_relay_token()
+            known = set(self._client_tokens)
+            await self._load_secrets()
+            for name in known - set(self._client_tokens):
+                self.gate.forget_client(name)
             if not hmac.compare_digest(previous, self._relay_token):
                 await self._close_for_rotation()
 
+    async def _prune(self) -> None:
+        while True:
+            settings = self.settings_store.current
+            if self.command_log is not None:
+                try:
+                    removed = await asyncio.to_thread(
+                        self.command_log.prune,
+                        max_rows=settings.log_retention_rows,
+                        max_age_days=settings.log_retention_days,
+                    )
+                    if removed:
+                        logger.info("command log: pruned %d old rows", removed)
+                except Exception:
+                    logger.exception("pruning the command log failed")
+            await asyncio.sleep(PRUNE_INTERVAL)
+
+    def _browsers_changed(self, change: Change, browser: Browser) -> None:
+        """Coalesce tab and browser changes into one list-changed notification."""
+        if self.endpoint is None or self._notify is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._notify = loop.call_later(NOTIFY_DELAY, self._send_list_changed)
+
+    def _send_list_changed(self) -> None:
+        self._notify = None
+        if self.endpoint is not None:
+            task = asyncio.get_running_loop().create_task(self.endpoint.resources_changed())
+            self._notifications.add(task)
+            task.add_done_callback(self._notifications.discard)
+
+    # --- the instance file ------------------------------------------------------------------
+
     def _write_instance_file(self) -> None:
-        assert self.relay is not None
         info = {
             "pid": os.getpid(),
             "version": __version__,
-            "relay_port": self.relay.port,
+            "relay_port": self.relay.port if self.relay else 0,
+            "mcp_port": self.endpoint.port if self.endpoint else 0,
             "started_at": time.time(),
         }
         try:
@@ -188,3 +299,16 @@ class Core:
     def _remove_instance_file(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.paths.instance_file.unlink()
+
+
+def _describe(browser: Browser) -> dict[str, Any]:
+    return {
+        "id": browser.id,
+        "name": browser.name,
+        "extension_id": browser.extension_id,
+        "extension_version": browser.hello.extension if browser.hello else "seed protocol",
+        "protocol": browser.hello.protocol if browser.hello else 0,
+        "tabs": len(browser.tabs),
+        "attached_tabs": sorted(browser.attached_tabs),
+        "connected_at": browser.connected_at,
+    }

@@ -12,11 +12,13 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import Settings, SettingsStore
+from tabrelay.store.commandlog import CommandEntry, CommandLog
 
 EXTENSION = "abcdefghijklmnopabcdefghijklmnop"
 
@@ -199,3 +201,85 @@ class _taken_port:
 
     def __exit__(self, *exc: object) -> None:
         self.sock.close()
+
+
+# --- clients, policy, log -------------------------------------------------------------------
+
+
+def test_client_add_shows_the_token_once_with_a_snippet_per_client(home: Paths) -> None:
+    added = run(home, "client", "add", "cursor")
+    assert added.returncode == 0, added.stderr
+    token = re.search(r"\n  ([A-Za-z0-9_-]{43})\n", added.stdout)
+    assert token is not None
+    for label in ("Claude Desktop", "Claude Code", "Cursor", "VS Code", "Windsurf", "Codex"):
+        assert f"## {label}" in added.stdout
+    assert "claude mcp add --transport http tabrelay http://127.0.0.1:23002/mcp" in added.stdout
+    assert '"mcp-stdio"' in added.stdout  # Claude Desktop goes through the bridge
+    assert token.group(1) not in run(home, "client", "list").stdout
+    again = run(home, "client", "add", "cursor")
+    assert again.returncode == 2 and "exists" in again.stderr
+    bad = run(home, "client", "add", "no spaces")
+    assert bad.returncode == 2 and "is not a client name" in bad.stderr
+    assert run(home, "client", "revoke", "cursor").returncode == 0
+    missing = run(home, "client", "revoke", "cursor")
+    assert missing.returncode == 1
+    assert missing.stderr == "tabrelay: no MCP client is named 'cursor'\n"
+
+
+def test_policy_rules_from_the_command_line(home: Paths) -> None:
+    assert "No rules." in run(home, "policy", "list").stdout
+    assert run(home, "policy", "set", "browser_click", "allow").returncode == 2  # not yet a tool
+    ok = run(
+        home,
+        "policy",
+        "set",
+        "browser_evaluate",
+        "allow",
+        "--site",
+        "Example.COM",
+        "--client",
+        "cursor",
+        "--hours",
+        "2",
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "allow browser_evaluate on https://example.com for cursor until" in ok.stdout
+    run(home, "policy", "set", "*", "deny", "--site", "https://bank.example")
+    run(home, "policy", "set", "*", "ask", "--site", "https://bank.example")  # replaces it
+    listed = run(home, "policy", "list").stdout
+    assert "1. allow browser_evaluate on https://example.com for cursor" in listed
+    assert "2. ask * on https://bank.example" in listed and "deny" not in listed
+    bad_site = run(home, "policy", "set", "*", "allow", "--site", "file:///etc")
+    assert bad_site.returncode == 2 and "is not a site" in bad_site.stderr
+    assert run(home, "policy", "set", "*", "maybe").returncode == 2
+    assert run(home, "policy", "reset").returncode == 0
+    assert "No rules." in run(home, "policy", "list").stdout
+
+
+def test_log_tail_and_export(home: Paths, tmp_path: Path) -> None:
+    log = CommandLog(home.command_log_file)
+    for n in range(3):
+        log.record(
+            CommandEntry(
+                time=1_700_000_000.0 + n,
+                client="cursor",
+                tool="browser_navigate",
+                arguments=json.dumps({"url": f"https://e.test/{n}"}),
+                decision="approved once by the person",
+                status="ok",
+                duration_ms=40.0,
+                result_bytes=60,
+                tab_id=4,
+                origin="https://e.test",
+            )
+        )
+    log.close()
+    tail = run(home, "log", "tail", "-n", "2").stdout.splitlines()
+    assert len(tail) == 2 and "https://e.test/2" in tail[1] and "cursor" in tail[0]
+    target = tmp_path / "calls.csv"
+    assert run(home, "log", "export", "--format", "csv", "-o", str(target)).returncode == 0
+    assert target.read_text().count("browser_navigate") == 3
+    jsonl = run(home, "log", "export").stdout.splitlines()
+    assert next(json.loads(line)["arguments"] for line in jsonl) == '{"url": "https://e.test/0"}'
+    unwritable = run(home, "log", "export", "-o", str(tmp_path / "missing" / "x.csv"))
+    assert unwritable.returncode == 1 and "cannot write" in unwritable.stderr

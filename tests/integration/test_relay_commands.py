@@ -97,9 +97,9 @@ async def test_disconnect_fails_a_thousand_pending_commands_within_100_ms(
     await extension.held_count(1000)
     tasks_before = len(asyncio.all_tasks())
 
-    started = time.perf_counter()
     assert extension.connection is not None
-    await extension.connection.close()
+    started = time.perf_counter()
+    extension.connection.transport.abort()  # the connection drops, as when a service worker dies
     results = await asyncio.gather(*calls, return_exceptions=True)
     elapsed = time.perf_counter() - started
 

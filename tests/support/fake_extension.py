@@ -63,6 +63,17 @@ class FakeExtension:
             2: _tab(2, "https://example.org/news", "News"),
         }
         self.attached: set[int] = set()
+        self.history: dict[int, list[str]] = {}
+        self.cdp_calls: list[tuple[int, str, dict[str, Any]]] = []
+        self.emit_load_events = True
+        self.cdp_handlers: dict[str, Callable[[int, dict[str, Any]], Awaitable[Any]]] = {
+            "Page.navigate": self._navigate,
+            "Page.getNavigationHistory": self._history,
+            "Page.reload": self._reload,
+            "Page.navigateToHistoryEntry": self._go_to_entry,
+            "Page.getLayoutMetrics": self._layout,
+            "Page.captureScreenshot": self._capture,
+        }
         self.handlers: dict[str, Handler] = {
             "tabs.list": self._tabs_list,
             "tabs.get": self._tabs_get,
@@ -71,6 +82,7 @@ class FakeExtension:
             "tabs.screenshot": self._tabs_screenshot,
             "tabs.close": self._tabs_close,
             "tabs.activate": self._tabs_activate,
+            "tabs.group": self._tabs_group,
             "debugger.attach": self._attach,
             "debugger.detach": self._detach,
             "cdp.send": self._cdp_send,
@@ -272,6 +284,12 @@ class FakeExtension:
             tab["active"] = tab["id"] == params["tabId"]
         return self.tabs[params["tabId"]]
 
+    async def _tabs_group(self, params: dict[str, Any]) -> dict[str, Any]:
+        for tab_id in params["tabIds"]:
+            self.tabs[tab_id]["groupId"] = 7
+            self.tabs[tab_id]["shared"] = True
+        return {"groupId": 7}
+
     async def _attach(self, params: dict[str, Any]) -> dict[str, Any]:
         self.attached.add(params["tabId"])
         await self.send({"type": "status", "attachedTabs": sorted(self.attached)})
@@ -283,14 +301,83 @@ class FakeExtension:
         return {}
 
     async def _cdp_send(self, params: dict[str, Any]) -> dict[str, Any]:
-        if params["tabId"] not in self.tabs:
-            raise LookupError(f"No tab with id: {params['tabId']}.")
-        if params["tabId"] not in self.attached:
-            await self._attach({"tabId": params["tabId"]})
-        if params["method"] == "Runtime.evaluate":
-            expression = params.get("params", {}).get("expression", "")
-            return {"result": {"type": "string", "value": f"evaluated {expression}"}}
-        return {"method": params["method"]}
+        tab_id, method = params["tabId"], params["method"]
+        args = params.get("params") or {}
+        if tab_id not in self.tabs:
+            raise LookupError(f"No tab with id: {tab_id}.")
+        if tab_id not in self.attached:
+            await self._attach({"tabId": tab_id})
+        self.cdp_calls.append((tab_id, method, args))
+        handler = self.cdp_handlers.get(method)
+        if handler is not None:
+            return await handler(tab_id, args)
+        if method == "Runtime.evaluate":
+            return {
+                "result": {"type": "string", "value": f"evaluated {args.get('expression', '')}"}
+            }
+        return {}
+
+    # A small simulated page, enough for the endpoint's tools; real pages are the e2e suite's.
+
+    async def _navigate(self, tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        tab = self.tabs[tab_id]
+        self.history.setdefault(tab_id, [tab["url"]]).append(args["url"])
+        tab["url"], tab["title"] = args["url"], f"Page at {args['url']}"
+        if self.emit_load_events:
+            asyncio.get_running_loop().call_later(0.01, self._fire_load, tab_id)
+        return {"frameId": "main", "loaderId": f"loader-{len(self.history[tab_id])}"}
+
+    async def _reload(self, tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        if self.emit_load_events:
+            asyncio.get_running_loop().call_later(0.01, self._fire_load, tab_id)
+        return {}
+
+    async def _go_to_entry(self, tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        urls = self.history[tab_id]
+        url = urls[args["entryId"]]
+        self.history[tab_id] = urls[: args["entryId"] + 1]
+        self.tabs[tab_id]["url"] = url
+        return await self._reload(tab_id, args)
+
+    def _fire_load(self, tab_id: int) -> None:
+        async def fire() -> None:
+            for method in ("Page.domContentEventFired", "Page.loadEventFired"):
+                await self.send(
+                    {
+                        "type": "cdp_event",
+                        "tabId": tab_id,
+                        "method": method,
+                        "params": {"timestamp": 1.0},
+                    }
+                )
+
+        task = asyncio.ensure_future(fire())
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _history(self, tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        urls = self.history.get(tab_id, [self.tabs[tab_id]["url"]])
+        entries = [{"id": n, "url": u, "title": u} for n, u in enumerate(urls)]
+        return {"currentIndex": len(entries) - 1, "entries": entries}
+
+    async def _layout(self, tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        viewport = {"pageX": 0, "pageY": 0, "clientWidth": 800, "clientHeight": 600}
+        return {
+            "cssVisualViewport": viewport,
+            "cssLayoutViewport": viewport,
+            "layoutViewport": viewport,
+            "cssContentSize": {"width": 800, "height": 2000},
+        }
+
+    async def _capture(self, tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        return {"data": TINY_PNG}
+
+
+# A 1x1 PNG: the simulated browser's screenshots.
+TINY_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+    "rkJggg=="
+)
 
 
 def _tab(tab_id: int, url: str, title: str, active: bool = False) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from support.fake_extension import EXTENSION_ID, FakeExtension
+from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import PairedExtension, Settings
@@ -36,12 +37,39 @@ class ScriptedApprover:
         self._decisions.put_nowait(allowed)
 
 
+class ScriptedToolApprover:
+    """Answers approval requests as the test decides; ``answer=None`` waits for ``decide``."""
+
+    def __init__(self, answer: Choice | None = Choice.ALLOW_ONCE) -> None:
+        self.answer = answer
+        self.requests: list[ApprovalRequest] = []
+        self.withdrawn: list[ApprovalRequest] = []
+        self.while_deciding: Any = None  # an async callable run before answering
+        self._decisions: asyncio.Queue[Choice] = asyncio.Queue()
+
+    async def decide(self, request: ApprovalRequest) -> Choice:
+        self.requests.append(request)
+        try:
+            if self.while_deciding is not None:
+                await self.while_deciding(request)
+            if self.answer is not None:
+                return self.answer
+            return await self._decisions.get()
+        except asyncio.CancelledError:
+            self.withdrawn.append(request)
+            raise
+
+    def choose(self, choice: Choice) -> None:
+        self._decisions.put_nowait(choice)
+
+
 @dataclass
 class RelayHarness:
     core: Core
     paths: Paths
     tokens: TokenStore
     approver: ScriptedApprover
+    tool_approver: ScriptedToolApprover
     extensions: list[FakeExtension] = field(default_factory=list)
 
     @property
@@ -55,6 +83,23 @@ class RelayHarness:
 
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp_port(self) -> int:
+        assert self.core.endpoint is not None
+        return self.core.endpoint.port
+
+    def base_mcp(self) -> str:
+        """The MCP endpoint's base URL (``/mcp`` and ``/sse`` hang off it)."""
+        return f"http://127.0.0.1:{self.mcp_port}"
+
+    async def add_client(self, name: str = "test-agent") -> str:
+        """Create an MCP client as `tabrelay client add` would; its token once the app has it."""
+        new = await asyncio.to_thread(self.core.clients.add, name)
+        async with asyncio.timeout(5):
+            while self.core.client_tokens().get(name) != new.token:
+                await asyncio.sleep(0.01)
+        return new.token
 
     async def extension(self, **kwargs: Any) -> FakeExtension:
         """A connected, authenticated fake extension (closed when the harness stops)."""
@@ -88,6 +133,7 @@ async def running_core(
     *,
     paired: tuple[str, ...] = (EXTENSION_ID,),
     approver: ScriptedApprover | None = None,
+    tool_approver: ScriptedToolApprover | None = None,
     redactor: Redactor | None = None,
     **options: Any,
 ) -> AsyncIterator[RelayHarness]:
@@ -95,6 +141,7 @@ async def running_core(
         pair(paths, *paired)
     tokens = TokenStore.open(paths)
     approver = approver or ScriptedApprover()
+    tool_approver = tool_approver or ScriptedToolApprover()
     options.setdefault("relay_port", 0)
     options.setdefault("mcp_port", 0)
     options.setdefault("write_instance_file", False)
@@ -104,9 +151,10 @@ async def running_core(
         redactor=redactor or Redactor(),
         options=CoreOptions(**options),
         pairing_approver=approver,
+        approver=tool_approver,
     )
     await core.start()
-    harness = RelayHarness(core, paths, tokens, approver)
+    harness = RelayHarness(core, paths, tokens, approver, tool_approver)
     try:
         yield harness
     finally:

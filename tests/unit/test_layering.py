@@ -26,6 +26,7 @@ RANKS = {
     "ui": 7,
     "core": 8,
     "cli": 8,
+    "commands": 8,
     "app": 8,
     "__main__": 8,
     "__init__": 0,

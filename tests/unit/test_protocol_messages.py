@@ -72,6 +72,8 @@ def test_tab_info_round_trips_through_the_wire_form() -> None:
         "attached": False,
         "groupId": 7,
         "favIconUrl": "https://a.test/f.ico",
+        "shared": True,
+        "focused": False,
     }
     assert TabInfo.from_wire(wire).to_wire() == wire
 

@@ -119,6 +119,10 @@ class TabInfo:
     attached: bool = False
     fav_icon_url: str | None = None
     group_id: int = -1
+    # In the "Tabrelay" tab group or attached by the person: in scope when only shared tabs are.
+    shared: bool = False
+    # The active tab of the window that last had focus (several windows, several active tabs).
+    focused: bool = False
 
     @classmethod
     def from_wire(cls, raw: object) -> TabInfo:
@@ -133,6 +137,8 @@ class TabInfo:
             attached=_optional_bool(obj.get("attached"), "tab.attached"),
             fav_icon_url=_optional_str(obj.get("favIconUrl"), "tab.favIconUrl", limit=None),
             group_id=_optional_int(obj.get("groupId"), "tab.groupId", default=-1),
+            shared=_optional_bool(obj.get("shared"), "tab.shared"),
+            focused=_optional_bool(obj.get("focused"), "tab.focused"),
         )
 
     def to_wire(self) -> JsonObject:
@@ -144,6 +150,8 @@ class TabInfo:
             "active": self.active,
             "attached": self.attached,
             "groupId": self.group_id,
+            "shared": self.shared,
+            "focused": self.focused,
         }
         if self.fav_icon_url is not None:
             wire["favIconUrl"] = self.fav_icon_url

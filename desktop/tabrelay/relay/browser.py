@@ -257,6 +257,11 @@ class Browser:
     async def activate_tab(self, tab_id: int) -> None:
         await self.send_command("tabs.activate", {"tabId": tab_id})
 
+    async def group_tabs(self, tab_ids: list[int], *, title: str) -> int:
+        """Put tabs into the named tab group (created if needed); its group id."""
+        raw = await self.send_command("tabs.group", {"tabIds": tab_ids, "title": title})
+        return int(raw.get("groupId", -1)) if isinstance(raw, dict) else -1
+
     async def screenshot(
         self, *, window_id: int | None = None, image_format: str = "png", quality: int | None = None
     ) -> str:

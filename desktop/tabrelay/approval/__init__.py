@@ -1,0 +1,1 @@
+"""Approval: the policy (pure) and the gate every tool call passes."""

@@ -1,0 +1,210 @@
+"""The approval gate every tool call passes before it touches the browser (DESIGN §6).
+
+It evaluates the policy; on "ask" it hands an ``ApprovalRequest`` to the ``Approver`` (the
+tray's dialog) and waits, failing closed: no approver (headless), no answer in time, a pause,
+or a cancelled call all mean deny. The person's choice becomes a rule for the session or, for
+"always", in the settings. No tool and no relay message can reach the policy through here;
+only the approver's answer and the settings file change it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tabrelay.approval.policy import (
+    Verdict,
+    evaluate,
+    normalize_origin,
+    offers_always,
+)
+from tabrelay.config.settings import PolicyRule, Settings, SettingsStore
+from tabrelay.errors import ApprovalDenied
+
+logger = logging.getLogger(__name__)
+
+
+class Choice(enum.Enum):
+    DENY = "deny"
+    ALLOW_ONCE = "once"
+    ALLOW_SESSION = "session"
+    ALLOW_ALWAYS = "always"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """Everything the dialog shows. ``origin`` is what the browser reports, not the agent."""
+
+    id: int
+    client: str
+    tool: str
+    arguments: dict[str, Any]
+    origin: str | None = None
+    tab_title: str | None = None
+    tab_id: int | None = None
+    browser_name: str | None = None
+    client_reported: str | None = None  # clientInfo: self-reported, shown as such
+    offers_always: bool = True
+    timeout: float = 60.0
+    created_at: float = field(default_factory=time.time)
+
+
+class Approver(Protocol):
+    async def decide(self, request: ApprovalRequest) -> Choice:
+        """Ask the person; cancelled when the call is cancelled or times out."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """How a call came to be allowed, for the command log."""
+
+    how: str
+
+
+class ApprovalGate:
+    def __init__(
+        self,
+        store: SettingsStore,
+        *,
+        approver: Approver | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._store = store
+        self.approver = approver
+        self._clock = clock
+        self._ids = itertools.count(1)
+        self.session_rules: list[PolicyRule] = []
+        self.pending: dict[int, ApprovalRequest] = {}
+        self._paused = False
+        self._listeners: list[Callable[[], None]] = []
+
+    # --- state the UI shows -----------------------------------------------------------------
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def set_paused(self, paused: bool) -> None:
+        self._paused = paused
+        logger.info("agent access %s", "paused" if paused else "resumed")
+        self._changed()
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Called when pending requests or the pause change; returns an unsubscribe function."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            # Listeners are UI code; one failing must not break approvals.
+            except Exception:
+                logger.exception("an approval listener failed")
+
+    # --- the gate ---------------------------------------------------------------------------
+
+    def settings(self) -> Settings:
+        return self._store.reload_if_changed() or self._store.current
+
+    def verdict(self, *, client: str, tool: str, origin: str | None) -> Verdict:
+        rules = [*self.settings().policy_rules, *self.session_rules]
+        return evaluate(rules, client=client, tool=tool, origin=origin, now=self._clock())
+
+    async def check(
+        self,
+        *,
+        client: str,
+        tool: str,
+        arguments: dict[str, Any],
+        origin: str | None = None,
+        tab_title: str | None = None,
+        tab_id: int | None = None,
+        browser_name: str | None = None,
+        client_reported: str | None = None,
+    ) -> Approval:
+        """Let the call through or raise ``ApprovalDenied`` with a reason the agent can relay.
+
+        Raises:
+            ApprovalDenied: a rule, a pause, the person, a timeout, or a missing approver.
+        """
+        if self._paused:
+            raise ApprovalDenied(
+                "denied: the person paused agent access in Tabrelay; wait until they resume it"
+            )
+        verdict = self.verdict(client=client, tool=tool, origin=origin)
+        if verdict.decision == "allow":
+            return Approval(f"allowed by {verdict.describe()}")
+        if verdict.decision == "deny":
+            raise ApprovalDenied(
+                f"denied by a rule ({verdict.describe()}); ask the person to change it"
+            )
+        approver = self.approver
+        if approver is None:
+            site = f" --site {origin}" if origin else ""
+            raise ApprovalDenied(
+                f"{tool} needs the person's approval, but Tabrelay is running headless "
+                "(`tabrelay serve`) with no approval dialog. Start the Tabrelay tray app, or "
+                f"allow it ahead of time: `tabrelay policy set {tool} allow{site}`"
+            )
+        timeout = self.settings().approval_timeout
+        request = ApprovalRequest(
+            id=next(self._ids),
+            client=client,
+            tool=tool,
+            arguments=arguments,
+            origin=origin,
+            tab_title=tab_title,
+            tab_id=tab_id,
+            browser_name=browser_name,
+            client_reported=client_reported,
+            offers_always=offers_always(tool),
+            timeout=timeout,
+        )
+        choice = await self._ask(approver, request)
+        return await self._apply(choice, request)
+
+    async def _ask(self, approver: Approver, request: ApprovalRequest) -> Choice:
+        self.pending[request.id] = request
+        self._changed()
+        try:
+            async with asyncio.timeout(request.timeout):
+                return await approver.decide(request)
+        except TimeoutError:
+            raise ApprovalDenied(
+                f"denied: the person did not answer within {request.timeout:g} s"
+            ) from None
+        finally:
+            del self.pending[request.id]
+            self._changed()
+
+    async def _apply(self, choice: Choice, request: ApprovalRequest) -> Approval:
+        if choice is Choice.DENY:
+            raise ApprovalDenied(f"denied by the person: they did not allow {request.tool}")
+        if choice is Choice.ALLOW_ONCE:
+            return Approval("approved once by the person")
+        rule = PolicyRule(
+            tool=request.tool,
+            decision="allow",
+            site=normalize_origin(request.origin) if request.origin else None,
+            client=request.client,
+        )
+        if choice is Choice.ALLOW_ALWAYS and request.offers_always:
+            await asyncio.to_thread(
+                self._store.update, lambda settings: settings.policy_rules.append(rule)
+            )
+            return Approval("approved always by the person")
+        # "always" for a tool that never offers it is treated as the session grant.
+        self.session_rules.append(rule)
+        return Approval("approved for the session by the person")
+
+    def forget_client(self, client: str) -> None:
+        """Drop the session grants of a client whose token was revoked."""
+        self.session_rules = [r for r in self.session_rules if r.client != client]

@@ -1,0 +1,253 @@
+"""The command line's administrative commands: token, pair, client, policy, log, doctor.
+
+Each handler takes the parsed arguments and the paths, prints for a person, and returns the exit
+code; errors are raised as ``TabrelayError`` (``UsageError`` for bad arguments) and ``cli.main``
+turns them into one line on stderr. State changes go through the settings file and the secret
+store, which a running app watches, so they take effect without a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+
+from tabrelay.approval.policy import describe_rule, normalize_origin
+from tabrelay.config.mcp_clients import ClientTokens
+from tabrelay.config.paths import Paths
+from tabrelay.config.secrets import TokenStore
+from tabrelay.config.settings import EXTENSION_ID, PolicyRule, Settings, SettingsStore
+from tabrelay.endpoint import MCP_PATH
+from tabrelay.errors import TabrelayError, UsageError
+from tabrelay.relay.pairing import Pairing
+from tabrelay.store.commandlog import CommandEntry, CommandLog
+from tabrelay.system.clients import CLIENTS, Endpoint
+from tabrelay.system.doctor import Doctor, running_instance
+from tabrelay.system.launcher import tabrelay_command
+from tabrelay.tools.catalog import BY_NAME
+from tabrelay.tools.guard import origin_of
+
+# --- token ----------------------------------------------------------------------------------
+
+
+def token_show(args: argparse.Namespace, paths: Paths) -> int:
+    print(TokenStore.open(paths).relay_token())
+    return 0
+
+
+def token_rotate(args: argparse.Namespace, paths: Paths) -> int:
+    TokenStore.open(paths).rotate_relay_token()
+    _bump_secrets_revision(paths)
+    print(
+        "Relay token rotated. Paired extensions reconnect with the new one; an extension "
+        "paired by hand needs the new token pasted into its options."
+    )
+    return 0
+
+
+def _bump_secrets_revision(paths: Paths) -> None:
+    """Tell a running app that a secret changed (it watches the settings file)."""
+
+    def bump(settings: Settings) -> None:
+        settings.secrets_revision += 1
+
+    SettingsStore(paths.settings_file).update(bump)
+
+
+# --- pair -----------------------------------------------------------------------------------
+
+
+def pair_list(args: argparse.Namespace, paths: Paths) -> int:
+    settings = SettingsStore(paths.settings_file).load()
+    if not settings.paired_extensions:
+        print("No extension is paired. Open the Tabrelay extension's popup to pair it.")
+    for paired in settings.paired_extensions:
+        print(f"{paired.id}  paired {_when(paired.paired_at)}")
+    return 0
+
+
+def pair_allow(args: argparse.Namespace, paths: Paths) -> int:
+    extension_id = _extension_id(args.extension_id)
+    Pairing(SettingsStore(paths.settings_file)).allow(extension_id)
+    print(f"Paired chrome-extension://{extension_id}")
+    return 0
+
+
+def pair_revoke(args: argparse.Namespace, paths: Paths) -> int:
+    extension_id = _extension_id(args.extension_id)
+    if not Pairing(SettingsStore(paths.settings_file)).revoke(extension_id):
+        raise TabrelayError(f"extension {extension_id} is not paired")
+    print(f"Unpaired chrome-extension://{extension_id}; its connections are closed")
+    return 0
+
+
+def _extension_id(raw: str) -> str:
+    value = raw.strip().removeprefix("chrome-extension://").rstrip("/")
+    if not EXTENSION_ID.match(value):
+        raise UsageError(f"{raw!r} is not an extension id (32 letters a-p)")
+    return value
+
+
+# --- client ---------------------------------------------------------------------------------
+
+
+def client_add(args: argparse.Namespace, paths: Paths) -> int:
+    new = _clients(paths).add(args.name)
+    endpoint = Endpoint(
+        url=mcp_url(paths), token=new.token, client=new.name, command=tuple(tabrelay_command())
+    )
+    print(f"Created MCP client {new.name!r}. Its token (shown only now):\n\n  {new.token}\n")
+    print("Connect it with one of these (Claude Desktop and Codex use the stdio bridge):")
+    for kind in CLIENTS.values():
+        print(f"\n## {kind.label}\n{kind.snippet(endpoint)}")
+    return 0
+
+
+def client_list(args: argparse.Namespace, paths: Paths) -> int:
+    clients = _clients(paths).names()
+    if not clients:
+        print("No MCP client yet. Create one with `tabrelay client add NAME`.")
+    for client in clients:
+        print(f"{client.name}  created {_when(client.created_at)}")
+    return 0
+
+
+def client_revoke(args: argparse.Namespace, paths: Paths) -> int:
+    _clients(paths).revoke(args.name)
+    print(f"Revoked {args.name!r}: its token no longer works, and its rules are gone.")
+    return 0
+
+
+def _clients(paths: Paths) -> ClientTokens:
+    return ClientTokens(SettingsStore(paths.settings_file), TokenStore.open(paths))
+
+
+def mcp_url(paths: Paths) -> str:
+    """The running app's MCP URL, else the configured one."""
+    instance = running_instance(paths)
+    port = instance.get("mcp_port") if instance else None
+    if not isinstance(port, int) or not port:
+        port = SettingsStore(paths.settings_file).load().mcp_port
+    return f"http://127.0.0.1:{port}{MCP_PATH}"
+
+
+# --- policy ---------------------------------------------------------------------------------
+
+
+def policy_list(args: argparse.Namespace, paths: Paths) -> int:
+    rules = SettingsStore(paths.settings_file).load().policy_rules
+    print("Defaults: read-only tools are allowed, every other tool asks.")
+    if not rules:
+        print("No rules.")
+    now = time.time()
+    for number, rule in enumerate(rules, 1):
+        expired = " (expired)" if rule.expires_at is not None and rule.expires_at <= now else ""
+        print(f"{number}. {describe_rule(rule)}{expired}")
+    return 0
+
+
+def policy_set(args: argparse.Namespace, paths: Paths) -> int:
+    if args.tool != "*" and args.tool not in BY_NAME:
+        known = ", ".join(sorted(BY_NAME))
+        raise UsageError(f"unknown tool {args.tool!r}; use * or one of: {known}")
+    site = None
+    if args.site:
+        site = origin_of(args.site if "://" in args.site else f"https://{args.site}")
+        if site is None:
+            raise UsageError(f"{args.site!r} is not a site (e.g. https://example.com)")
+        site = normalize_origin(site)
+    if args.hours is not None and args.hours <= 0:
+        raise UsageError("--hours must be more than 0")
+    rule = PolicyRule(
+        tool=args.tool,
+        decision=args.decision,
+        site=site,
+        client=args.client,
+        expires_at=time.time() + args.hours * 3600 if args.hours else None,
+    )
+
+    def replace(settings: Settings) -> None:
+        settings.policy_rules = [
+            r
+            for r in settings.policy_rules
+            if (r.tool, r.site, r.client) != (rule.tool, rule.site, rule.client)
+        ]
+        settings.policy_rules.append(rule)
+
+    SettingsStore(paths.settings_file).update(replace)
+    print(f"Rule set: {describe_rule(rule)}")
+    return 0
+
+
+def policy_reset(args: argparse.Namespace, paths: Paths) -> int:
+    SettingsStore(paths.settings_file).update(lambda s: s.policy_rules.clear())
+    print("Every rule removed: read-only tools are allowed, every other tool asks.")
+    return 0
+
+
+# --- log ------------------------------------------------------------------------------------
+
+
+def log_tail(args: argparse.Namespace, paths: Paths) -> int:
+    if args.n < 1:
+        raise UsageError("-n must be at least 1")
+    log = CommandLog(paths.command_log_file)
+    try:
+        rows = list(reversed(log.recent(args.n)))
+        for entry in rows:
+            print(_line(entry))
+        last = rows[-1].id if rows and rows[-1].id else 0
+        while args.follow:
+            time.sleep(0.5)
+            for entry in log.since(last):
+                print(_line(entry), flush=True)
+                last = entry.id or last
+    except KeyboardInterrupt:
+        pass
+    finally:
+        log.close()
+    return 0
+
+
+def log_export(args: argparse.Namespace, paths: Paths) -> int:
+    log = CommandLog(paths.command_log_file)
+    try:
+        if args.output:
+            with open(args.output, "w", encoding="utf-8", newline="") as handle:
+                handle.writelines(log.export(args.format))
+            print(f"Exported {log.count()} calls to {args.output}")
+        else:
+            sys.stdout.writelines(log.export(args.format))
+    except OSError as exc:
+        raise TabrelayError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    finally:
+        log.close()
+    return 0
+
+
+def _line(entry: CommandEntry) -> str:
+    when = datetime.datetime.fromtimestamp(entry.time).strftime("%Y-%m-%d %H:%M:%S")
+    where = f" tab {entry.tab_id} {entry.origin or ''}".rstrip() if entry.tab_id is not None else ""
+    outcome = entry.status if not entry.error else f"{entry.status}: {entry.error}"
+    return (
+        f"{when}  {entry.client:<14} {entry.tool:<22}{where}  {entry.arguments}  "
+        f"[{entry.decision}] {outcome} {entry.duration_ms:.0f} ms {entry.result_bytes} B"
+    )
+
+
+# --- doctor ---------------------------------------------------------------------------------
+
+
+def doctor(args: argparse.Namespace, paths: Paths) -> int:
+    checks = Doctor(paths).run()
+    marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
+    for check in checks:
+        print(f"[{marks[check.status]}] {check.name}: {check.detail}")
+        if check.fix:
+            print(f"       fix: {check.fix}")
+    return 1 if any(c.status == "fail" for c in checks) else 0
+
+
+def _when(timestamp: float) -> str:
+    return datetime.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")

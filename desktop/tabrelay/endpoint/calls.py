@@ -1,0 +1,261 @@
+"""One tool call from start to finish: validate, resolve the tab, approve, re-check, run, log.
+
+Every call, allowed or not, ends as one command log row. The tab's origin comes from the
+browser, not the agent, and is read again right before the tool runs, so a page that moved to
+another site after approval aborts the call (THREATS A4). Failures surface as
+``TabrelayError`` subclasses whose messages tell the agent what to do next; the MCP layer
+turns them into ``isError`` results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from tabrelay.approval.gate import ApprovalGate
+from tabrelay.config.settings import SettingsStore
+from tabrelay.errors import (
+    ApprovalDenied,
+    CommandFailed,
+    TabrelayError,
+    TargetChanged,
+    ToolError,
+)
+from tabrelay.protocol.messages import TabInfo
+from tabrelay.relay.browser import Browser
+from tabrelay.relay.events import EventHub
+from tabrelay.relay.registry import BrowserRegistry
+from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
+from tabrelay.tools.catalog import ToolSpec
+from tabrelay.tools.context import Progress, ToolContext, ToolResult
+from tabrelay.tools.guard import NavigationGuard, origin_of
+from tabrelay.tools.tabs import in_scope
+
+logger = logging.getLogger(__name__)
+
+MAX_CALLS_PER_CLIENT = 16
+MAX_LOGGED_STRING = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    client: str  # the authenticated client (its token's name)
+    reported: str | None = None  # clientInfo name and version: self-reported
+
+
+class ToolRunner:
+    def __init__(
+        self,
+        *,
+        registry: BrowserRegistry,
+        gate: ApprovalGate,
+        hub: EventHub,
+        settings: SettingsStore,
+        log: CommandLog,
+        own_ports: Callable[[], list[int]],
+        status: Callable[[], dict[str, Any]],
+    ) -> None:
+        self.registry = registry
+        self.gate = gate
+        self.hub = hub
+        self.settings_store = settings
+        self.log = log
+        self._own_ports = own_ports
+        self._status = status
+        self.agent_tabs: set[tuple[str, int]] = set()
+        self._running: Counter[str] = Counter()
+
+    async def call(
+        self, spec: ToolSpec, arguments: dict[str, Any], caller: Caller, progress: Progress
+    ) -> ToolResult:
+        """Run one tool call; raises ``TabrelayError`` (after logging) when it fails."""
+        started = time.time()
+        row = _Row(caller.client, spec.name, _summary(arguments))
+        if self._running[caller.client] >= MAX_CALLS_PER_CLIENT:
+            error = ToolError(
+                f"{caller.client} already has {MAX_CALLS_PER_CLIENT} calls running; wait for "
+                "them to finish"
+            )
+            await self._record(row, started, "error", error=error)
+            raise error
+        self._running[caller.client] += 1
+        try:
+            result = await self._call(spec, arguments, caller, progress, row)
+        except ApprovalDenied as denied:
+            await self._record(row, started, "denied", error=denied)
+            raise
+        except TabrelayError as error:
+            await self._record(row, started, "error", error=error)
+            raise
+        except asyncio.CancelledError:
+            await asyncio.shield(self._record(row, started, "cancelled"))
+            raise
+        finally:
+            self._running[caller.client] -= 1
+        if result.secret_arguments:
+            row.arguments = _summary(arguments, secret=result.secret_arguments)
+        await self._record(row, started, "ok", size=result.size)
+        return result
+
+    async def _call(
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        caller: Caller,
+        progress: Progress,
+        row: _Row,
+    ) -> ToolResult:
+        try:
+            params = spec.params.model_validate(arguments)
+        except ValidationError as exc:
+            raise ToolError(f"invalid arguments for {spec.name}: {_validation_text(exc)}") from None
+        settings = self.settings_store.reload_if_changed() or self.settings_store.current
+        ctx = ToolContext(
+            browser=None,
+            tab=None,
+            settings=settings,
+            guard=NavigationGuard(settings.navigation, own_ports=self._own_ports()),
+            hub=self.hub,
+            progress=progress,
+            status=self._status,
+            agent_tabs=self.agent_tabs,
+        )
+        if spec.target != "none":
+            ctx.browser = self.registry.resolve(getattr(params, "browser", None))
+            row.browser = ctx.browser.id
+        if spec.target == "tab":
+            ctx.tab = await self._tab(ctx, getattr(params, "tab_id", None))
+            row.tab_id, row.origin = ctx.tab.id, origin_of(ctx.tab.url)
+        approval = await self.gate.check(
+            client=caller.client,
+            tool=spec.name,
+            arguments=arguments,
+            origin=row.origin,
+            tab_title=ctx.tab.title if ctx.tab else None,
+            tab_id=row.tab_id,
+            browser_name=ctx.browser.name if ctx.browser else None,
+            client_reported=caller.reported,
+        )
+        row.decision = approval.how
+        if ctx.tab is not None:
+            await self._recheck(ctx, row.origin)
+        return await spec.run(ctx, params)
+
+    async def _tab(self, ctx: ToolContext, tab_id: int | None) -> TabInfo:
+        browser = ctx.need_browser()
+        if tab_id is None:
+            tab = _active_tab(await browser.list_tabs())
+            if tab is None:
+                raise ToolError(f"{browser.name} has no active tab; pass tab_id")
+        else:
+            tab = await _fresh(browser, tab_id)
+        if not in_scope(ctx, tab):
+            raise ToolError(_no_tab(tab.id))
+        return tab
+
+    async def _recheck(self, ctx: ToolContext, approved_origin: str | None) -> None:
+        tab = await _fresh(ctx.need_browser(), ctx.need_tab().id)
+        now = origin_of(tab.url)
+        if now != approved_origin:
+            raise TargetChanged(
+                f"tab {tab.id} changed from {approved_origin or tab.url!r} to {now or tab.url!r} "
+                "after the call was approved, so it was not run; look at the tab again and retry"
+            )
+        ctx.tab = tab
+
+    async def _record(
+        self,
+        row: _Row,
+        started: float,
+        status: Status,
+        *,
+        error: Exception | None = None,
+        size: int = 0,
+    ) -> None:
+        entry = CommandEntry(
+            time=started,
+            client=row.client,
+            tool=row.tool,
+            arguments=row.arguments,
+            decision=row.decision,
+            status=status,
+            duration_ms=(time.time() - started) * 1000,
+            result_bytes=size,
+            browser=row.browser,
+            tab_id=row.tab_id,
+            origin=row.origin,
+            error=str(error)[:1000] if error else None,
+        )
+        try:
+            await asyncio.to_thread(self.log.record, entry)
+        # The log must never turn a finished call into a failure (a full disk, a locked file).
+        except Exception:
+            logger.exception("could not write the command log row for %s", row.tool)
+
+
+@dataclass
+class _Row:
+    client: str
+    tool: str
+    arguments: str
+    decision: str = "not reached"
+    browser: str | None = None
+    tab_id: int | None = None
+    origin: str | None = None
+
+
+def _active_tab(tabs: list[TabInfo]) -> TabInfo | None:
+    active = [t for t in tabs if t.active]
+    focused = [t for t in active if t.focused]
+    candidates = focused or active
+    return candidates[0] if candidates else None
+
+
+async def _fresh(browser: Browser, tab_id: int) -> TabInfo:
+    try:
+        return await browser.get_tab(tab_id)
+    except CommandFailed as failed:
+        if failed.code in ("no_tab", None) and "tab" in failed.message.lower():
+            raise ToolError(_no_tab(tab_id)) from None
+        raise
+
+
+def _no_tab(tab_id: int) -> str:
+    return (
+        f"tab {tab_id} does not exist or is not shared with agents (was it closed?); "
+        "see browser_list_tabs"
+    )
+
+
+def _summary(arguments: dict[str, Any], *, secret: tuple[str, ...] = ()) -> str:
+    """The arguments as the log keeps them: long strings cut, secrets replaced."""
+
+    def shorten(key: str, value: Any) -> Any:
+        if key in secret:
+            return "[redacted]"
+        if isinstance(value, str) and len(value) > MAX_LOGGED_STRING:
+            return value[:MAX_LOGGED_STRING] + f"… ({len(value)} chars)"
+        if isinstance(value, dict):
+            return {k: shorten(k, v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shorten(key, v) for v in value[:20]]
+        return value
+
+    kept = {k: shorten(k, v) for k, v in arguments.items() if v is not None}
+    return json.dumps(kept, ensure_ascii=False, default=str)
+
+
+def _validation_text(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(p) for p in item["loc"]) or "arguments"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)

@@ -1,0 +1,390 @@
+"""The MCP endpoint: Streamable HTTP at /mcp and the older HTTP+SSE at /sse, on one port.
+
+The only module (with its siblings) that imports ``mcp``. It publishes the tool catalog and the
+``tabrelay://`` resources, turns each call into a ``ToolRunner`` call, and a failure into an
+``isError`` result with the message as written. It runs uvicorn inside the app's own loop
+(qasync or asyncio) on a socket bound here, so a taken port is an ordinary error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import signal
+import socket
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import uvicorn
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.sse import SseServerTransport
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import (
+    CallToolResult,
+    ImageContent,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    ToolAnnotations,
+)
+from mcp_types import (
+    Tool as McpTool,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
+
+from tabrelay import __version__
+from tabrelay.endpoint import MCP_PATH, SSE_PATH
+from tabrelay.endpoint.auth import BearerAuth, client_of
+from tabrelay.endpoint.calls import Caller, ToolRunner
+from tabrelay.errors import StartupError, TabrelayError
+from tabrelay.relay.ratelimit import FailureLimiter
+from tabrelay.tools.catalog import BY_NAME, TOOLS, ToolSpec
+from tabrelay.tools.context import ToolResult
+
+logger = logging.getLogger(__name__)
+
+TABS_URI = "tabrelay://tabs"
+TAB_URI = re.compile(r"tabrelay://tab/(?P<browser>[^/]+)/(?P<tab_id>\d+)")
+MESSAGES_PATH = "/messages/"
+MAX_BODY = 4 * 1024 * 1024
+MAX_SESSIONS = 64  # per transport; 2026-07-28 clients have none and are not counted
+INSTRUCTIONS = (
+    "Tabrelay lets you use the person's real browser: their open tabs and logins. Start with "
+    "browser_status and browser_list_tabs. Read pages before acting on them. The person sees "
+    "every call and must approve actions in a dialog, so an acting tool may wait for them; if "
+    "a call is denied, explain what you wanted to do instead of retrying."
+)
+
+
+def tool_schema(spec: ToolSpec) -> dict[str, Any]:
+    return spec.params.model_json_schema()
+
+
+def mcp_tool(spec: ToolSpec) -> McpTool:
+    return McpTool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=tool_schema(spec),
+        annotations=ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            open_world_hint=True,
+        ),
+    )
+
+
+def error_result(message: str) -> CallToolResult:
+    return CallToolResult(is_error=True, content=[TextContent(type="text", text=message)])
+
+
+def to_mcp(result: ToolResult) -> CallToolResult:
+    content: list[TextContent | ImageContent] = [TextContent(type="text", text=result.text)]
+    if result.image is not None:
+        content.append(
+            ImageContent(type="image", data=result.image.data, mime_type=result.image.mime_type)
+        )
+    return CallToolResult(content=content, structured_content=result.data)  # type: ignore[arg-type]
+
+
+class _LegacySessions:
+    """Remembers the connections of 2025-era clients, which get list-changed notifications on
+    their own stream rather than through ``subscriptions/listen``."""
+
+    def __init__(self) -> None:
+        self.connections: dict[int, Any] = {}
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            connection = getattr(ctx.session, "_connection", None)  # no public accessor in 2.3
+            if connection is not None and id(connection) not in self.connections:
+                self.connections[id(connection)] = connection
+                connection.exit_stack.callback(self.connections.pop, id(connection), None)
+        return result
+
+    async def resources_changed(self) -> None:
+        for connection in list(self.connections.values()):
+            await connection.send_resource_list_changed()
+
+
+class _TabrelayMcp(MCPServer[Any]):
+    """MCPServer whose tools come from our catalog, validated by our own parameter models."""
+
+    def __init__(self, endpoint: McpEndpoint, bus: InMemorySubscriptionBus) -> None:
+        super().__init__(
+            "tabrelay",
+            title="Tabrelay",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            subscriptions=bus,
+            middleware=[endpoint.legacy],
+        )
+        self._endpoint = endpoint
+
+    async def list_tools(self) -> list[McpTool]:
+        return [mcp_tool(spec) for spec in TOOLS]
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        spec = BY_NAME.get(name)
+        return None if spec is None else tool_schema(spec)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult:
+        spec = BY_NAME.get(name)
+        if spec is None:
+            return error_result(f"unknown tool {name!r}; list the tools to see what exists")
+        return await self._endpoint.call(spec, arguments, context)
+
+    async def list_resources(self) -> list[Resource]:
+        return [
+            Resource(
+                uri=TABS_URI,
+                name="tabs",
+                title="Open tabs",
+                description="Every connected browser's tabs that agents may use.",
+                mime_type="application/json",
+            )
+        ]
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return [
+            ResourceTemplate(
+                uri_template="tabrelay://tab/{browser}/{tab_id}",
+                name="tab",
+                title="A tab's page",
+                description="Title, URL and the text of one tab's page.",
+                mime_type="text/markdown",
+            )
+        ]
+
+    async def read_resource(
+        self, uri: Any, context: Context[Any, Any] | None = None
+    ) -> list[ReadResourceContents]:
+        uri = str(uri)
+        mime = "application/json" if uri == TABS_URI else "text/markdown"
+        text = await self._endpoint.read_resource(uri, context)
+        return [ReadResourceContents(content=text, mime_type=mime)]
+
+
+class McpEndpoint:
+    def __init__(
+        self,
+        runner: ToolRunner,
+        *,
+        tokens: Callable[[], dict[str, str]],
+        host: str,
+        port: int,
+        limiter: FailureLimiter | None = None,
+    ) -> None:
+        self.runner = runner
+        self.host = host
+        self.port = port
+        self._tokens = tokens
+        self._limiter = limiter
+        self.bus = InMemorySubscriptionBus()
+        self.legacy = _LegacySessions()
+        self.mcp = _TabrelayMcp(self, self.bus)
+        self._advertise_list_changed()
+        self._server: uvicorn.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._sse_open = 0
+
+    # --- calls ------------------------------------------------------------------------------
+
+    async def call(
+        self, spec: ToolSpec, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> CallToolResult:
+        caller = self._caller(context)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if context is not None:
+                await context.report_progress(done, total, message)
+
+        try:
+            result = await self.runner.call(spec, arguments, caller, progress)
+        except TabrelayError as error:
+            return error_result(error.message)
+        return to_mcp(result)
+
+    def _caller(self, context: Context[Any, Any] | None) -> Caller:
+        request = context.request_context.request if context is not None else None
+        client = client_of(request.scope) if request is not None else None
+        reported = None
+        if context is not None:
+            params = context.session.client_params
+            info = params.client_info if params is not None else None
+            if info is not None:
+                reported = f"{info.name} {info.version}".strip()
+        return Caller(client or "in-process", reported)
+
+    # --- resources --------------------------------------------------------------------------
+
+    async def read_resource(self, uri: str, context: Context[Any, Any] | None) -> str:
+        """Read ``tabrelay://tabs`` or ``tabrelay://tab/{browser}/{tab_id}`` as the caller.
+
+        Raises:
+            ResourceNotFoundError: an unknown URI, or the tab cannot be read (and why).
+        """
+        if uri == TABS_URI:
+            listing = []
+            for browser in self.runner.registry.all():
+                result = await self.call(
+                    BY_NAME["browser_list_tabs"], {"browser": browser.id}, context
+                )
+                for tab in (result.structured_content or {}).get("tabs", []):
+                    listing.append({"browser": browser.id, "browser_name": browser.name, **tab})
+            return json.dumps(listing, ensure_ascii=False)
+        match = TAB_URI.fullmatch(uri)
+        if match is None:
+            raise ResourceNotFoundError(f"no resource {uri}; see tabrelay://tabs")
+        result = await self.call(
+            BY_NAME["browser_get_content"],
+            {"browser": match["browser"], "tab_id": int(match["tab_id"])},
+            context,
+        )
+        text = "".join(c.text for c in result.content if isinstance(c, TextContent))
+        if result.is_error:
+            raise ResourceNotFoundError(text)
+        return text
+
+    def _advertise_list_changed(self) -> None:
+        """Tell 2025-era clients (in initialize) that resource lists change."""
+        low = self.mcp._lowlevel_server
+        original = low.create_initialization_options
+
+        def with_list_changed(
+            notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+        ) -> Any:
+            options = notification_options or NotificationOptions(resources_changed=True)
+            return original(options, *args, **kwargs)
+
+        low.create_initialization_options = with_list_changed  # type: ignore[method-assign]
+
+    async def resources_changed(self) -> None:
+        """Notify every client that the tab list changed (call from the app's own code)."""
+        await self.bus.publish(ResourcesListChanged())
+        await self.legacy.resources_changed()
+
+    # --- serving ----------------------------------------------------------------------------
+
+    def app(self, port: int) -> BearerAuth:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
+            allowed_origins=[],  # MCP clients are native programs: every browser Origin is refused
+        )
+        http = self.mcp.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            transport_security=security,
+            host=self.host,
+            max_sessions=MAX_SESSIONS,
+            max_request_body_size=MAX_BODY,
+        )
+        sse = SseServerTransport(
+            MESSAGES_PATH, security_settings=security, max_request_body_size=MAX_BODY
+        )
+        starlette = Starlette(
+            routes=[
+                *http.routes,
+                Route(SSE_PATH, endpoint=_SseEndpoint(self, sse), methods=["GET"]),
+                Mount(MESSAGES_PATH, app=sse.handle_post_message),
+            ],
+            lifespan=self._lifespan,
+        )
+        return BearerAuth(starlette, self._tokens, limiter=self._limiter)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        async with self.mcp.session_manager.run():
+            yield
+
+    async def start(self) -> None:
+        """Listen on ``host:port`` (0 picks a free port).
+
+        Raises:
+            StartupError: the port is taken; nothing is left running.
+        """
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+        except OSError as exc:
+            sock.close()
+            raise StartupError(
+                f"cannot listen on {self.host}:{self.port} for MCP clients: "
+                f"{exc.strerror or exc}. Quit the program using it or choose another MCP port."
+            ) from None
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app(self.port),
+            loop="none",
+            lifespan="on",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=3,
+        )
+        self._server = uvicorn.Server(config)
+        self._server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
+                raise StartupError("the MCP endpoint stopped while starting")
+            await asyncio.sleep(0.005)
+        logger.info(
+            "MCP endpoint on http://%s:%d%s (and %s)", self.host, self.port, MCP_PATH, SSE_PATH
+        )
+
+    async def stop(self) -> None:
+        if self._server is None or self._task is None:
+            return
+        from sse_starlette.sse import AppStatus
+
+        listen: Any = self.mcp._lowlevel_server.get_request_handler("subscriptions/listen")
+        if listen is not None:  # end 2026 listen streams, else uvicorn waits for them
+            listen.handler.close()
+        # sse_starlette learns of shutdown only through uvicorn's handle_exit.
+        self._server.handle_exit(signal.SIGTERM, None)
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        AppStatus.should_exit = False  # process-global and sticky; a restarted endpoint needs it
+        self._server = self._task = None
+
+
+class _SseEndpoint:
+    """GET /sse as raw ASGI, capped (the SDK's SSE transport has no session limit)."""
+
+    def __init__(self, endpoint: McpEndpoint, transport: SseServerTransport) -> None:
+        self._endpoint = endpoint
+        self._transport = transport
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        endpoint = self._endpoint
+        if endpoint._sse_open >= MAX_SESSIONS:
+            response = PlainTextResponse("Too many open sessions", status_code=503)
+            await response(scope, receive, send)
+            return
+        endpoint._sse_open += 1
+        low = endpoint.mcp._lowlevel_server
+        try:
+            async with self._transport.connect_sse(scope, receive, send) as (read, write):
+                await low.run(read, write, low.create_initialization_options())
+        except ValueError:
+            pass  # a bad Host or Origin: connect_sse already answered 421 or 403
+        finally:
+            endpoint._sse_open -= 1

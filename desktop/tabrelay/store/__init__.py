@@ -1,0 +1,1 @@
+"""Persistent records: the command log."""

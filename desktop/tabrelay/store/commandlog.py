@@ -1,0 +1,176 @@
+"""The command log: every tool call, allowed or not, in SQLite (WAL) — metadata, never secrets.
+
+Rows hold time, client, tool, browser and tab, the tab's origin, a summary of the arguments
+(already redacted by the caller), how the call was approved or denied, status, duration and
+result size. Retention prunes by count and age. One connection guarded by a lock; writes are
+small and quick, and the async callers run them in a thread. Listeners hear about each new row
+(the dashboard's live view).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Literal
+
+logger = logging.getLogger(__name__)
+
+Status = Literal["ok", "error", "denied", "cancelled"]
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS commands (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    time REAL NOT NULL,
+    client TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    browser TEXT,
+    tab_id INTEGER,
+    origin TEXT,
+    arguments TEXT NOT NULL,
+    decision TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    duration_ms REAL NOT NULL,
+    result_bytes INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS commands_time ON commands (time);
+"""
+EXPORT_FORMATS = ("jsonl", "csv")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandEntry:
+    time: float
+    client: str
+    tool: str
+    arguments: str
+    decision: str
+    status: Status
+    duration_ms: float
+    result_bytes: int = 0
+    browser: str | None = None
+    tab_id: int | None = None
+    origin: str | None = None
+    error: str | None = None
+    id: int | None = None
+
+
+COLUMNS = [f.name for f in fields(CommandEntry) if f.name != "id"]
+
+
+class CommandLog:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across app crashes
+            self._db.executescript(SCHEMA)
+        self._listeners: list[Callable[[CommandEntry], None]] = []
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def add_listener(self, listener: Callable[[CommandEntry], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def record(self, entry: CommandEntry) -> CommandEntry:
+        """Store one row (committed when this returns) and tell the listeners."""
+        values = [getattr(entry, c) for c in COLUMNS]
+        with self._lock:
+            cursor = self._db.execute(
+                f"INSERT INTO commands ({', '.join(COLUMNS)}) "  # noqa: S608 - fixed column names
+                f"VALUES ({', '.join('?' * len(COLUMNS))})",
+                values,
+            )
+        stored = CommandEntry(**{**asdict(entry), "id": cursor.lastrowid})
+        for listener in list(self._listeners):
+            try:
+                listener(stored)
+            # Listeners are the UI; a failing one must not lose the row or the call.
+            except Exception:
+                logger.exception("a command log listener failed")
+        return stored
+
+    def recent(self, limit: int = 100, *, search: str | None = None) -> list[CommandEntry]:
+        """The newest rows first; ``search`` matches client, tool, origin, arguments, error."""
+        sql = "SELECT * FROM commands"
+        params: list[Any] = []
+        if search:
+            like = f"%{search}%"
+            sql += (
+                " WHERE client LIKE ? OR tool LIKE ? OR origin LIKE ? OR arguments LIKE ? "
+                "OR error LIKE ? OR decision LIKE ?"
+            )
+            params += [like] * 6
+        sql += " ORDER BY id DESC LIMIT ?"
+        params.append(limit)
+        with self._lock:
+            rows = self._db.execute(sql, params).fetchall()
+        return [_entry(row) for row in rows]
+
+    def since(self, after_id: int) -> list[CommandEntry]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM commands WHERE id > ? ORDER BY id", (after_id,)
+            ).fetchall()
+        return [_entry(row) for row in rows]
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM commands").fetchone()[0])
+
+    def prune(self, *, max_rows: int, max_age_days: float, now: float | None = None) -> int:
+        """Drop rows beyond the newest ``max_rows`` or older than ``max_age_days``."""
+        cutoff = (time.time() if now is None else now) - max_age_days * 86400
+        with self._lock:
+            before = self._db.total_changes
+            self._db.execute("DELETE FROM commands WHERE time < ?", (cutoff,))
+            self._db.execute(
+                "DELETE FROM commands WHERE id <= "
+                "(SELECT id FROM commands ORDER BY id DESC LIMIT 1 OFFSET ?)",
+                (max_rows,),
+            )
+            return self._db.total_changes - before
+
+    def export(self, fmt: str) -> Iterator[str]:
+        """All rows, oldest first, as JSON lines or CSV text chunks.
+
+        Raises:
+            ValueError: an unknown format.
+        """
+        if fmt not in EXPORT_FORMATS:
+            raise ValueError(
+                f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}"
+            )
+        with self._lock:
+            rows = [_entry(r) for r in self._db.execute("SELECT * FROM commands ORDER BY id")]
+        if fmt == "jsonl":
+            for entry in rows:
+                yield json.dumps(asdict(entry), ensure_ascii=False) + "\n"
+            return
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["id", *COLUMNS])
+        for entry in rows:
+            writer.writerow([entry.id, *(getattr(entry, c) for c in COLUMNS)])
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+        yield buffer.getvalue()
+
+
+def _entry(row: sqlite3.Row) -> CommandEntry:
+    return CommandEntry(**{key: row[key] for key in row.keys()})  # noqa: SIM118 - sqlite3.Row

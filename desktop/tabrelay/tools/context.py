@@ -1,0 +1,141 @@
+"""What a tool receives and returns, and the parameter models every tool shares.
+
+A tool is a plain async function ``run(ctx, params) -> ToolResult``. The endpoint resolves the
+browser and tab, passes approval and logs the call; the tool only does its work through
+``ctx.browser`` and explains failures by raising ``TabrelayError`` subclasses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tabrelay.config.settings import Settings
+from tabrelay.errors import CommandTimeout
+from tabrelay.protocol.messages import TabInfo
+from tabrelay.relay.browser import Browser
+from tabrelay.relay.events import EventHub, HubEvent
+from tabrelay.tools.guard import NavigationGuard
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+Target = Literal["none", "browser", "tab"]
+BYTES_PER_TOKEN = 4  # a rough, conservative ratio for English text and markup
+
+
+class Params(BaseModel):
+    """Base of every tool's parameters: unknown arguments are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class BrowserParams(Params):
+    browser: str | None = Field(
+        default=None,
+        description="Browser id from browser_status; only needed when several are connected.",
+    )
+
+
+class TabParams(BrowserParams):
+    tab_id: int | None = Field(
+        default=None, description="Tab id from browser_list_tabs; default: the active tab."
+    )
+
+
+@dataclass
+class Image:
+    data: str  # base64
+    mime_type: str
+    width: int
+    height: int
+
+
+@dataclass
+class ToolResult:
+    text: str
+    image: Image | None = None
+    data: dict[str, Any] | None = None
+    # Argument names whose values must not reach the command log (a password being typed).
+    secret_arguments: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode("utf-8")) + (len(self.image.data) if self.image else 0)
+
+
+@dataclass
+class ToolContext:
+    browser: Browser | None
+    tab: TabInfo | None
+    settings: Settings
+    guard: NavigationGuard
+    hub: EventHub
+    progress: Progress
+    status: Callable[[], dict[str, Any]] = field(default=lambda: {})
+    # Tabs agents opened, by (browser id, tab id): always in scope, grouped as "Tabrelay".
+    agent_tabs: set[tuple[str, int]] = field(default_factory=set)
+
+    @property
+    def budget_bytes(self) -> int:
+        return self.settings.response_budget_tokens * BYTES_PER_TOKEN
+
+    def need_browser(self) -> Browser:
+        assert self.browser is not None, "the endpoint resolves the browser for this tool"
+        return self.browser
+
+    def need_tab(self) -> TabInfo:
+        assert self.tab is not None, "the endpoint resolves the tab for this tool"
+        return self.tab
+
+    async def cdp(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
+        """A CDP command to the target tab."""
+        return await self.need_browser().cdp(self.need_tab().id, method, params, **kw)
+
+    @contextlib.asynccontextmanager
+    async def events(self, *methods: str) -> AsyncIterator[EventWaiter]:
+        """Collect the target tab's CDP events of ``methods`` from now on (subscribe first)."""
+        browser, tab = self.need_browser(), self.need_tab()
+        wanted = frozenset(methods)
+        subscription = self.hub.subscribe(
+            maxlen=1000,
+            accept=lambda e: (
+                e.kind == "cdp"
+                and e.browser_id == browser.id
+                and e.tab_id == tab.id
+                and e.method in wanted
+            ),
+        )
+        try:
+            yield EventWaiter(subscription.wait)
+        finally:
+            subscription.close()
+
+
+class EventWaiter:
+    def __init__(self, wait: Callable[[], Awaitable[list[HubEvent]]]) -> None:
+        self._wait = wait
+        self.seen: list[HubEvent] = []
+
+    async def until(self, predicate: Callable[[HubEvent], bool], *, timeout: float) -> HubEvent:
+        """The first event (already seen or coming) that satisfies ``predicate``.
+
+        Raises:
+            CommandTimeout: none within ``timeout`` seconds.
+        """
+        for event in self.seen:
+            if predicate(event):
+                return event
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    batch = await self._wait()
+                    self.seen.extend(batch)
+                    for event in batch:
+                        if predicate(event):
+                            return event
+        except TimeoutError:
+            raise CommandTimeout(f"the page did not get there within {timeout:g} s") from None

@@ -1,0 +1,103 @@
+"""Navigation: open a URL, go back or forward, reload — and wait until the page has loaded.
+
+Navigation goes through CDP (``Page.navigate``) rather than ``chrome.tabs.update`` so network
+errors come back as errors and the load can be awaited from the tab's own events. The final
+URL is checked again after redirects: a redirect to a refused site stops on about:blank.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from tabrelay.errors import CommandFailed, NavigationBlocked, ToolError
+from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+
+WaitUntil = Literal["load", "domcontentloaded", "none"]
+_EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
+
+
+class NavigateParams(TabParams):
+    url: str | None = Field(default=None, description="The http(s) URL to open.")
+    action: Literal["back", "forward", "reload"] | None = Field(
+        default=None, description="Instead of a URL: go back, forward, or reload."
+    )
+    wait_until: WaitUntil = Field(
+        default="load", description="Return after this page event (or at once with 'none')."
+    )
+    timeout: float = Field(default=30.0, gt=0, le=120, description="Seconds to wait for it.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> NavigateParams:
+        if (self.url is None) == (self.action is None):
+            raise ValueError("give either 'url' or 'action' (back, forward, reload)")
+        return self
+
+
+async def navigate(ctx: ToolContext, params: NavigateParams) -> ToolResult:
+    if params.url is not None:
+        return await open_url(ctx, params.url, wait_until=params.wait_until, timeout=params.timeout)
+    assert params.action is not None
+    if params.action == "reload":
+        return await _until_loaded(
+            ctx, lambda: ctx.cdp("Page.reload"), params.wait_until, params.timeout
+        )
+    history = await ctx.cdp("Page.getNavigationHistory")
+    index = int(history["currentIndex"]) + (-1 if params.action == "back" else 1)
+    entries: list[dict[str, Any]] = history["entries"]
+    if not 0 <= index < len(entries):
+        where = "previous" if params.action == "back" else "next"
+        raise ToolError(f"there is no {where} page in tab {ctx.need_tab().id}'s history")
+    ctx.guard.check(entries[index]["url"])
+    return await _until_loaded(
+        ctx,
+        lambda: ctx.cdp("Page.navigateToHistoryEntry", {"entryId": entries[index]["id"]}),
+        params.wait_until,
+        params.timeout,
+    )
+
+
+async def open_url(
+    ctx: ToolContext, url: str, *, wait_until: WaitUntil, timeout: float
+) -> ToolResult:
+    """Navigate the target tab to ``url`` (checked by the guard) and wait."""
+    url = ctx.guard.check(url)
+
+    async def go() -> Any:
+        result = await ctx.cdp("Page.navigate", {"url": url})
+        if result.get("errorText"):
+            raise CommandFailed(f"could not open {url}: {result['errorText']}", code="net_error")
+        return result
+
+    return await _until_loaded(ctx, go, wait_until, timeout)
+
+
+async def _until_loaded(
+    ctx: ToolContext, start: Any, wait_until: WaitUntil, timeout: float
+) -> ToolResult:
+    await ctx.cdp("Page.enable")  # the load events come from the Page domain
+    async with ctx.events(*_EVENT.values()) as events:
+        started = await start()
+        same_document = (
+            isinstance(started, dict) and "loaderId" not in started and "frameId" in started
+        )
+        if wait_until != "none" and not same_document:
+            await ctx.progress(0, None, f"waiting for {wait_until}")
+            await events.until(lambda e: e.method == _EVENT[wait_until], timeout=timeout)
+    return await _arrived(ctx)
+
+
+async def _arrived(ctx: ToolContext) -> ToolResult:
+    browser = ctx.need_browser()
+    tab = await browser.get_tab(ctx.need_tab().id)
+    ctx.tab = tab
+    try:
+        ctx.guard.check(tab.url)
+    except NavigationBlocked as blocked:
+        await ctx.cdp("Page.navigate", {"url": "about:blank"})
+        raise NavigationBlocked(f"blocked after a redirect: {blocked.message}") from None
+    return ToolResult(
+        f"{tab.title or '(no title)'} — {tab.url}",
+        data={"tab_id": tab.id, "url": tab.url, "title": tab.title},
+    )

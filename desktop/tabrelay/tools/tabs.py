@@ -1,0 +1,104 @@
+"""Status and tab tools: browser_status, list, new, close and activate tabs."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from tabrelay.protocol.messages import TabInfo
+from tabrelay.tools import navigation
+from tabrelay.tools.context import BrowserParams, Params, ToolContext, ToolResult
+
+TABRELAY_GROUP = "Tabrelay"
+
+
+class StatusParams(Params):
+    pass
+
+
+async def status(ctx: ToolContext, params: StatusParams) -> ToolResult:
+    info = ctx.status()
+    browsers = info.get("browsers", [])
+    if not browsers:
+        lines = ["No browser is connected: open Chrome with the Tabrelay extension and pair it."]
+    else:
+        lines = [f"{len(browsers)} browser(s) connected:"]
+        for b in browsers:
+            lines.append(
+                f"- {b['id']}: {b['name']} (extension {b['extension_version']}, "
+                f"{b['tabs']} tabs, attached {b['attached_tabs'] or 'none'})"
+            )
+    lines.append(f"Pending approvals: {info.get('pending_approvals', 0)}.")
+    if info.get("paused"):
+        lines.append("Agent access is PAUSED by the person: every call is denied until resumed.")
+    return ToolResult("\n".join(lines), data=info)
+
+
+class ListTabsParams(BrowserParams):
+    pass
+
+
+def describe_tab(tab: TabInfo) -> str:
+    flags = [f for f, on in (("active", tab.active), ("attached", tab.attached)) if on]
+    title = tab.title or "(no title)"
+    return f"[{tab.id}] {title} — {tab.url}" + (f"  ({', '.join(flags)})" if flags else "")
+
+
+async def list_tabs(ctx: ToolContext, params: ListTabsParams) -> ToolResult:
+    browser = ctx.need_browser()
+    tabs = [t for t in await browser.list_tabs() if in_scope(ctx, t)]
+    lines = [f"{browser.name} (browser {browser.id}): {len(tabs)} tab(s)"]
+    lines += [describe_tab(t) for t in tabs]
+    return ToolResult(
+        "\n".join(lines),
+        data={"browser": browser.id, "tabs": [t.to_wire() for t in tabs]},
+    )
+
+
+def in_scope(ctx: ToolContext, tab: TabInfo) -> bool:
+    """Whether agents may see and use ``tab`` under the person's tab-scope setting."""
+    if ctx.settings.tab_scope == "all":
+        return True
+    return (ctx.need_browser().id, tab.id) in ctx.agent_tabs or tab.shared
+
+
+class NewTabParams(BrowserParams):
+    url: str | None = Field(default=None, description="Page to open; default about:blank.")
+    active: bool = Field(default=True, description="Bring the new tab to the front.")
+
+
+async def new_tab(ctx: ToolContext, params: NewTabParams) -> ToolResult:
+    browser = ctx.need_browser()
+    if params.url:
+        ctx.guard.check(params.url)  # refuse before any tab opens
+    tab = await browser.create_tab("about:blank", active=params.active)
+    ctx.agent_tabs.add((browser.id, tab.id))
+    if browser.supports("tabs.group"):
+        await browser.group_tabs([tab.id], title=TABRELAY_GROUP)
+    if not params.url:
+        return ToolResult(f"Opened tab {tab.id} (about:blank).", data={"tab_id": tab.id})
+    ctx.tab = tab
+    loaded = await navigation.open_url(ctx, params.url, wait_until="load", timeout=30.0)
+    return ToolResult(
+        f"Opened tab {tab.id}: {loaded.text}", data={"tab_id": tab.id, **(loaded.data or {})}
+    )
+
+
+class CloseTabParams(BrowserParams):
+    tab_id: int = Field(description="The tab to close, from browser_list_tabs.")
+
+
+async def close_tab(ctx: ToolContext, params: CloseTabParams) -> ToolResult:
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    await browser.close_tab(tab.id)
+    ctx.agent_tabs.discard((browser.id, tab.id))
+    return ToolResult(f"Closed tab {tab.id} ({tab.title or tab.url}).")
+
+
+class ActivateTabParams(BrowserParams):
+    tab_id: int = Field(description="The tab to bring to the front, from browser_list_tabs.")
+
+
+async def activate_tab(ctx: ToolContext, params: ActivateTabParams) -> ToolResult:
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    await browser.activate_tab(tab.id)
+    return ToolResult(f"Tab {tab.id} is now in front: {tab.title or tab.url}")
