@@ -25,6 +25,7 @@ from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import Settings, SettingsStore
+from tabrelay.endpoint.auth import ClientActivity
 from tabrelay.endpoint.calls import ToolRunner
 from tabrelay.endpoint.server import McpEndpoint
 from tabrelay.errors import ConfigError
@@ -37,6 +38,7 @@ from tabrelay.relay.registry import BrowserRegistry, Change
 from tabrelay.relay.server import RelayServer
 from tabrelay.store.commandlog import CommandLog
 from tabrelay.system.logs import Redactor
+from tabrelay.tools.sessions import TabSessions
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +81,9 @@ class Core:
         self.pairing = Pairing(self.settings_store, approver=pairing_approver)
         self.gate = ApprovalGate(self.settings_store, approver=approver)
         self.clients = ClientTokens(self.settings_store, tokens)
+        self.sessions = TabSessions(
+            self.registry, idle_minutes=lambda: self.settings_store.current.idle_detach_minutes
+        )
         self.command_log: CommandLog | None = None
         self.relay: RelayServer | None = None
         self.endpoint: McpEndpoint | None = None
@@ -138,6 +143,7 @@ class Core:
             log=self.command_log,
             own_ports=self.own_ports,
             status=self.status,
+            sessions=self.sessions,
         )
         self.endpoint = McpEndpoint(
             self.runner,
@@ -154,7 +160,11 @@ class Core:
             raise
         if opts.write_instance_file:
             self._write_instance_file()
-        self._tasks = [asyncio.create_task(self._watch()), asyncio.create_task(self._prune())]
+        self._tasks = [
+            asyncio.create_task(self._watch()),
+            asyncio.create_task(self._prune()),
+            asyncio.create_task(self.sessions.run_idle_detach()),
+        ]
 
     async def stop(self) -> None:
         tasks, self._tasks = [*self._tasks, *self._notifications], []
@@ -188,6 +198,21 @@ class Core:
             "paused": self.gate.paused,
             "version": __version__,
         }
+
+    async def attach_tab(self, browser_id: str, tab_id: int) -> None:
+        """Attach a tab for the person (dashboard), with the domains the dashboard shows.
+
+        Raises:
+            BrowserError: no such browser or tab, or the tab cannot be attached.
+        """
+        await self.sessions.attach(self.registry.resolve(browser_id), tab_id)
+
+    async def detach_tab(self, browser_id: str, tab_id: int) -> None:
+        await self.sessions.detach(self.registry.resolve(browser_id), tab_id)
+
+    def client_activity(self) -> dict[str, ClientActivity]:
+        """Each MCP client's last request and open requests, for the dashboard."""
+        return self.endpoint.activity() if self.endpoint is not None else {}
 
     # --- secrets ----------------------------------------------------------------------------
 

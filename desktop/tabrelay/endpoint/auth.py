@@ -13,7 +13,9 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -25,6 +27,14 @@ from tabrelay.relay.ratelimit import FailureLimiter
 logger = logging.getLogger(__name__)
 
 CLIENT_KEY = "tabrelay_client"
+
+
+@dataclass
+class ClientActivity:
+    """What the dashboard shows of a client's live use."""
+
+    last_seen: float = 0.0
+    open_requests: int = 0  # includes long-lived event streams
 
 
 def client_of(scope: Scope) -> str | None:
@@ -45,6 +55,7 @@ class BearerAuth:
         self.app = app
         self._tokens = tokens
         self.limiter = limiter or FailureLimiter(max_failures=20, window=10, cooldown=30)
+        self.activity: dict[str, ClientActivity] = {}
 
     def identify(self, scope: Scope) -> str | None:
         header = b""
@@ -89,7 +100,14 @@ class BearerAuth:
         user = AccessToken(token="-", client_id=name, scopes=[])  # noqa: S106
         scope["user"] = AuthenticatedUser(user)
         scope.setdefault("state", {})[CLIENT_KEY] = name
-        await complete_response(self.app, scope, receive, send)
+        activity = self.activity.setdefault(name, ClientActivity())
+        activity.last_seen = time.time()
+        activity.open_requests += 1
+        try:
+            await complete_response(self.app, scope, receive, send)
+        finally:
+            activity.open_requests -= 1
+            activity.last_seen = time.time()
 
 
 async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

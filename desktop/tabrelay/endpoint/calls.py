@@ -37,6 +37,7 @@ from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
 from tabrelay.tools.catalog import ToolSpec
 from tabrelay.tools.context import Progress, ToolContext, ToolResult
 from tabrelay.tools.guard import NavigationGuard, origin_of
+from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tabs import in_scope
 
 logger = logging.getLogger(__name__)
@@ -62,8 +63,10 @@ class ToolRunner:
         log: CommandLog,
         own_ports: Callable[[], list[int]],
         status: Callable[[], dict[str, Any]],
+        sessions: TabSessions,
     ) -> None:
         self.registry = registry
+        self.sessions = sessions
         self.gate = gate
         self.hub = hub
         self.settings_store = settings
@@ -147,6 +150,7 @@ class ToolRunner:
         row.decision = approval.how
         if ctx.tab is not None:
             await self._recheck(ctx, row.origin)
+            await self.sessions.prepare(ctx.need_browser(), ctx.tab.id)
         return await spec.run(ctx, params)
 
     async def _tab(self, ctx: ToolContext, tab_id: int | None) -> TabInfo:

@@ -45,7 +45,7 @@ from starlette.types import Receive, Scope, Send
 
 from tabrelay import __version__
 from tabrelay.endpoint import MCP_PATH, SSE_PATH
-from tabrelay.endpoint.auth import BearerAuth, client_of
+from tabrelay.endpoint.auth import BearerAuth, ClientActivity, client_of
 from tabrelay.endpoint.calls import Caller, ToolRunner
 from tabrelay.errors import StartupError, TabrelayError
 from tabrelay.relay.ratelimit import FailureLimiter
@@ -202,6 +202,7 @@ class McpEndpoint:
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
         self._sse_open = 0
+        self.auth: BearerAuth | None = None
 
     # --- calls ------------------------------------------------------------------------------
 
@@ -274,6 +275,10 @@ class McpEndpoint:
 
         low.create_initialization_options = with_list_changed  # type: ignore[method-assign]
 
+    def activity(self) -> dict[str, ClientActivity]:
+        """Each client's last request time and open requests (sessions, streams)."""
+        return dict(self.auth.activity) if self.auth is not None else {}
+
     async def resources_changed(self) -> None:
         """Notify every client that the tab list changed (call from the app's own code)."""
         await self.bus.publish(ResourcesListChanged())
@@ -305,7 +310,8 @@ class McpEndpoint:
             ],
             lifespan=self._lifespan,
         )
-        return BearerAuth(starlette, self._tokens, limiter=self._limiter)
+        self.auth = BearerAuth(starlette, self._tokens, limiter=self._limiter)
+        return self.auth
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:

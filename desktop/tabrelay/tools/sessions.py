@@ -1,0 +1,105 @@
+"""The debugger sessions the app keeps on tabs (DESIGN §3): domains enabled, idle detach.
+
+A tab is attached when an agent first uses it or the person attaches it from the dashboard;
+then the CDP domains the tools and the dashboard need are enabled once (Page, Runtime, Log,
+Network by default, changeable per tab). A tab nobody used for the idle time (a setting) is
+detached again, which removes Chrome's "started debugging this browser" bar.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+
+from tabrelay.errors import BrowserError
+from tabrelay.relay.browser import Browser
+from tabrelay.relay.registry import BrowserRegistry, Change
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DOMAINS: tuple[str, ...] = ("Page", "Runtime", "Log", "Network")
+Key = tuple[str, int]  # (browser id, tab id)
+
+
+class TabSessions:
+    def __init__(self, registry: BrowserRegistry, *, idle_minutes: Callable[[], float]) -> None:
+        self._registry = registry
+        self._idle_minutes = idle_minutes
+        self._enabled: dict[Key, set[str]] = {}
+        self._wanted: dict[Key, tuple[str, ...]] = {}
+        self._last_used: dict[Key, float] = {}
+        registry.add_listener(self._browser_changed)
+
+    def domains(self, browser_id: str, tab_id: int) -> tuple[str, ...]:
+        return self._wanted.get((browser_id, tab_id), DEFAULT_DOMAINS)
+
+    def set_domains(self, browser_id: str, tab_id: int, domains: Iterable[str]) -> None:
+        """Choose the domains for a tab (the dashboard's per-tab toggles)."""
+        self._wanted[(browser_id, tab_id)] = tuple(domains)
+
+    async def prepare(self, browser: Browser, tab_id: int) -> None:
+        """Attach (if needed) and enable the tab's domains that are not enabled yet.
+
+        Raises:
+            BrowserError: the tab cannot be attached (closed, a chrome:// page…).
+        """
+        key = (browser.id, tab_id)
+        self._last_used[key] = time.monotonic()
+        wanted = self.domains(*key)
+        enabled = self._enabled.setdefault(key, set())
+        for domain in wanted:
+            if domain not in enabled:
+                await browser.cdp(tab_id, f"{domain}.enable")
+                enabled.add(domain)
+        for domain in sorted(enabled - set(wanted)):
+            await browser.cdp(tab_id, f"{domain}.disable")
+            enabled.discard(domain)
+
+    async def attach(self, browser: Browser, tab_id: int) -> None:
+        """The person attached a tab from the dashboard."""
+        await browser.attach(tab_id)
+        self._enabled.pop((browser.id, tab_id), None)  # a fresh session has nothing enabled
+        await self.prepare(browser, tab_id)
+
+    async def detach(self, browser: Browser, tab_id: int) -> None:
+        self._forget((browser.id, tab_id))
+        await browser.detach(tab_id)
+
+    async def detach_idle(self) -> int:
+        """Detach tabs unused for the idle time; how many were detached."""
+        minutes = self._idle_minutes()
+        if minutes <= 0:
+            return 0
+        cutoff = time.monotonic() - minutes * 60
+        detached = 0
+        for key, used in list(self._last_used.items()):
+            browser = self._registry.get(key[0])
+            if used > cutoff or browser is None or key[1] not in browser.attached_tabs:
+                continue
+            try:
+                await self.detach(browser, key[1])
+                detached += 1
+                logger.info("detached idle tab %s of browser %s", key[1], key[0])
+            except BrowserError as error:
+                logger.info("could not detach idle tab %s: %s", key[1], error)
+                self._forget(key)
+        return detached
+
+    async def run_idle_detach(self, *, interval: float = 30.0) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            with contextlib.suppress(BrowserError):
+                await self.detach_idle()
+
+    def _forget(self, key: Key) -> None:
+        self._enabled.pop(key, None)
+        self._last_used.pop(key, None)
+
+    def _browser_changed(self, change: Change, browser: Browser) -> None:
+        """A tab the extension no longer reports as attached starts from scratch next time."""
+        for key in [k for k in self._enabled if k[0] == browser.id]:
+            if change == "disconnected" or key[1] not in browser.attached_tabs:
+                self._forget(key)
