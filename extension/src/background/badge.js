@@ -25,6 +25,8 @@ export const DRIVEN_TAB_BADGE = Object.freeze({ text: "AI", color: "#d97706" });
 
 export class Badge {
   /** @type {Set<number>} */ #marked = new Set();
+  #look = BADGES.connecting;
+  #title = "Tabrelay";
 
   /** @param {import("./chrome_api.js").ChromeApi} api */
   constructor(api) {
@@ -36,11 +38,12 @@ export class Badge {
    * @param {string} detail
    */
   async showState(state, detail) {
-    const look = BADGES[state] ?? BADGES.connecting;
-    await Promise.all([
-      this.api.action.setBadgeText({ text: look.text }),
-      this.api.action.setBadgeBackgroundColor({ color: look.color }),
-      this.api.action.setTitle({ title: `Tabrelay: ${detail}` }),
+    this.#look = BADGES[state] ?? BADGES.connecting;
+    this.#title = `Tabrelay: ${detail}`;
+    await Promise.allSettled([
+      call(() => this.api.action.setBadgeText({ text: this.#look.text })),
+      call(() => this.api.action.setBadgeBackgroundColor({ color: this.#look.color })),
+      call(() => this.api.action.setTitle({ title: this.#title })),
     ]);
   }
 
@@ -51,26 +54,41 @@ export class Badge {
    */
   async markTabs(tabIds, connected) {
     const driven = new Set(connected ? tabIds : []);
-    const calls = [];
-    for (const tabId of driven) {
-      if (this.#marked.has(tabId)) continue;
-      calls.push(
-        this.api.action.setBadgeText({ tabId, text: DRIVEN_TAB_BADGE.text }),
-        this.api.action.setBadgeBackgroundColor({ tabId, color: DRIVEN_TAB_BADGE.color }),
-        this.api.action.setTitle({ tabId, title: "Tabrelay: an agent is using this tab" }),
-      );
-    }
-    for (const tabId of this.#marked) {
-      if (driven.has(tabId)) continue;
-      // null clears the tab's own value so the global badge shows again.
-      calls.push(
-        this.api.action.setBadgeText({ tabId, text: null }),
-        this.api.action.setBadgeBackgroundColor({ tabId, color: null }),
-        this.api.action.setTitle({ tabId, title: null }),
-      );
-    }
+    const unmarked = [...this.#marked].filter((tabId) => !driven.has(tabId));
+    const added = [...driven].filter((tabId) => !this.#marked.has(tabId));
     this.#marked = driven;
+    const calls = [];
+    for (const tabId of added) {
+      calls.push(
+        call(() => this.api.action.setBadgeText({ tabId, text: DRIVEN_TAB_BADGE.text })),
+        call(() => this.api.action.setBadgeBackgroundColor({ tabId, color: DRIVEN_TAB_BADGE.color })),
+        call(() => this.api.action.setTitle({ tabId, title: "Tabrelay: an agent is using this tab" })),
+      );
+    }
+    for (const tabId of unmarked) {
+      // A null text clears the tab's own text so the global one shows again; color and title
+      // have no such reset, so they get the global values.
+      calls.push(
+        call(() => this.api.action.setBadgeText({ tabId, text: null })),
+        call(() => this.api.action.setBadgeBackgroundColor({ tabId, color: this.#look.color })),
+        call(() => this.api.action.setTitle({ tabId, title: this.#title })),
+      );
+    }
     // A tab that closed meanwhile rejects; that is fine.
     await Promise.allSettled(calls);
+  }
+}
+
+/**
+ * Run a chrome.action call; chrome throws synchronously on bad arguments, and a closed tab
+ * rejects: neither may break the caller.
+ * @param {() => Promise<unknown>} fn
+ * @returns {Promise<unknown>}
+ */
+function call(fn) {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

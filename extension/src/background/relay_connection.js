@@ -350,11 +350,11 @@ export class RelayConnection {
    */
   async #reachable(port) {
     try {
+      // no-cors requires the default redirect mode ("follow"); the answer is never read.
       await this.fetchImpl(`http://${RELAY_HOST}:${port}${HEALTH_PATH}`, {
         mode: "no-cors",
         cache: "no-store",
         credentials: "omit",
-        redirect: "error",
         signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
       });
       return true;

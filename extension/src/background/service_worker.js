@@ -40,7 +40,9 @@ const sessions = new DebuggerSessions({
   },
 });
 const tabs = new TabRegistry({ api, isAttached: (tabId) => sessions.isAttached(tabId) });
+/** @type {CommandRouter} */
 const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port });
+/** @type {RelayConnection} */
 const connection = new RelayConnection({
   settings,
   WebSocketImpl: WebSocket,

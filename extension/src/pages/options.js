@@ -11,6 +11,8 @@ import { DEFAULT_RELAY_PORT } from "../shared/protocol.js";
 import { parsePort, parseToken } from "../shared/validation.js";
 import { describeState } from "./state_text.js";
 
+/** @typedef {import("../background/relay_connection.js").RelayState} RelayState */
+
 const PORT = "relayPort";
 const TOKEN = "relayToken";
 const RELAY_STATE = "relayState";
@@ -21,7 +23,8 @@ const portInput = /** @type {HTMLInputElement} */ (element("port"));
 const tokenInput = /** @type {HTMLInputElement} */ (element("token"));
 
 async function renderState() {
-  const state = (await chrome.storage.session.get([RELAY_STATE]))[RELAY_STATE];
+  const stored = await chrome.storage.session.get([RELAY_STATE]);
+  const state = /** @type {RelayState | undefined} */ (stored[RELAY_STATE]);
   const { headline, detail, tone } = describeState(state);
   element("headline").textContent = headline;
   element("headline").dataset.tone = tone;

@@ -8,6 +8,8 @@
 import { isRestrictedUrl } from "../shared/validation.js";
 import { PAIRABLE_STATES, describeState } from "./state_text.js";
 
+/** @typedef {import("../background/relay_connection.js").RelayState} RelayState */
+
 const RELAY_STATE = "relayState";
 const DEBUGGER_TABS = "debuggerTabs";
 
@@ -19,17 +21,17 @@ let currentTab;
 
 async function render() {
   const stored = await chrome.storage.session.get([RELAY_STATE, DEBUGGER_TABS]);
-  const state = stored[RELAY_STATE];
+  const state = /** @type {RelayState | undefined} */ (stored[RELAY_STATE]);
   const { headline, detail, tone } = describeState(state);
   element("headline").textContent = headline;
   element("headline").dataset.tone = tone;
   element("headline").dataset.state = state?.state ?? "";
   element("detail").textContent = detail === headline ? "" : detail;
-  element("pair").hidden = !PAIRABLE_STATES.has(state?.state);
+  element("pair").hidden = !PAIRABLE_STATES.has(state?.state ?? "");
   element("pair").textContent = state?.state === "unpaired" ? "Pair with the Tabrelay app" : "Pair again";
 
-  /** @type {number[]} */
-  const attached = stored[DEBUGGER_TABS]?.attached ?? [];
+  const debuggerTabs = /** @type {{attached?: number[]} | undefined} */ (stored[DEBUGGER_TABS]);
+  const attached = debuggerTabs?.attached ?? [];
   const list = element("attached");
   list.replaceChildren();
   for (const tabId of attached) {
