@@ -28,11 +28,15 @@ function setup() {
     onChange: (tabs) => statuses.push(tabs),
     cue: false,
   });
-  const tabs = new TabRegistry({ api, isAttached: (id) => sessions.isAttached(id) });
+  const tabs = new TabRegistry({
+    api,
+    isAttached: (id) => sessions.isAttached(id),
+    isSharedByPerson: (id) => sessions.isSharedByPerson(id),
+  });
   const router = new CommandRouter({ tabs, sessions, relayPort: () => 23001 });
   /** @param {string} method @param {Record<string, unknown>} [params] */
   const run = (method, params = {}) => router.handle({ method, params });
-  return { fake, sessions, router, run, events, statuses };
+  return { fake, sessions, tabs, router, run, events, statuses };
 }
 
 /**
@@ -93,7 +97,7 @@ test("cdp.send attaches first, announces the attached tab, then sends", async ()
   assert.deepEqual(result, { result: { value: 2 } });
   assert.equal(fake.callsTo("debugger.attach").length, 1);
   assert.deepEqual(statuses.at(-1), [1]);
-  assert.deepEqual(fake.session.debuggerTabs, { attached: [1], wanted: [1], canceled: [] });
+  assert.deepEqual(fake.session.debuggerTabs, { attached: [1], wanted: [1], canceled: [], shared: [] });
 });
 
 test("two commands at once attach only once", async () => {
@@ -192,4 +196,32 @@ test("screenshots come from the active tab through CDP", async () => {
     return { data: "AAAA" };
   });
   assert.deepEqual(await run("tabs.screenshot", { format: "jpeg", quality: 50 }), { dataUrl: "data:image/jpeg;base64,AAAA" });
+});
+
+test("tabs in the Tabrelay group and tabs the person shared are marked shared; others are not", async () => {
+  const { run, sessions } = setup();
+  /** @param {number} id */
+  const shared = async (id) => /** @type {{shared: boolean}} */ (await run("tabs.get", { tabId: id })).shared;
+  const opened = /** @type {{id: number, shared: boolean}} */ (await run("tabs.create", { url: "https://example.net/" }));
+  assert.equal(opened.shared, true, "an agent's tab is in the Tabrelay group");
+  assert.equal(await shared(1), false);
+
+  await sessions.attach(1, { byUser: true });
+  assert.equal(await shared(1), true, "shared from the popup");
+  await sessions.detach(1);
+  assert.equal(await shared(1), true, "an agent detaching does not unshare it");
+  await sessions.detach(1, { byUser: true });
+  assert.equal(await shared(1), false, "unshared from the popup");
+
+  await run("tabs.group", { tabIds: [3], title: "Research" });
+  assert.equal(await shared(3), false, "another group is not the Tabrelay group");
+  await run("tabs.group", { tabIds: [3] });
+  assert.equal(await shared(3), true);
+});
+
+test("a tab the person shared stops being shared when they cancel the debugging bar", async () => {
+  const { sessions } = setup();
+  await sessions.attach(1, { byUser: true });
+  await sessions.handleDetach({ tabId: 1 }, "canceled_by_user");
+  assert.equal(sessions.isSharedByPerson(1), false);
 });

@@ -26,6 +26,8 @@ export function fakeChrome({ tabs = [] } = {}) {
   let commandHandler = async () => ({});
   let nextTabId = 1000;
   let nextGroupId = 1;
+  /** @type {Map<number, {id: number, title: string, windowId: number}>} */
+  const groups = new Map();
 
   /**
    * @param {string} name
@@ -88,8 +90,15 @@ export function fakeChrome({ tabs = [] } = {}) {
       },
     },
     tabGroups: {
-      query: record("tabGroups.query", () => []),
-      update: record("tabGroups.update", () => ({})),
+      query: record("tabGroups.query", (/** @type {{title?: string, windowId?: number}} */ filter) =>
+        [...groups.values()].filter(
+          (g) => (filter.title === undefined || g.title === filter.title) && (filter.windowId === undefined || g.windowId === filter.windowId),
+        ),
+      ),
+      update: record("tabGroups.update", (/** @type {number} */ id, /** @type {{title?: string}} */ props) => {
+        Object.assign(/** @type {object} */ (groups.get(id)), props);
+        return { ...groups.get(id) };
+      }),
     },
     tabs: {
       get: record("tabs.get", tab),
@@ -111,6 +120,7 @@ export function fakeChrome({ tabs = [] } = {}) {
       }),
       group: record("tabs.group", (/** @type {{tabIds: number[], groupId?: number}} */ options) => {
         const groupId = options.groupId ?? nextGroupId++;
+        if (!groups.has(groupId)) groups.set(groupId, { id: groupId, title: "", windowId: 1 });
         for (const id of options.tabIds) Object.assign(/** @type {FakeTab} */ (tabMap.get(id)), { groupId });
         return groupId;
       }),

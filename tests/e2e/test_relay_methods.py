@@ -104,6 +104,7 @@ async def test_tabs_the_agent_opens_go_into_the_tabrelay_group(
         first = await relay.get_tab(tab)
         assert first.group_id != -1
         assert second.group_id == first.group_id
+        assert first.shared and second.shared, "in agents' reach when only shared tabs are"
         title = await browser.in_worker(
             f"chrome.tabGroups.get({first.group_id}).then(g => g.title)"
         )
@@ -282,16 +283,22 @@ async def test_a_detach_on_the_browser_side_updates_the_apps_status(
 
 
 async def test_the_popup_lets_the_person_share_and_unshare_the_current_tab(
-    relay: Browser, browser: ExtensionBrowser, pages: PageServer, tab: int
+    relay: Browser, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    await relay.detach(tab)  # the fixture's page-load check attached it
+    url = pages.url("index.html?opened-by-the-person")
+    page = await browser.open_page(url)
+    tab = await browser.tab_id_of(url)
     await relay.activate_tab(tab)
+    assert not (await relay.get_tab(tab)).shared
     popup = await browser.open_popup()
     try:
         assert await popup.text_of("#headline") == "Connected to the Tabrelay app"
         assert await popup.text_of("#toggle-tab") == "Let agents use this tab"
         await popup.click("#toggle-tab")
-        await wait_until(lambda: tab in relay.attached_tabs, timeout=5, message="shared")
+        await wait_until(lambda: tab in relay.attached_tabs, timeout=5, message="attached")
+        await wait_until(
+            lambda: relay.tabs[tab].shared, timeout=5, message="the app sees it shared"
+        )
         await wait_until(
             lambda: popup.evaluate(
                 "document.getElementById('attached').textContent.includes('Tabrelay test page')"
@@ -300,9 +307,13 @@ async def test_the_popup_lets_the_person_share_and_unshare_the_current_tab(
             message="the popup lists the tab",
         )
         await popup.click("#toggle-tab")
-        await wait_until(lambda: tab not in relay.attached_tabs, timeout=5, message="unshared")
+        await wait_until(lambda: tab not in relay.attached_tabs, timeout=5, message="detached")
+        await wait_until(
+            lambda: not relay.tabs[tab].shared, timeout=5, message="the app sees it unshared"
+        )
     finally:
         await popup.close()
+        await page.close()
 
 
 async def test_browser_extension_and_local_file_pages_are_refused_clearly(

@@ -3,10 +3,11 @@
  * Debugger sessions: which tabs the extension has attached chrome.debugger to, and the CDP
  * commands and events that go through them.
  *
- * Three sets, kept in chrome.storage.session so a restarted service worker picks them up
+ * Four sets, kept in chrome.storage.session so a restarted service worker picks them up
  * (THREATS E7): `attached` (the debugger is attached now), `wanted` (keep it attached: re-attach
  * after a navigation to a page that dropped it, or after `target_closed` while the tab lives),
- * `canceled` (the person pressed Cancel on Chrome's bar: never re-attach without their consent).
+ * `canceled` (the person pressed Cancel on Chrome's bar: never re-attach without their consent),
+ * `shared` (the person shared the tab from the popup: in scope for agents until they unshare it).
  * Commands in flight on a tab fail at once, with a clear reason, when its session ends. The
  * denylist is checked here, before any command reaches chrome.debugger.
  */
@@ -30,6 +31,7 @@ export class DebuggerSessions {
   /** @type {Set<number>} */ #attached = new Set();
   /** @type {Set<number>} */ #wanted = new Set();
   /** @type {Set<number>} */ #canceled = new Set();
+  /** @type {Set<number>} */ #shared = new Set();
   /** @type {Map<number, Promise<void>>} */ #attaching = new Map();
   /** @type {Map<number, Set<PendingCommand>>} */ #pending = new Map();
 
@@ -52,6 +54,14 @@ export class DebuggerSessions {
     return this.#attached.has(tabId);
   }
 
+  /**
+   * Whether the person shared this tab from the popup (and has not taken it back).
+   * @param {number} tabId
+   */
+  isSharedByPerson(tabId) {
+    return this.#shared.has(tabId);
+  }
+
   /** @returns {number[]} */
   attachedTabs() {
     return [...this.#attached].sort((a, b) => a - b);
@@ -65,6 +75,7 @@ export class DebuggerSessions {
     const stored = (await this.api.storage.session.get([SessionKeys.DEBUGGER]))[SessionKeys.DEBUGGER] ?? {};
     this.#wanted = new Set(integers(stored.wanted));
     this.#canceled = new Set(integers(stored.canceled));
+    this.#shared = new Set(integers(stored.shared));
     /** @type {Array<{tabId?: number, attached: boolean, type: string}>} */
     const targets = await this.api.debugger.getTargets();
     const tabs = new Map(targets.filter((t) => t.tabId !== undefined).map((t) => [t.tabId, t]));
@@ -80,8 +91,10 @@ export class DebuggerSessions {
         });
       }
     }
-    for (const tabId of [...this.#canceled]) {
-      if (!tabs.has(tabId)) this.#canceled.delete(tabId);
+    for (const set of [this.#canceled, this.#shared]) {
+      for (const tabId of [...set]) {
+        if (!tabs.has(tabId)) set.delete(tabId);
+      }
     }
     await this.#changed();
   }
@@ -105,9 +118,11 @@ export class DebuggerSessions {
     await this.#requireDebuggable(tabId);
     if (byUser) {
       this.#canceled.delete(tabId);
+      this.#shared.add(tabId);
     }
     if (this.#attached.has(tabId)) {
       this.#wanted.add(tabId);
+      await this.#changed();
       return;
     }
     await this.#attachNow(tabId, version);
@@ -116,9 +131,13 @@ export class DebuggerSessions {
   /**
    * Detach the debugger from a tab; the tab is no longer kept attached.
    * @param {number} tabId
+   * @param {{byUser?: boolean}} [options] byUser: the person unshared the tab (popup)
    */
-  async detach(tabId) {
+  async detach(tabId, { byUser = false } = {}) {
     this.#wanted.delete(tabId);
+    if (byUser) {
+      this.#shared.delete(tabId);
+    }
     if (this.#attached.has(tabId)) {
       if (this.cue) await hideCue(this.api, tabId);
       try {
@@ -181,6 +200,7 @@ export class DebuggerSessions {
     this.#attached.delete(tabId);
     if (reason === "canceled_by_user") {
       this.#wanted.delete(tabId);
+      this.#shared.delete(tabId);
       this.#canceled.add(tabId);
       this.#failPending(
         tabId,
@@ -235,9 +255,9 @@ export class DebuggerSessions {
   /** @param {number} tabId */
   async handleTabRemoved(tabId) {
     this.#failPending(tabId, (method) => closedError(tabId, method));
-    const changed = this.#attached.delete(tabId) || this.#wanted.delete(tabId) || this.#canceled.delete(tabId);
-    this.#wanted.delete(tabId);
-    this.#canceled.delete(tabId);
+    const changed = [this.#attached, this.#wanted, this.#canceled, this.#shared]
+      .map((set) => set.delete(tabId))
+      .some(Boolean);
     if (changed) {
       await this.#changed();
     }
@@ -397,6 +417,7 @@ export class DebuggerSessions {
         attached: this.attachedTabs(),
         wanted: [...this.#wanted],
         canceled: [...this.#canceled],
+        shared: [...this.#shared],
       },
     });
     this.onChangeCallback(this.attachedTabs());

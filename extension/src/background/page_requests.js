@@ -13,7 +13,8 @@ import { isPlainObject } from "../shared/validation.js";
 /**
  * @typedef {object} PageRequestDeps
  * @property {{pair: () => Promise<void>}} connection
- * @property {{attach: (tabId: number, options: {byUser: boolean}) => Promise<void>, detach: (tabId: number) => Promise<void>}} sessions
+ * @property {{attach: (tabId: number, options: {byUser: boolean}) => Promise<void>, detach: (tabId: number, options: {byUser: boolean}) => Promise<void>}} sessions
+ * @property {(tabId: number) => Promise<void>} announceTab tell the app the tab's sharing changed
  */
 
 /**
@@ -35,7 +36,7 @@ export function isOwnPage(sender, extensionId) {
  * @param {PageRequestDeps} deps
  * @returns {Promise<{ok: true} | {ok: false, error: string}>}
  */
-export async function handlePageRequest(request, { connection, sessions }) {
+export async function handlePageRequest(request, { connection, sessions, announceTab }) {
   if (!isPlainObject(request)) {
     return { ok: false, error: "not a request" };
   }
@@ -53,8 +54,9 @@ export async function handlePageRequest(request, { connection, sessions }) {
         if (request.type === "attach") {
           await sessions.attach(/** @type {number} */ (tabId), { byUser: true });
         } else {
-          await sessions.detach(/** @type {number} */ (tabId));
+          await sessions.detach(/** @type {number} */ (tabId), { byUser: true });
         }
+        await announceTab(/** @type {number} */ (tabId));
         return { ok: true };
       }
       default:

@@ -39,7 +39,11 @@ const sessions = new DebuggerSessions({
     badge.markTabs(attachedTabs, connection.connected);
   },
 });
-const tabs = new TabRegistry({ api, isAttached: (tabId) => sessions.isAttached(tabId) });
+const tabs = new TabRegistry({
+  api,
+  isAttached: (tabId) => sessions.isAttached(tabId),
+  isSharedByPerson: (tabId) => sessions.isSharedByPerson(tabId),
+});
 /** @type {CommandRouter} */
 const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port });
 /** @type {RelayConnection} */
@@ -86,9 +90,21 @@ function whenReady(work) {
  * @param {"created" | "updated" | "activated"} kind
  * @param {import("./tab_registry.js").ChromeTab} tab
  */
-function forwardTab(kind, tab) {
-  const event = tabs.eventFor(kind, tab);
+async function forwardTab(kind, tab) {
+  const event = await tabs.eventFor(kind, tab);
   if (event !== null) connection.send(event);
+}
+
+/**
+ * The person shared or unshared a tab: the app's list shows it at once.
+ * @param {number} tabId
+ */
+async function announceTab(tabId) {
+  try {
+    await forwardTab("updated", await api.tabs.get(tabId));
+  } catch {
+    // The tab closed meanwhile; its removal is announced on its own.
+  }
 }
 
 chrome.runtime.onStartup.addListener(() => whenReady(() => connection.start()));
@@ -116,7 +132,7 @@ chrome.tabs.onCreated.addListener((tab) => whenReady(() => forwardTab("created",
 chrome.tabs.onUpdated.addListener((tabId, changeInfo, tab) =>
   whenReady(() => {
     sessions.handleTabUpdated(tabId, changeInfo, tab);
-    forwardTab("updated", tab);
+    return forwardTab("updated", tab);
   }),
 );
 chrome.tabs.onActivated.addListener(({ tabId }) =>
@@ -137,7 +153,7 @@ chrome.runtime.onMessage.addListener((request, sender, sendResponse) => {
     return false;
   }
   ready
-    .then(() => handlePageRequest(request, { connection, sessions }))
+    .then(() => handlePageRequest(request, { connection, sessions, announceTab }))
     .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error) }));
   return true; // the answer is sent asynchronously
 });

@@ -3,6 +3,10 @@
  * The tabs as the relay sees them: listing, opening, navigating, closing, activating and
  * grouping, and the tab_event messages that keep the app's list live.
  *
+ * A tab is `shared` when the person put it in agents' reach: it is in a "Tabrelay" tab group
+ * (agents' tabs go there; the person may drag others in) or the person shared it from the
+ * popup. The app uses this when the person lets agents use shared tabs only (DESIGN §4.9).
+ *
  * Browser, extension and web store pages are skipped: never listed, never announced, and any
  * command that names one fails with restricted_url (DESIGN §4.10). Tabs agents open go into the
  * "Tabrelay" tab group of their window, so the person sees them together.
@@ -35,6 +39,7 @@ const GROUP_COLOR = "orange";
  * @property {string} title
  * @property {boolean} active
  * @property {boolean} attached
+ * @property {boolean} shared
  * @property {number} groupId
  * @property {string} [favIconUrl]
  */
@@ -43,9 +48,10 @@ const GROUP_COLOR = "orange";
  * A tab in the protocol's shape.
  * @param {ChromeTab} tab
  * @param {boolean} attached
+ * @param {boolean} [shared]
  * @returns {WireTab}
  */
-export function tabToWire(tab, attached) {
+export function tabToWire(tab, attached, shared = false) {
   /** @type {WireTab} */
   const wire = {
     id: /** @type {number} */ (tab.id),
@@ -54,6 +60,7 @@ export function tabToWire(tab, attached) {
     title: tab.title ?? "",
     active: tab.active,
     attached,
+    shared,
     groupId: tab.groupId ?? -1,
   };
   // Only http(s) icons: a data: icon can be large and says nothing the app needs.
@@ -72,20 +79,26 @@ export function isRestrictedTab(tab) {
 }
 
 export class TabRegistry {
+  /** Ids of the tab groups titled "Tabrelay" (one per window at most, normally). */
+  /** @type {Set<number>} */ #tabrelayGroups = new Set();
+
   /**
    * @param {object} deps
    * @param {import("./chrome_api.js").ChromeApi} deps.api
    * @param {(tabId: number) => boolean} deps.isAttached
+   * @param {(tabId: number) => boolean} [deps.isSharedByPerson]
    */
-  constructor({ api, isAttached }) {
+  constructor({ api, isAttached, isSharedByPerson = () => false }) {
     this.api = api;
     this.isAttached = isAttached;
+    this.isSharedByPerson = isSharedByPerson;
   }
 
   /** @returns {Promise<WireTab[]>} every tab the relay may use */
   async list() {
     /** @type {ChromeTab[]} */
     const tabs = await this.api.tabs.query({});
+    await this.#refreshGroups();
     return tabs.filter((tab) => tab.id !== undefined && !isRestrictedTab(tab)).map((tab) => this.wire(tab));
   }
 
@@ -114,7 +127,7 @@ export class TabRegistry {
 
   /** @param {number} tabId */
   async get(tabId) {
-    return this.wire(await this.require(tabId));
+    return this.wired(await this.require(tabId));
   }
 
   /**
@@ -131,7 +144,7 @@ export class TabRegistry {
       // Tab groups are a courtesy (a browser without them still gets the tab).
     }
     try {
-      return this.wire(await this.api.tabs.get(tabId));
+      return await this.wired(await this.api.tabs.get(tabId));
     } catch {
       return this.wire(tab);
     }
@@ -143,7 +156,7 @@ export class TabRegistry {
    */
   async navigate(tabId, url) {
     await this.require(tabId);
-    return this.wire(await this.#call(tabId, () => this.api.tabs.update(tabId, { url })));
+    return this.wired(await this.#call(tabId, () => this.api.tabs.update(tabId, { url })));
   }
 
   /** @param {number} tabId */
@@ -162,7 +175,7 @@ export class TabRegistry {
     } catch {
       // Focusing can be refused (another app in front, headless); the tab is active anyway.
     }
-    return this.wire(updated);
+    return this.wired(updated);
   }
 
   /**
@@ -185,6 +198,9 @@ export class TabRegistry {
     } else {
       groupId = await this.api.tabs.group({ tabIds, createProperties: { windowId: first.windowId } });
       await this.api.tabGroups.update(groupId, { title, color: GROUP_COLOR });
+    }
+    if (title === GROUP_TITLE) {
+      this.#tabrelayGroups.add(groupId);
     }
     return { groupId };
   }
@@ -216,19 +232,46 @@ export class TabRegistry {
    * @param {"created" | "updated" | "activated"} kind
    * @param {ChromeTab} tab
    */
-  eventFor(kind, tab) {
+  async eventFor(kind, tab) {
     if (tab.id === undefined) {
       return null;
     }
     if (isRestrictedTab(tab)) {
       return kind === "updated" ? removedEvent(tab.id) : null;
     }
-    return { type: MessageType.TAB_EVENT, event: kind, tab: this.wire(tab) };
+    return { type: MessageType.TAB_EVENT, event: kind, tab: await this.wired(tab) };
   }
 
-  /** @param {ChromeTab} tab */
+  /**
+   * A tab in the protocol's shape, with what is known of its group now.
+   * @param {ChromeTab} tab
+   */
   wire(tab) {
-    return tabToWire(tab, tab.id !== undefined && this.isAttached(tab.id));
+    const id = tab.id;
+    const inTabrelayGroup = tab.groupId !== undefined && this.#tabrelayGroups.has(tab.groupId);
+    const shared = id !== undefined && (inTabrelayGroup || this.isSharedByPerson(id));
+    return tabToWire(tab, id !== undefined && this.isAttached(id), shared);
+  }
+
+  /**
+   * Like wire, after looking up a group the registry has not seen (new, or made by the person).
+   * @param {ChromeTab} tab
+   */
+  async wired(tab) {
+    if (tab.groupId !== undefined && tab.groupId !== -1 && !this.#tabrelayGroups.has(tab.groupId)) {
+      await this.#refreshGroups();
+    }
+    return this.wire(tab);
+  }
+
+  async #refreshGroups() {
+    try {
+      /** @type {Array<{id: number}>} */
+      const groups = await this.api.tabGroups.query({ title: GROUP_TITLE });
+      this.#tabrelayGroups = new Set(groups.map((group) => group.id));
+    } catch {
+      // A browser without tab groups: nothing is shared through a group.
+    }
   }
 
   /**
