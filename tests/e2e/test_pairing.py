@@ -73,6 +73,7 @@ async def test_approving_the_pairing_connects_the_extension(
     assert relay.name.startswith("Chromium ")
     assert set(relay.hello.capabilities) == set(EXTENDED_METHODS)  # type: ignore[union-attr]
     assert await browser.stored_token_digest() == digest(app.harness.token)
+    assert await browser.storage("sync") == {}, "the token never syncs to other devices"
     assert await browser.badge() == "ON"
     assert (await browser.wait_for_state("connected"))["port"] == app.port
 
