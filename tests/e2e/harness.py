@@ -291,7 +291,11 @@ class ExtensionBrowser:
             await chromium.stop()
             raise
         browser = cls(chromium, cdp)
-        await browser.worker_ready()
+        try:
+            await browser.worker_ready()
+        except BaseException:
+            await browser.close()
+            raise
         return browser
 
     async def close(self) -> None:
