@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler: Handler = getattr(args, "handler", _serve)
+    handler: Handler = getattr(args, "handler", _gui)
     if args.command is None:
         args.relay_port = args.mcp_port = None
         args.verbose = False
@@ -149,6 +149,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.debug("unexpected error", exc_info=True)
         print(f"tabrelay: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+# --- the tray app ---------------------------------------------------------------------------
+
+
+def _gui(args: argparse.Namespace, paths: Paths) -> int:
+    """``tabrelay`` alone: the tray app, or the headless core where no GUI can run."""
+    reason = _no_display()
+    if reason is None:
+        try:
+            # Only this branch loads Qt, so every other command stays Qt-free.
+            from tabrelay.app import main as gui_main
+        except ImportError as exc:  # PySide6 missing, or a system library Qt needs (libEGL…)
+            reason = f"Qt cannot load ({exc})"
+        else:
+            return gui_main(paths, verbose=args.verbose)
+    print(f"tabrelay: {reason}; running headless instead (`tabrelay serve`)", file=sys.stderr)
+    return _serve(args, paths)
+
+
+def _no_display() -> str | None:
+    """Why the tray app cannot show here, or ``None`` when it may try."""
+    if sys.platform in ("win32", "darwin"):
+        return None
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith(("xcb", "wayland")):
+        return None  # offscreen, vnc, eglfs…: the person chose a platform
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    return "no display (neither DISPLAY nor WAYLAND_DISPLAY is set)"
 
 
 # --- serve ----------------------------------------------------------------------------------

@@ -1,0 +1,395 @@
+"""The approval dialog of DESIGN §6 and the approver that queues requests for it.
+
+A native window of this process (an agent driving the browser cannot click it) shows who asks
+(the client's token name; its clientInfo marked self-reported), the tool, the tab's title and
+its real origin as the browser reports it, and the arguments in full with hidden characters
+spelled out. **Deny** has the focus and is the default button, so a stray Enter denies; the
+Allow buttons wake up only after ``allow_delay``. One dialog at a time: the rest queue and the
+dialog says how many wait. The gate owns the timeout and cancels ``decide``; the dialog then
+closes itself. The gate, not this module, turns a choice into a rule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QCloseEvent, QFont, QFontDatabase, QKeyEvent, QShowEvent, QTextOption
+from PySide6.QtWidgets import (
+    QDialog,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tabrelay.approval.gate import ApprovalRequest, Choice
+from tabrelay.tools.catalog import BY_NAME
+from tabrelay.ui.icons import app_icon
+from tabrelay.ui.text import arguments_text, visible
+
+logger = logging.getLogger(__name__)
+
+ALLOW_DELAY = 0.8  # seconds; DESIGN §6 asks for about half a second, THREATS A5 about one
+NOTICE_DELAY = 1.5  # seconds before "is the dialog seen?" is checked for a notification
+
+
+def tool_title(tool: str) -> str:
+    spec = BY_NAME.get(tool)
+    return spec.title.lower() if spec else tool
+
+
+class ApprovalDialog(QDialog):
+    """One request. ``answered`` carries the Choice; the approver owns the lifecycle."""
+
+    answered = Signal(object)
+    allow_ready = Signal()  # the Allow buttons woke up
+
+    def __init__(
+        self,
+        request: ApprovalRequest,
+        *,
+        waiting: int = 0,
+        allow_delay: float = ALLOW_DELAY,
+        clock: Callable[[], float] = time.time,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.request = request
+        self.allow_delay = allow_delay
+        self._clock = clock
+        self._done = False
+        self.setWindowTitle("Allow this agent action? — Tabrelay")
+        self.setWindowIcon(app_icon())
+        self.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint, True)
+        self.setWindowFlag(Qt.WindowType.WindowContextHelpButtonHint, False)
+        self.setMinimumWidth(640)
+
+        # --- header: who wants what, and how many more wait --------------------------------
+        who = visible(request.client)
+        self.headline = QLabel(f"{who} wants to {visible(tool_title(request.tool))}", self)
+        headline_font = QFont(self.font())
+        headline_font.setPointSizeF(headline_font.pointSizeF() * 1.35)
+        headline_font.setBold(True)
+        self.headline.setFont(headline_font)
+        self.headline.setWordWrap(True)
+        self.headline.setTextFormat(Qt.TextFormat.PlainText)
+        self.queue_badge = QLabel(self)
+        self.queue_badge.setStyleSheet(
+            "background: #E8710A; color: white; border-radius: 9px; padding: 2px 9px;"
+            "font-weight: bold;"
+        )
+        header = QHBoxLayout()
+        header.addWidget(self.headline, 1)
+        header.addWidget(self.queue_badge, 0, Qt.AlignmentFlag.AlignTop)
+
+        # --- the site, large: what the browser reports, not what the agent says -------------
+        self.origin_label = QLabel(self)
+        self.origin_label.setTextFormat(Qt.TextFormat.PlainText)
+        origin_font = QFont(self.font())
+        origin_font.setPointSizeF(origin_font.pointSizeF() * 1.5)
+        origin_font.setBold(True)
+        self.origin_label.setFont(origin_font)
+        self.origin_label.setWordWrap(True)
+        self.origin_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.origin_note = QLabel(self)
+        self.origin_note.setStyleSheet("color: palette(mid);")
+        if request.origin:
+            self.origin_label.setText(visible(request.origin))
+            self.origin_note.setText("the tab's site, as the browser reports it")
+        elif request.tab_id is not None:
+            self.origin_label.setText("a page without a web address")
+            self.origin_note.setText("about:blank, a file or a browser page")
+        else:
+            self.origin_label.setText("no particular site")
+            self.origin_note.setText("this tool does not act on one tab")
+
+        site_frame = QFrame(self)
+        site_frame.setObjectName("site")
+        site_frame.setFrameShape(QFrame.Shape.StyledPanel)
+        site_layout = QVBoxLayout(site_frame)
+        site_layout.addWidget(self.origin_label)
+        site_layout.addWidget(self.origin_note)
+
+        # --- the facts ----------------------------------------------------------------------
+        grid = QGridLayout()
+        grid.setColumnStretch(1, 1)
+        self.client_label = self._fact(grid, 0, "Agent", self._client_text(request))
+        spec = BY_NAME.get(request.tool)
+        tool_text = f"{request.tool} — {spec.title}" if spec else request.tool
+        self.tool_label = self._fact(grid, 1, "Tool", visible(tool_text))
+        self.tab_label = self._fact(grid, 2, "Tab", self._tab_text(request))
+
+        self.arguments = QPlainTextEdit(self)
+        self.arguments.setReadOnly(True)
+        self.arguments.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.arguments.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.arguments.setPlainText(arguments_text(request.arguments))
+        self.arguments.setMinimumHeight(120)
+        self.arguments.setMaximumHeight(260)
+        self.arguments.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+
+        # --- the choices ----------------------------------------------------------------------
+        site = visible(request.origin) if request.origin else "every site"
+        self.scope_label = QLabel(
+            f"“For this session” and “Always” allow {request.tool} on {site}, for {who} only.",
+            self,
+        )
+        self.scope_label.setWordWrap(True)
+        self.scope_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.countdown = QLabel(self)
+        self.deny_button = QPushButton("Deny", self)
+        self.once_button = QPushButton("Allow once", self)
+        self.session_button = QPushButton("Allow for this session", self)
+        self.always_button = QPushButton("Always allow", self)
+        self.allow_buttons = (self.once_button, self.session_button, self.always_button)
+        self.deny_button.setDefault(True)
+        self.deny_button.setAutoDefault(True)
+        for button in self.allow_buttons:
+            button.setAutoDefault(False)
+            button.setEnabled(False)
+        if not request.offers_always:
+            # DESIGN §6: never "always" for evaluate, upload or raw CDP.
+            self.always_button.hide()
+        self.deny_button.clicked.connect(lambda: self.answer(Choice.DENY))
+        self.once_button.clicked.connect(lambda: self.answer(Choice.ALLOW_ONCE))
+        self.session_button.clicked.connect(lambda: self.answer(Choice.ALLOW_SESSION))
+        self.always_button.clicked.connect(lambda: self.answer(Choice.ALLOW_ALWAYS))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.countdown, 1)
+        buttons.addWidget(self.deny_button)
+        for button in self.allow_buttons:
+            buttons.addWidget(button)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(header)
+        layout.addWidget(site_frame)
+        layout.addLayout(grid)
+        layout.addWidget(QLabel("Arguments, in full:", self))
+        layout.addWidget(self.arguments, 1)
+        layout.addWidget(self.scope_label)
+        layout.addLayout(buttons)
+
+        self._allow_timer = QTimer(self)
+        self._allow_timer.setSingleShot(True)
+        self._allow_timer.timeout.connect(self._enable_allow)
+        self._tick = QTimer(self)
+        self._tick.setInterval(250)
+        self._tick.timeout.connect(self._update_countdown)
+        self.set_waiting(waiting)
+        self._update_countdown()
+
+    @staticmethod
+    def _client_text(request: ApprovalRequest) -> str:
+        text = f"{visible(request.client)} (its Tabrelay client name)"
+        if request.client_reported:
+            text += f" — says it is “{visible(request.client_reported)}” (self-reported)"
+        return text
+
+    @staticmethod
+    def _tab_text(request: ApprovalRequest) -> str:
+        if request.tab_id is None:
+            return f"none · {visible(request.browser_name)}" if request.browser_name else "none"
+        title = visible(request.tab_title) if request.tab_title else "(untitled)"
+        where = f" · {visible(request.browser_name)}" if request.browser_name else ""
+        return f"“{title}” · tab {request.tab_id}{where}"
+
+    def _fact(self, grid: QGridLayout, row: int, name: str, value: str) -> QLabel:
+        label = QLabel(f"{name}:", self)
+        label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+        shown = QLabel(value, self)
+        shown.setTextFormat(Qt.TextFormat.PlainText)
+        shown.setWordWrap(True)
+        shown.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        grid.addWidget(label, row, 0)
+        grid.addWidget(shown, row, 1)
+        return shown
+
+    # --- timing ---------------------------------------------------------------------------
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._done and not self.allow_enabled:
+            self._allow_timer.start(int(self.allow_delay * 1000))
+        self._tick.start()
+        self.deny_button.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+
+    @property
+    def allow_enabled(self) -> bool:
+        return self.once_button.isEnabled()
+
+    @Slot()
+    def _enable_allow(self) -> None:
+        for button in self.allow_buttons:
+            button.setEnabled(True)
+        self.allow_ready.emit()
+
+    def seconds_left(self) -> int:
+        left = self.request.created_at + self.request.timeout - self._clock()
+        return max(0, int(left + 0.999))
+
+    @Slot()
+    def _update_countdown(self) -> None:
+        self.countdown.setText(f"Denied automatically in {self.seconds_left()} s")
+
+    def set_waiting(self, count: int) -> None:
+        self.queue_badge.setText(f"{count} more waiting")
+        self.queue_badge.setVisible(count > 0)
+
+    # --- answers ----------------------------------------------------------------------------
+
+    def answer(self, choice: Choice) -> None:
+        if self._done:
+            return
+        if choice is not Choice.DENY and not self.allow_enabled:
+            return  # a click or key that arrived before the Allow buttons woke up
+        if choice is Choice.ALLOW_ALWAYS and not self.request.offers_always:
+            return
+        self._done = True
+        self._stop()
+        self.answered.emit(choice)
+
+    def dismiss(self) -> None:
+        """Close without an answer (the call was withdrawn or timed out)."""
+        self._done = True
+        self._stop()
+        self.hide()
+
+    def _stop(self) -> None:
+        self._allow_timer.stop()
+        self._tick.stop()
+
+    def reject(self) -> None:  # Escape
+        self.answer(Choice.DENY)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Return and Enter press the default button, which is Deny, whatever has the focus.
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.answer(Choice.DENY)
+            return
+        super().keyPressEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._done:
+            self.answer(Choice.DENY)
+        super().closeEvent(event)
+
+
+@dataclass(eq=False)
+class _Pending:
+    request: ApprovalRequest
+    future: asyncio.Future[Choice]
+
+
+class DialogApprover(QObject):
+    """The tray app's ``Approver``: one dialog at a time, the others queued (FIFO)."""
+
+    dialog_shown = Signal(object)  # ApprovalDialog
+    unseen = Signal(object)  # ApprovalRequest: the dialog is hidden or behind other windows
+
+    def __init__(
+        self,
+        *,
+        allow_delay: float = ALLOW_DELAY,
+        notice_delay: float = NOTICE_DELAY,
+        clock: Callable[[], float] = time.time,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.allow_delay = allow_delay
+        self.notice_delay = notice_delay
+        self._clock = clock
+        self._queue: list[_Pending] = []
+        self.current: ApprovalDialog | None = None
+        self._current_item: _Pending | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Requests queued behind the one on screen."""
+        return len(self._queue) - (1 if self._current_item is not None else 0)
+
+    async def decide(self, request: ApprovalRequest) -> Choice:
+        item = _Pending(request, asyncio.get_running_loop().create_future())
+        self._queue.append(item)
+        if self.current is None:
+            self._show_next()
+        else:
+            self.current.set_waiting(self.waiting)
+        try:
+            return await item.future
+        finally:
+            self._forget(item)
+
+    def deny_all(self) -> None:
+        """Answer every request with Deny (Pause agent access, or "Deny all")."""
+        for item in list(self._queue):
+            if not item.future.done():
+                item.future.set_result(Choice.DENY)
+
+    def bring_up(self) -> None:
+        """Show the current dialog again (tray, notification, dashboard)."""
+        if self.current is not None:
+            self.current.showNormal()
+            self.current.raise_()
+            self.current.activateWindow()
+
+    # --- the queue --------------------------------------------------------------------------
+
+    def _show_next(self) -> None:
+        if self.current is not None or not self._queue:
+            return
+        item = self._queue[0]
+        dialog = ApprovalDialog(
+            item.request,
+            waiting=len(self._queue) - 1,
+            allow_delay=self.allow_delay,
+            clock=self._clock,
+        )
+        dialog.answered.connect(lambda choice: self._answered(item, choice))
+        self.current, self._current_item = dialog, item
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        self.dialog_shown.emit(dialog)
+        QTimer.singleShot(int(self.notice_delay * 1000), lambda: self._check_seen(dialog))
+
+    def _answered(self, item: _Pending, choice: Choice) -> None:
+        if not item.future.done():
+            item.future.set_result(choice)
+        # _forget runs again when decide() resumes; move on now so the answer feels immediate.
+        with contextlib.suppress(ValueError):
+            self._queue.remove(item)
+        if self._current_item is item:
+            self._close_current()
+            self._show_next()
+
+    def _forget(self, item: _Pending) -> None:
+        with contextlib.suppress(ValueError):
+            self._queue.remove(item)
+        if self._current_item is item:
+            self._close_current()
+        self._show_next()
+        if self.current is not None:
+            self.current.set_waiting(self.waiting)
+
+    def _close_current(self) -> None:
+        dialog, self.current, self._current_item = self.current, None, None
+        if dialog is not None:
+            dialog.dismiss()
+            dialog.deleteLater()
+
+    def _check_seen(self, dialog: ApprovalDialog) -> None:
+        if dialog is not self.current:
+            return
+        hidden = not dialog.isVisible() or dialog.isMinimized() or not dialog.isActiveWindow()
+        if hidden:
+            self.unseen.emit(dialog.request)

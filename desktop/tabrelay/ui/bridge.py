@@ -1,0 +1,152 @@
+"""The one place core callbacks become Qt signals (the OnionShare pattern).
+
+The core calls plain listeners: the browser registry and the approval gate on the loop's
+thread, the command log from a worker thread. ``CoreBridge`` subscribes to each once and
+re-emits Qt signals on the GUI thread, coalesced so a burst of tab events is one repaint and
+the CDP stream arrives in batches about ten times a second, never one signal per event.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+
+from tabrelay.core import Core
+from tabrelay.relay.browser import Browser
+from tabrelay.relay.events import HubEvent, Subscription
+from tabrelay.relay.registry import Change
+from tabrelay.store.commandlog import CommandEntry
+
+logger = logging.getLogger(__name__)
+
+EVENT_INTERVAL = 0.1  # seconds between event batches: about ten inserts a second
+BROWSER_COALESCE = 0.1
+SETTINGS_POLL = 0.5
+EVENT_QUEUE = 20_000  # the hub drops the oldest beyond this while the UI is busy
+
+
+class CoreBridge(QObject):
+    """Qt signals for what the core reports; see the module docstring."""
+
+    browsers_changed = Signal()
+    browser_connected = Signal(str)  # the browser's name
+    browser_disconnected = Signal(str)
+    approvals_changed = Signal()
+    command_logged = Signal(object)  # CommandEntry, on the GUI thread
+    events_received = Signal(list)  # a batch of HubEvent
+    alert_raised = Signal(str, str)  # kind, message
+    settings_changed = Signal()
+
+    _logged_in_worker = Signal(object)
+
+    def __init__(
+        self,
+        core: Core,
+        *,
+        event_interval: float = EVENT_INTERVAL,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.core = core
+        self.last_command_at = 0.0  # time.monotonic() of the newest command log row
+        self.tab_activity: dict[tuple[str, int], float] = {}  # (browser, tab) → time.time()
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._events: Subscription | None = None
+        self._alerts: Subscription | None = None
+        self._settings_seen: tuple[int, int] = (-1, -1)
+
+        self._browsers_timer = QTimer(self, singleShot=True, interval=int(BROWSER_COALESCE * 1000))
+        self._browsers_timer.timeout.connect(self.browsers_changed)
+        self._event_timer = QTimer(self, interval=max(1, int(event_interval * 1000)))
+        self._event_timer.timeout.connect(self._drain_events)
+        self._settings_timer = QTimer(self, interval=int(SETTINGS_POLL * 1000))
+        self._settings_timer.timeout.connect(self._poll_settings)
+        self._logged_in_worker.connect(self._logged, Qt.ConnectionType.QueuedConnection)
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Subscribe to the core (after ``core.start()``, which opens the command log)."""
+        core = self.core
+        self._unsubscribe.append(core.registry.add_listener(self._browser_changed))
+        self._unsubscribe.append(core.gate.add_listener(self.approvals_changed.emit))
+        if core.command_log is not None:
+            self._unsubscribe.append(core.command_log.add_listener(self._logged_in_worker.emit))
+        self._events = core.hub.subscribe(maxlen=EVENT_QUEUE)
+        self._alerts = core.hub.subscribe(maxlen=100, accept=lambda e: e.kind == "alert")
+        self._settings_seen = self._settings_signature()
+        self._event_timer.start()
+        self._settings_timer.start()
+
+    def close(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        for subscription in (self._events, self._alerts):
+            if subscription is not None:
+                subscription.close()
+        self._event_timer.stop()
+        self._settings_timer.stop()
+        self._browsers_timer.stop()
+
+    @property
+    def dropped_events(self) -> int:
+        """Events the hub dropped because the UI fell behind (shown on the Events page)."""
+        return self._events.dropped if self._events is not None else 0
+
+    # --- browsers ---------------------------------------------------------------------------
+
+    def _browser_changed(self, change: Change, browser: Browser) -> None:
+        if change == "connected":
+            self.browser_connected.emit(browser.name)
+        elif change == "disconnected":
+            self.browser_disconnected.emit(browser.name)
+            for key in [k for k in self.tab_activity if k[0] == browser.id]:
+                del self.tab_activity[key]
+        if not self._browsers_timer.isActive():
+            self._browsers_timer.start()
+
+    # --- the command log --------------------------------------------------------------------
+
+    @Slot(object)
+    def _logged(self, entry: CommandEntry) -> None:
+        self.last_command_at = time.monotonic()
+        if entry.browser is not None and entry.tab_id is not None:
+            self.tab_activity[(entry.browser, entry.tab_id)] = entry.time
+        self.command_logged.emit(entry)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def drain_now(self) -> None:
+        """Deliver queued events at once (tests; the timer does this in the app)."""
+        self._drain_events()
+
+    @Slot()
+    def _drain_events(self) -> None:
+        if self._alerts is not None and len(self._alerts):
+            for alert in self._alerts.drain():
+                message = str(alert.params.get("message") or alert.method)
+                self.alert_raised.emit(alert.method, message)
+        if self._events is None or not len(self._events):
+            return
+        batch: list[HubEvent] = self._events.drain()
+        for event in batch:
+            if event.tab_id is not None and event.browser_id:
+                self.tab_activity[(event.browser_id, event.tab_id)] = event.time
+        self.events_received.emit(batch)
+
+    # --- settings ---------------------------------------------------------------------------
+
+    def _settings_signature(self) -> tuple[int, int]:
+        store = self.core.settings_store
+        return store.current.revision, len(store.problems)
+
+    @Slot()
+    def _poll_settings(self) -> None:
+        signature = self._settings_signature()
+        if signature != self._settings_seen:
+            self._settings_seen = signature
+            self.settings_changed.emit()

@@ -1,0 +1,230 @@
+"""The desktop UI as a whole: bridge, tray, dashboard, dialogs and notifications over one core.
+
+``app.py`` builds the approvers, the core and then this; tests do the same with a core on free
+ports. ``DesktopUi`` implements the tray's actions, turns core errors into dialogs, and keeps
+"Pause agent access" honest: pausing also denies every request already on screen or queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Slot
+from PySide6.QtWidgets import QMessageBox, QSystemTrayIcon
+
+from tabrelay.approval.gate import ApprovalRequest
+from tabrelay.config.settings import Settings
+from tabrelay.core import Core
+from tabrelay.errors import TabrelayError
+from tabrelay.system.autostart import Autostart
+from tabrelay.ui.approval_dialog import DialogApprover, tool_title
+from tabrelay.ui.bridge import CoreBridge
+from tabrelay.ui.connect_dialog import ConnectClientDialog
+from tabrelay.ui.crash import CrashHandler
+from tabrelay.ui.dashboard import DashboardWindow
+from tabrelay.ui.notifications import Notifier
+from tabrelay.ui.pairing import DialogPairingApprover, PairBrowserDialog
+from tabrelay.ui.settings_dialog import SettingsDialog
+from tabrelay.ui.tasks import BackgroundTasks
+from tabrelay.ui.text import visible
+from tabrelay.ui.tray import TrayController
+
+logger = logging.getLogger(__name__)
+
+
+class DesktopUi(QObject):
+    def __init__(
+        self,
+        core: Core,
+        *,
+        approver: DialogApprover,
+        pairing_approver: DialogPairingApprover,
+        autostart: Autostart,
+        crash: CrashHandler | None = None,
+        on_quit: Callable[[], None] = lambda: None,
+        tray_available: bool | None = None,
+        event_interval: float | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.core = core
+        self.approver = approver
+        self.pairing_approver = pairing_approver
+        self.autostart = autostart
+        self.crash = crash
+        self._on_quit = on_quit
+        self.quitting = False
+        self.error_boxes: list[QMessageBox] = []
+        self.tasks = BackgroundTasks(on_error=self.show_error, on_crash=self._crashed)
+        interval = {} if event_interval is None else {"event_interval": event_interval}
+        self.bridge = CoreBridge(core, parent=self, **interval)
+        self.bridge.start()
+
+        if tray_available is None:
+            tray_available = QSystemTrayIcon.isSystemTrayAvailable()
+        self.has_tray = tray_available
+        self.tray = TrayController(
+            core, self.bridge, self, pairing_pending=lambda: len(pairing_approver.dialogs)
+        )
+        self.notifier = Notifier(self.tray.icon if tray_available else None)
+        self.dashboard = DashboardWindow(
+            core,
+            self.bridge,
+            self.tasks,
+            self,
+            deny_all=approver.deny_all,
+            has_tray=tray_available,
+        )
+        self.connect_dialog: ConnectClientDialog | None = None
+        self.pair_dialog: PairBrowserDialog | None = None
+        self.settings_dialog: SettingsDialog | None = None
+
+        self.bridge.browser_connected.connect(self._browser_connected)
+        self.bridge.browser_disconnected.connect(self._browser_lost)
+        self.bridge.alert_raised.connect(self._alert)
+        self.bridge.approvals_changed.connect(self._approvals_changed)
+        approver.unseen.connect(self._approval_unseen)
+        pairing_approver.requested.connect(self._pairing_requested)
+        self.tray.icon.messageClicked.connect(self.show_approvals)
+        if tray_available:
+            self.tray.show()
+
+    async def close(self) -> None:
+        self.quitting = True
+        self.tray.hide()
+        self.bridge.close()
+        await self.tasks.close()
+        for dialog in (self.connect_dialog, self.pair_dialog, self.settings_dialog):
+            if dialog is not None:
+                dialog.close()
+        self.dashboard.hide()
+
+    # --- errors -----------------------------------------------------------------------------
+
+    def show_error(self, error: TabrelayError) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, error.title, error.message)
+        box.setWindowTitle(f"{error.title} — Tabrelay")
+        self.error_boxes.append(box)
+        box.finished.connect(lambda _result: self.error_boxes.remove(box))
+        box.open()
+
+    def _crashed(self, error: BaseException) -> None:
+        logger.error("a background task failed", exc_info=error)
+        if self.crash is not None:
+            self.crash.report(error)
+
+    # --- notifications ----------------------------------------------------------------------
+
+    @Slot(str)
+    def _browser_connected(self, name: str) -> None:
+        self.notifier.notify("Browser connected", f"{name} is connected to Tabrelay.")
+
+    @Slot(str)
+    def _browser_lost(self, name: str) -> None:
+        if not self.quitting:
+            self.notifier.notify(
+                "Browser disconnected", f"{name} is no longer connected.", "warning"
+            )
+
+    @Slot(str, str)
+    def _alert(self, kind: str, message: str) -> None:
+        self.notifier.notify("Tabrelay security alert", message, "critical")
+
+    @Slot(object)
+    def _approval_unseen(self, request: ApprovalRequest) -> None:
+        site = f" on {visible(request.origin)}" if request.origin else ""
+        self.notifier.notify(
+            "An agent is waiting for your approval",
+            f"{visible(request.client)} wants to {tool_title(request.tool)}{site}.",
+            "warning",
+        )
+
+    @Slot(str)
+    def _pairing_requested(self, extension_id: str) -> None:
+        self.notifier.notify(
+            "A browser extension asks to pair",
+            f"chrome-extension://{extension_id} asks to connect. Allow it in the dialog.",
+            "warning",
+        )
+
+    @Slot()
+    def _approvals_changed(self) -> None:
+        if self.core.gate.paused and self.approver.waiting + (self.approver.current is not None):
+            self.approver.deny_all()
+
+    # --- TrayActions ------------------------------------------------------------------------
+
+    def open_dashboard(self) -> None:
+        self.dashboard.bring_up()
+
+    def show_approvals(self) -> None:
+        if self.approver.current is not None:
+            self.approver.bring_up()
+        elif self.pairing_approver.dialogs:
+            self.pairing_approver.bring_up()
+        else:
+            self.dashboard.show_page("Approvals")
+            self.dashboard.bring_up()
+
+    def set_paused(self, paused: bool) -> None:
+        self.core.gate.set_paused(paused)
+        if paused:
+            self.approver.deny_all()
+        self.tray.update_icon()
+
+    def connect_client(self, kind: str | None) -> None:
+        if self.connect_dialog is not None:
+            self.connect_dialog.close()
+            self.connect_dialog.deleteLater()
+        self.connect_dialog = ConnectClientDialog(self.core, self.tasks, kind=kind)
+        self.connect_dialog.client_created.connect(
+            lambda _name: self.dashboard.clients_page.refresh()
+        )
+        self.connect_dialog.show()
+        self.connect_dialog.raise_()
+        self.connect_dialog.activateWindow()
+
+    def pair_browser(self) -> None:
+        if self.pair_dialog is None:
+            self.pair_dialog = PairBrowserDialog(self.core, self.tasks)
+        self.pair_dialog.refresh()
+        self.pair_dialog.show()
+        self.pair_dialog.raise_()
+        self.pair_dialog.activateWindow()
+
+    def autostart_enabled(self) -> bool:
+        return self.autostart.is_enabled()
+
+    def set_autostart(self, enabled: bool) -> asyncio.Task[None]:
+        async def run() -> None:
+            await asyncio.to_thread(self.autostart.set_enabled, enabled)
+
+            def remember(settings: Settings) -> None:
+                settings.autostart = enabled
+
+            await asyncio.to_thread(self.core.settings_store.update, remember)
+
+        return self.tasks.start(run())
+
+    def open_settings(self) -> None:
+        if self.settings_dialog is not None:
+            self.settings_dialog.close()
+            self.settings_dialog.deleteLater()
+        self.settings_dialog = SettingsDialog(self.core, self.tasks, self.autostart)
+        self.settings_dialog.saved.connect(self._settings_saved)
+        self.settings_dialog.show()
+        self.settings_dialog.raise_()
+        self.settings_dialog.activateWindow()
+
+    @Slot()
+    def _settings_saved(self) -> None:
+        dialog = self.settings_dialog
+        if dialog is not None and dialog.restart_needed:
+            self.notifier.notify(
+                "Settings saved", "The new ports take effect when Tabrelay restarts."
+            )
+
+    def quit(self) -> None:
+        self._on_quit()

@@ -1,0 +1,396 @@
+"""The dashboard's Events page: the live CDP stream, filtered, pausable, with each event's JSON.
+
+Memory is bounded by a ring buffer; the bridge delivers events in batches about ten times a
+second and the model inserts each batch with one ``beginInsertRows``, so thousands of events
+per second cost a few repaints, not one per event. Filtering happens in the model (no proxy
+calling Python per row), and cells are formatted only when the view asks for them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QItemSelection, QModelIndex, QObject, Qt, Signal, Slot
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tabrelay.core import Core
+from tabrelay.relay.events import HubEvent
+from tabrelay.ui.bridge import CoreBridge
+from tabrelay.ui.table_model import ModelIndex, RowsModel
+from tabrelay.ui.text import arguments_text, one_line
+
+CAPACITY = 10_000
+DETAIL_LIMIT = 100_000  # characters of JSON shown for one event
+
+
+def domain_of(event: HubEvent) -> str:
+    """The CDP domain (``Network``), or ``tab`` / ``alert`` for the app's own events."""
+    return event.method.split(".", 1)[0] if event.kind == "cdp" else event.kind
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    browser_id: str | None = None
+    tab_id: int | None = None
+    domain: str | None = None
+    method: str = ""
+
+    def accepts(self, event: HubEvent) -> bool:
+        if self.browser_id is not None and event.browser_id != self.browser_id:
+            return False
+        if self.tab_id is not None and event.tab_id != self.tab_id:
+            return False
+        if self.domain is not None and domain_of(event) != self.domain:
+            return False
+        return not self.method or self.method.lower() in event.method.lower()
+
+    @property
+    def active(self) -> bool:
+        return self != EventFilter()
+
+
+class _Row:
+    __slots__ = ("event", "seq", "summary")
+
+    def __init__(self, seq: int, event: HubEvent) -> None:
+        self.seq = seq
+        self.event = event
+        self.summary: str | None = None
+
+
+def _summary(params: dict[str, Any]) -> str:
+    parts = []
+    for key, value in list(params.items())[:4]:
+        if isinstance(value, dict | list):
+            value = "{…}" if isinstance(value, dict) else f"[{len(value)}]"
+        parts.append(f"{key}={value}")
+    return one_line(", ".join(parts), 160)
+
+
+class EventsModel(RowsModel[_Row]):
+    """The newest ``capacity`` events, of which the filter's are rows (oldest first)."""
+
+    COLUMNS = ("Time", "Browser", "Tab", "Method", "Details")
+    domains_seen = Signal()
+
+    def __init__(
+        self,
+        *,
+        capacity: int = CAPACITY,
+        browser_name: Callable[[str], str] = lambda browser_id: browser_id,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.capacity = capacity
+        self._browser_name = browser_name
+        self._all: deque[_Row] = deque(maxlen=capacity)
+        self._next_seq = 0
+        self.filter = EventFilter()
+        self.domains: set[str] = set()
+
+    @property
+    def total(self) -> int:
+        """Events held (filtered or not)."""
+        return len(self._all)
+
+    def add(self, events: Iterable[HubEvent]) -> None:
+        """Append a batch: one insert for the rows that pass the filter, one removal for the
+        oldest rows that fell out of the ring."""
+        batch = list(events)[-self.capacity :]
+        if not batch:
+            return
+        new_rows = []
+        fresh_domains = False
+        for event in batch:
+            row = _Row(self._next_seq, event)
+            self._next_seq += 1
+            self._all.append(row)
+            domain = domain_of(event)
+            if domain not in self.domains:
+                self.domains.add(domain)
+                fresh_domains = True
+            if self.filter.accepts(event):
+                new_rows.append(row)
+        oldest_kept = self._all[0].seq
+        expired = 0
+        while expired < len(self._rows) and self._rows[expired].seq < oldest_kept:
+            expired += 1
+        if expired:
+            self.beginRemoveRows(QModelIndex(), 0, expired - 1)
+            del self._rows[:expired]
+            self.endRemoveRows()
+        if new_rows:
+            start = len(self._rows)
+            self.beginInsertRows(QModelIndex(), start, start + len(new_rows) - 1)
+            self._rows.extend(new_rows)
+            self.endInsertRows()
+        if fresh_domains:
+            self.domains_seen.emit()
+
+    def set_filter(self, event_filter: EventFilter) -> None:
+        if event_filter == self.filter:
+            return
+        self.beginResetModel()
+        self.filter = event_filter
+        self._rows = [row for row in self._all if event_filter.accepts(row.event)]
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._all.clear()
+        self._rows.clear()
+        self.endResetModel()
+
+    def event_at(self, row: int) -> HubEvent | None:
+        return self._rows[row].event if 0 <= row < len(self._rows) else None
+
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
+            return None
+        if not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        event = row.event
+        column = index.column()
+        if column == 0:
+            stamp = time.strftime("%H:%M:%S", time.localtime(event.time))
+            return f"{stamp}.{int(event.time * 1000) % 1000:03d}"
+        if column == 1:
+            return self._browser_name(event.browser_id) if event.browser_id else "Tabrelay"
+        if column == 2:
+            return "" if event.tab_id is None else str(event.tab_id)
+        if column == 3:
+            return one_line(
+                event.method if event.kind == "cdp" else f"{event.kind}: {event.method}"
+            )
+        if column == 4:
+            if row.summary is None:
+                row.summary = _summary(event.params)
+            return row.summary
+        return None
+
+
+class EventsPage(QWidget):
+    ALL = "__all__"
+
+    def __init__(self, core: Core, bridge: CoreBridge, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.core = core
+        self.bridge = bridge
+        self.model = EventsModel(browser_name=self._browser_name, parent=self)
+        self.paused = False
+        self.skipped = 0
+
+        self.browser_box = QComboBox(self)
+        self.tab_box = QComboBox(self)
+        self.domain_box = QComboBox(self)
+        self.method_edit = QLineEdit(self)
+        self.method_edit.setPlaceholderText("Method contains… (e.g. requestWillBeSent)")
+        self.method_edit.setClearButtonEnabled(True)
+        self.pause_button = QPushButton("Pause", self)
+        self.pause_button.setCheckable(True)
+        self.clear_button = QPushButton("Clear", self)
+        self.follow_box = QCheckBox("Follow", self)
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip("Keep the newest event in view")
+        filters = QHBoxLayout()
+        for widget in (self.browser_box, self.tab_box, self.domain_box):
+            widget.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            filters.addWidget(widget)
+        filters.addWidget(self.method_edit, 1)
+        filters.addWidget(self.follow_box)
+        filters.addWidget(self.pause_button)
+        filters.addWidget(self.clear_button)
+
+        self.view = QTableView(self)
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().hide()
+        # Fixed row heights and column widths: the view never measures thousands of rows.
+        self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in enumerate((100, 130, 60, 260)):
+            self.view.setColumnWidth(column, width)
+
+        self.detail = QPlainTextEdit(self)
+        self.detail.setReadOnly(True)
+        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.detail.setPlaceholderText("Select an event to see its JSON.")
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(self.view)
+        splitter.addWidget(self.detail)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+
+        self.status = QLabel(self)
+        layout = QVBoxLayout(self)
+        layout.addLayout(filters)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.status)
+
+        bridge.events_received.connect(self.add_events)
+        bridge.browsers_changed.connect(self._refresh_choices)
+        self.model.domains_seen.connect(self._refresh_domains)
+        self.browser_box.currentIndexChanged.connect(self._browser_chosen)
+        self.tab_box.currentIndexChanged.connect(self._apply_filter)
+        self.domain_box.currentIndexChanged.connect(self._apply_filter)
+        self.method_edit.textChanged.connect(self._apply_filter)
+        self.pause_button.toggled.connect(self.set_paused)
+        self.clear_button.clicked.connect(self.clear)
+        self.view.selectionModel().selectionChanged.connect(self._show_detail)
+        self._refresh_choices()
+        self._refresh_domains()
+        self._update_status()
+
+    def _browser_name(self, browser_id: str) -> str:
+        browser = self.core.registry.get(browser_id)
+        return browser.name if browser is not None else browser_id
+
+    # --- the stream -------------------------------------------------------------------------
+
+    @Slot(list)
+    def add_events(self, events: list[HubEvent]) -> None:
+        if self.paused:
+            self.skipped += len(events)
+        else:
+            self.model.add(events)
+            if self.follow_box.isChecked():
+                self.view.scrollToBottom()
+        self._update_status()
+
+    @Slot(bool)
+    def set_paused(self, paused: bool) -> None:
+        self.paused = paused
+        self.pause_button.setChecked(paused)
+        self.pause_button.setText("Resume" if paused else "Pause")
+        if not paused:
+            self.skipped = 0
+        self._update_status()
+
+    @Slot()
+    def clear(self) -> None:
+        self.model.clear()
+        self.detail.clear()
+        self._update_status()
+
+    def _update_status(self) -> None:
+        parts = [f"{self.model.rowCount():,} shown of {self.model.total:,} kept"]
+        parts.append(f"the newest {self.model.capacity:,} are kept")
+        if self.paused:
+            parts.insert(0, f"Paused — {self.skipped:,} new events not shown")
+        dropped = self.bridge.dropped_events
+        if dropped:
+            parts.append(f"{dropped:,} dropped while the window was busy")
+        self.status.setText(" · ".join(parts))
+
+    # --- filters ----------------------------------------------------------------------------
+
+    def _choice(self, box: QComboBox) -> Any:
+        data = box.currentData()
+        return None if data == self.ALL else data
+
+    @Slot()
+    def _refresh_choices(self) -> None:
+        current = self.browser_box.currentData()
+        self.browser_box.blockSignals(True)
+        self.browser_box.clear()
+        self.browser_box.addItem("All browsers", self.ALL)
+        for browser in self.core.registry.all():
+            self.browser_box.addItem(browser.name, browser.id)
+        found = self.browser_box.findData(current)
+        self.browser_box.setCurrentIndex(max(0, found))
+        self.browser_box.blockSignals(False)
+        self._refresh_tabs()
+
+    def _refresh_tabs(self) -> None:
+        current = self.tab_box.currentData()
+        self.tab_box.blockSignals(True)
+        self.tab_box.clear()
+        self.tab_box.addItem("All tabs", self.ALL)
+        browser_id = self._choice(self.browser_box)
+        browsers = self.core.registry.all()
+        for browser in browsers:
+            if browser_id is not None and browser.id != browser_id:
+                continue
+            for tab in sorted(browser.tabs.values(), key=lambda t: t.id):
+                label = one_line(tab.title or tab.url or "", 40)
+                prefix = f"{browser.name} · " if browser_id is None and len(browsers) > 1 else ""
+                self.tab_box.addItem(f"{prefix}{tab.id} · {label}", tab.id)
+        found = self.tab_box.findData(current)
+        self.tab_box.setCurrentIndex(max(0, found))
+        self.tab_box.blockSignals(False)
+        self._apply_filter()
+
+    @Slot()
+    def _refresh_domains(self) -> None:
+        current = self.domain_box.currentData()
+        self.domain_box.blockSignals(True)
+        self.domain_box.clear()
+        self.domain_box.addItem("All domains", self.ALL)
+        for domain in sorted(self.model.domains | {"Page", "Runtime", "Log", "Network"}):
+            self.domain_box.addItem(domain, domain)
+        found = self.domain_box.findData(current)
+        self.domain_box.setCurrentIndex(max(0, found))
+        self.domain_box.blockSignals(False)
+
+    @Slot()
+    def _browser_chosen(self) -> None:
+        self._refresh_tabs()
+
+    @Slot()
+    def _apply_filter(self) -> None:
+        self.model.set_filter(
+            EventFilter(
+                browser_id=self._choice(self.browser_box),
+                tab_id=self._choice(self.tab_box),
+                domain=self._choice(self.domain_box),
+                method=self.method_edit.text().strip(),
+            )
+        )
+        self._update_status()
+
+    # --- detail -----------------------------------------------------------------------------
+
+    @Slot(QItemSelection, QItemSelection)
+    def _show_detail(self, *_: object) -> None:
+        rows = self.view.selectionModel().selectedRows()
+        event = self.model.event_at(rows[0].row()) if rows else None
+        if event is None:
+            self.detail.clear()
+            return
+        document = {
+            "kind": event.kind,
+            "method": event.method,
+            "browser": event.browser_id,
+            "tabId": event.tab_id,
+            "time": event.time,
+            "params": event.params,
+        }
+        text = arguments_text(document)
+        if len(text) > DETAIL_LIMIT:
+            text = text[:DETAIL_LIMIT] + f"\n… ({len(text) - DETAIL_LIMIT:,} more characters)"
+        self.detail.setPlainText(text)

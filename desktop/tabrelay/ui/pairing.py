@@ -1,0 +1,279 @@
+"""Pairing browsers: the dialog for a new extension asking for the config (DESIGN §4.5), its
+approver, and the "Pair a browser…" window (how to pair, paired ids, manual pairing).
+
+Like the approval dialog, Deny is the default and Allow wakes up after a short delay, so a
+keystroke meant for another window cannot pair an extension.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QCloseEvent, QFont, QFontDatabase, QGuiApplication, QKeyEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tabrelay.core import Core
+from tabrelay.ui.icons import app_icon
+from tabrelay.ui.tasks import BackgroundTasks
+from tabrelay.ui.text import visible
+
+ALLOW_DELAY = 0.8
+# The id Chrome derives from the extension manifest's pinned "key" (a GUI test checks it).
+TABRELAY_EXTENSION_ID = "eoaagjoooodkomhaagnbdmknnndlhkmk"
+
+
+class PairingDialog(QDialog):
+    """ "A browser extension asks to pair with Tabrelay" — Allow / Deny."""
+
+    answered = Signal(bool)
+    allow_ready = Signal()
+
+    def __init__(
+        self, extension_id: str, *, allow_delay: float = ALLOW_DELAY, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.extension_id = extension_id
+        self.allow_delay = allow_delay
+        self._done = False
+        self.setWindowTitle("Pair a browser extension? — Tabrelay")
+        self.setWindowIcon(app_icon())
+        self.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint, True)
+        self.setMinimumWidth(560)
+
+        headline = QLabel("A browser extension asks to pair with Tabrelay", self)
+        font = QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * 1.3)
+        font.setBold(True)
+        headline.setFont(font)
+        self.origin_label = QLabel(f"chrome-extension://{visible(extension_id)}", self)
+        self.origin_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.origin_label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.origin_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        known = extension_id == TABRELAY_EXTENSION_ID
+        self.identity = QLabel(
+            "✓ This is the id of the Tabrelay extension."
+            if known
+            else "⚠ This is not the id of the Tabrelay extension from this project. Allow it "
+            "only if you know which extension this is.",
+            self,
+        )
+        self.identity.setWordWrap(True)
+        if not known:
+            self.identity.setStyleSheet("color: #B3261E;")
+        explain = QLabel(
+            "Pairing gives this extension the relay token, so it can connect and let AI agents "
+            "use this browser's tabs — each action still goes through your approvals. Allow it "
+            "if you just installed the Tabrelay extension or pressed Pair in its popup.",
+            self,
+        )
+        explain.setWordWrap(True)
+        self.deny_button = QPushButton("Deny", self)
+        self.allow_button = QPushButton("Allow", self)
+        self.deny_button.setDefault(True)
+        self.allow_button.setAutoDefault(False)
+        self.allow_button.setEnabled(False)
+        self.deny_button.clicked.connect(lambda: self.answer(False))
+        self.allow_button.clicked.connect(lambda: self.answer(True))
+        buttons = QHBoxLayout()
+        buttons.addStretch()
+        buttons.addWidget(self.deny_button)
+        buttons.addWidget(self.allow_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(headline)
+        layout.addWidget(self.origin_label)
+        layout.addWidget(self.identity)
+        layout.addWidget(explain)
+        layout.addLayout(buttons)
+        self._allow_timer = QTimer(self)
+        self._allow_timer.setSingleShot(True)
+        self._allow_timer.timeout.connect(self._enable_allow)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self.allow_button.isEnabled():
+            self._allow_timer.start(int(self.allow_delay * 1000))
+        self.deny_button.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+
+    @Slot()
+    def _enable_allow(self) -> None:
+        self.allow_button.setEnabled(True)
+        self.allow_ready.emit()
+
+    def answer(self, allowed: bool) -> None:
+        if self._done or (allowed and not self.allow_button.isEnabled()):
+            return
+        self._done = True
+        self._allow_timer.stop()
+        self.answered.emit(allowed)
+
+    def dismiss(self) -> None:
+        self._done = True
+        self._allow_timer.stop()
+        self.hide()
+
+    def reject(self) -> None:
+        self.answer(False)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.answer(False)
+            return
+        super().keyPressEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._done:
+            self.answer(False)
+        super().closeEvent(event)
+
+
+class DialogPairingApprover(QObject):
+    """The core's ``PairingApprover``: one dialog per asking extension, until answered."""
+
+    requested = Signal(str)  # extension id: for a notification
+    dialog_shown = Signal(object)  # PairingDialog
+
+    def __init__(self, *, allow_delay: float = ALLOW_DELAY, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.allow_delay = allow_delay
+        self.dialogs: dict[str, PairingDialog] = {}
+
+    async def approve_pairing(self, extension_id: str) -> bool:
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        dialog = PairingDialog(extension_id, allow_delay=self.allow_delay)
+        dialog.answered.connect(lambda allowed: _settle(future, allowed))
+        self.dialogs[extension_id] = dialog
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        self.requested.emit(extension_id)
+        self.dialog_shown.emit(dialog)
+        try:
+            return await future
+        finally:
+            self.dialogs.pop(extension_id, None)
+            dialog.dismiss()
+            dialog.deleteLater()
+
+    def bring_up(self) -> None:
+        for dialog in self.dialogs.values():
+            dialog.showNormal()
+            dialog.raise_()
+            dialog.activateWindow()
+
+
+def _settle(future: asyncio.Future[bool], value: bool) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+class PairBrowserDialog(QDialog):
+    """How to pair, which extensions are paired (revocable), and manual pairing by token."""
+
+    def __init__(self, core: Core, tasks: BackgroundTasks, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.core = core
+        self.tasks = tasks
+        self.setWindowTitle("Pair a browser — Tabrelay")
+        self.setMinimumWidth(560)
+        steps = QLabel(
+            "<ol>"
+            "<li>Install the Tabrelay extension in Chrome, Chromium, Edge or Brave.</li>"
+            "<li>It finds this app by itself and asks to pair: a window like this one appears "
+            "— press <b>Allow</b>.</li>"
+            "<li>The extension's icon shows <b>ON</b> once it is connected.</li>"
+            "</ol>"
+            "<p>If it cannot reach the app (another port, a locked-down browser), pair by hand: "
+            "copy the relay token below and paste it in the extension's options page.</p>",
+            self,
+        )
+        steps.setWordWrap(True)
+        steps.setTextFormat(Qt.TextFormat.RichText)
+        self.paired = QListWidget(self)
+        self.revoke_button = QPushButton("Unpair", self)
+        self.copy_button = QPushButton("Copy relay token", self)
+        self.copy_button.setToolTip(
+            "For manual pairing. Anyone with this token can connect a browser extension; "
+            "paste it only into the Tabrelay extension's options."
+        )
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(self.revoke_button)
+        row.addStretch()
+        row.addWidget(self.copy_button)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        close.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(steps)
+        layout.addWidget(QLabel("Paired extensions:", self))
+        layout.addWidget(self.paired)
+        layout.addLayout(row)
+        layout.addWidget(self.status)
+        layout.addWidget(close)
+        self.revoke_button.clicked.connect(self.revoke_selected)
+        self.copy_button.clicked.connect(self.copy_token)
+        self.paired.currentRowChanged.connect(
+            lambda _row: self.revoke_button.setEnabled(self.paired.currentItem() is not None)
+        )
+        self.refresh()
+
+    @Slot()
+    def refresh(self) -> None:
+        self.paired.clear()
+        connected = {b.extension_id for b in self.core.registry.all()}
+        for paired in self.core.settings.paired_extensions:
+            when = time.strftime("%Y-%m-%d", time.localtime(paired.paired_at))
+            note = " · connected" if paired.id in connected else ""
+            name = " · Tabrelay" if paired.id == TABRELAY_EXTENSION_ID else ""
+            item = QListWidgetItem(f"{paired.id}{name} · paired {when}{note}")
+            item.setData(Qt.ItemDataRole.UserRole, paired.id)
+            self.paired.addItem(item)
+        if not self.core.settings.paired_extensions:
+            self.paired.addItem("(none yet)")
+            self.paired.item(0).setFlags(Qt.ItemFlag.NoItemFlags)
+        self.revoke_button.setEnabled(False)
+
+    @Slot()
+    def copy_token(self) -> None:
+        QGuiApplication.clipboard().setText(self.core.relay_token())
+        self.status.setText(
+            "The relay token is on the clipboard. Paste it into the extension's options page "
+            "(right-click its icon → Options), then clear the clipboard."
+        )
+
+    @Slot()
+    def revoke_selected(self) -> asyncio.Task[None] | None:
+        item = self.paired.currentItem()
+        extension_id = item.data(Qt.ItemDataRole.UserRole) if item else None
+        if not extension_id:
+            return None
+        answer = QMessageBox.question(
+            self,
+            "Unpair extension",
+            f"Unpair {extension_id}? It disconnects at once and has to ask again to pair.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return None
+
+        async def run() -> None:
+            await asyncio.to_thread(self.core.pairing.revoke, extension_id)
+            with contextlib.suppress(RuntimeError):  # the dialog may be closed by now
+                self.refresh()
+
+        return self.tasks.start(run())

@@ -1,0 +1,203 @@
+"""The tray icon and its menu (DESIGN §7). The menu is rebuilt each time it opens.
+
+The icon shows the most urgent state that holds: needs attention (a request waits for the
+person), paused, working (a command is on its way to a browser, or just finished), connected,
+no browser. The status line and tooltip say the same in words: "Chromium 156 · 7 tabs ·
+2 clients". Each entry calls the ``TrayActions`` the desktop UI implements.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from tabrelay.core import Core
+from tabrelay.system.clients import CLIENTS
+from tabrelay.ui.bridge import CoreBridge
+from tabrelay.ui.icons import STATE_TEXT, TrayState, tray_icon
+
+WORKING_AFTER = 2.0  # seconds the icon keeps "working" after the last command finished
+ACTIVE_CLIENT = 600.0  # a client seen in the last ten minutes counts as connected
+
+
+class TrayActions(Protocol):
+    def open_dashboard(self) -> None: ...
+    def show_approvals(self) -> None: ...
+    def set_paused(self, paused: bool) -> None: ...
+    def connect_client(self, kind: str | None) -> None: ...
+    def pair_browser(self) -> None: ...
+    def set_autostart(self, enabled: bool) -> object: ...
+    def autostart_enabled(self) -> bool: ...
+    def open_settings(self) -> None: ...
+    def quit(self) -> None: ...
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def status_line(core: Core, *, now: float | None = None) -> str:
+    """ "Chromium 156 · 7 tabs · 2 clients", or what is missing."""
+    now = time.time() if now is None else now
+    browsers = core.registry.all()
+    tabs = sum(len(b.tabs) for b in browsers)
+    active = [
+        name
+        for name, seen in core.client_activity().items()
+        if seen.open_requests > 0 or now - seen.last_seen < ACTIVE_CLIENT
+    ]
+    clients = plural(len(active), "client")
+    if not browsers:
+        return f"No browser connected · {clients}"
+    who = browsers[0].name if len(browsers) == 1 else plural(len(browsers), "browser")
+    return f"{who} · {plural(tabs, 'tab')} · {clients}"
+
+
+class TrayController(QObject):
+    def __init__(
+        self,
+        core: Core,
+        bridge: CoreBridge,
+        actions: TrayActions,
+        *,
+        pairing_pending: Callable[[], int] = lambda: 0,
+        clock: Callable[[], float] = time.monotonic,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.core = core
+        self.bridge = bridge
+        self.actions = actions
+        self._pairing_pending = pairing_pending
+        self._clock = clock
+        self.current_state: TrayState | None = None
+        self.menu = QMenu()
+        self.menu.setObjectName("trayMenu")
+        self.menu.aboutToShow.connect(self.rebuild)
+        self.icon = QSystemTrayIcon(self)
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._activated)
+        self._timer = QTimer(self)
+        self._timer.setInterval(500)
+        self._timer.timeout.connect(self.update_icon)
+        for signal in (bridge.browsers_changed, bridge.approvals_changed, bridge.command_logged):
+            signal.connect(self.update_icon)
+        self.update_icon()
+        self.rebuild()
+
+    def show(self) -> None:
+        self.icon.show()
+        self._timer.start()
+
+    def hide(self) -> None:
+        self._timer.stop()
+        self.icon.hide()
+
+    # --- state ------------------------------------------------------------------------------
+
+    def state(self) -> TrayState:
+        core = self.core
+        if core.gate.pending or self._pairing_pending():
+            return TrayState.ATTENTION
+        if core.gate.paused:
+            return TrayState.PAUSED
+        browsers = core.registry.all()
+        recent = self._clock() - self.bridge.last_command_at < WORKING_AFTER
+        if browsers and (recent or any(b.pending_count for b in browsers)):
+            return TrayState.WORKING
+        return TrayState.CONNECTED if browsers else TrayState.NO_BROWSER
+
+    @Slot()
+    def update_icon(self) -> None:
+        state = self.state()
+        if state is not self.current_state:
+            self.current_state = state
+            self.icon.setIcon(tray_icon(state))
+        self.icon.setToolTip(f"Tabrelay — {status_line(self.core)}\n{STATE_TEXT[state]}")
+
+    # --- the menu ---------------------------------------------------------------------------
+
+    @Slot()
+    def rebuild(self) -> None:
+        """Fill the menu from the current state (connected to ``aboutToShow``)."""
+        menu = self.menu
+        menu.clear()
+        status = menu.addAction(status_line(self.core))
+        status.setObjectName("status")
+        status.setEnabled(False)
+        waiting = len(self.core.gate.pending)
+        if waiting:
+            answer = menu.addAction(f"{plural(waiting, 'approval')} waiting — answer…")
+            answer.setObjectName("approvals")
+            answer.triggered.connect(lambda: self.actions.show_approvals())
+        pairing = self._pairing_pending()
+        if pairing:
+            pair = menu.addAction(f"{plural(pairing, 'pairing request')} waiting…")
+            pair.setObjectName("pairingRequests")
+            pair.triggered.connect(lambda: self.actions.show_approvals())
+        menu.addSeparator()
+
+        self._action("Open dashboard", "dashboard", self.actions.open_dashboard)
+        pause = self._action("Pause agent access", "pause", None)
+        pause.setCheckable(True)
+        pause.setChecked(self.core.gate.paused)
+        pause.setToolTip("Every agent call is denied at once until you resume")
+        pause.toggled.connect(lambda checked: self.actions.set_paused(checked))
+
+        clients = menu.addMenu("Connect an MCP client")
+        clients.setObjectName("connect")
+        for key, kind in CLIENTS.items():
+            item = clients.addAction(f"{kind.label}…")
+            item.setObjectName(f"connect:{key}")
+            item.triggered.connect(lambda _checked=False, k=key: self.actions.connect_client(k))
+        clients.addSeparator()
+        other = clients.addAction("Other…")
+        other.setObjectName("connect:other")
+        other.triggered.connect(lambda: self.actions.connect_client(None))
+        self._action("Pair a browser…", "pair", self.actions.pair_browser)
+        menu.addSeparator()
+
+        login = self._action("Start at login", "autostart", None)
+        login.setCheckable(True)
+        login.setChecked(self.actions.autostart_enabled())
+        login.toggled.connect(lambda checked: self.actions.set_autostart(checked))
+        self._action("Settings…", "settings", self.actions.open_settings)
+        menu.addSeparator()
+        self._action("Quit Tabrelay", "quit", self.actions.quit)
+
+    def _action(self, text: str, name: str, slot: Callable[[], None] | None) -> QAction:
+        action = self.menu.addAction(text)
+        action.setObjectName(name)
+        if slot is not None:
+            action.triggered.connect(lambda _checked=False: slot())
+        return action
+
+    def find(self, name: str) -> QAction | None:
+        """The menu entry with this object name (tests, screenshots)."""
+        for action in self.menu.actions():
+            if action.objectName() == name:
+                return action
+            submenu = action.menu()
+            if isinstance(submenu, QMenu):
+                for sub in submenu.actions():
+                    if sub.objectName() == name:
+                        return sub
+        return None
+
+    @Slot(QSystemTrayIcon.ActivationReason)
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        # A left click opens the dashboard (Windows, most Linux trays); the menu stays on the
+        # right click. With a request waiting, the click goes to it first.
+        if reason in (
+            QSystemTrayIcon.ActivationReason.Trigger,
+            QSystemTrayIcon.ActivationReason.DoubleClick,
+        ):
+            if self.core.gate.pending or self._pairing_pending():
+                self.actions.show_approvals()
+            else:
+                self.actions.open_dashboard()

@@ -1,0 +1,130 @@
+"""GUI tests: pytest-qt offscreen, async tests on a qasync loop sharing pytest-qt's QApplication.
+
+ENVIRONMENT.md "Qt + asyncio": inside async tests, never call blocking ``qtbot.wait*`` while
+another task must run; ``expect(signal)`` connects a future to a signal before the action and
+``within`` awaits it with a bound.
+
+``async with desktop() as desk`` runs the whole UI over a real core on free ports, with short
+delays so no test waits long. It is entered inside the test, not as an async fixture: pytest-qt
+processes Qt events between a fixture's setup and the test, and under qasync that would run the
+core's asyncio callbacks while no loop is running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import qasync
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QApplication
+
+from support.harness import RelayHarness, running_core
+from tabrelay.config.paths import Paths
+from tabrelay.system.autostart import Autostart
+from tabrelay.ui.approval_dialog import DialogApprover
+from tabrelay.ui.desktop import DesktopUi
+from tabrelay.ui.pairing import DialogPairingApprover
+
+T = TypeVar("T")
+ALLOW_DELAY = 0.05  # the tests' Allow delay; test_approval_dialog checks the real one
+
+
+def _qasync_loop() -> asyncio.AbstractEventLoop:
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+    return qasync.QEventLoop(app)  # type: ignore[no-any-return]
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    return {"qasync": _qasync_loop}
+
+
+def expect(signal: SignalInstance) -> asyncio.Future[tuple[Any, ...]]:
+    """A future for the next emission of ``signal`` (connect before the action)."""
+    future: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
+
+    def fire(*args: Any) -> None:
+        if not future.done():
+            future.set_result(args)
+        signal.disconnect(fire)
+
+    signal.connect(fire)
+    return future
+
+
+async def within(awaitable: Awaitable[T], timeout: float = 5.0) -> T:
+    async with asyncio.timeout(timeout):
+        return await awaitable
+
+
+async def until(
+    condition: Callable[[], Any], *, timeout: float = 5.0, message: str = "condition"
+) -> Any:
+    """Poll a condition the code under test has no signal for; bounded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{message} not met within {timeout:g} s")
+        await asyncio.sleep(0.01)
+
+
+@dataclass
+class Desk:
+    harness: RelayHarness
+    ui: DesktopUi
+    approver: DialogApprover
+    pairing: DialogPairingApprover
+    quit_requests: list[bool]
+    xdg: Path
+
+
+DesktopFactory = Callable[[], AbstractAsyncContextManager[Desk]]
+
+
+@pytest.fixture
+def desktop(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> DesktopFactory:
+    """``async with desktop() as desk``: the UI over a running core, the fake extension paired."""
+    monkeypatch.setenv("HOME", str(tmp_path / "person"))  # client config files land here
+    xdg = tmp_path / "xdg-config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    return lambda: _desktop(home, xdg)
+
+
+@asynccontextmanager
+async def _desktop(home: Paths, xdg: Path) -> AsyncIterator[Desk]:
+    approver = DialogApprover(allow_delay=ALLOW_DELAY, notice_delay=0.1)
+    pairing = DialogPairingApprover(allow_delay=ALLOW_DELAY)
+    quits: list[bool] = []
+    async with running_core(
+        home,
+        approver=pairing,  # type: ignore[arg-type]
+        tool_approver=approver,  # type: ignore[arg-type]
+    ) as harness:
+        ui = DesktopUi(
+            harness.core,
+            approver=approver,
+            pairing_approver=pairing,
+            autostart=Autostart(platform="linux", env={"XDG_CONFIG_HOME": str(xdg)}),
+            on_quit=lambda: quits.append(True),
+            tray_available=False,
+            event_interval=0.02,
+        )
+        try:
+            yield Desk(harness, ui, approver, pairing, quits, xdg)
+        finally:
+            approver.deny_all()
+            await ui.close()
+            ui.dashboard.deleteLater()

@@ -1,0 +1,218 @@
+"""The approval dialog and its queue, driven as a person would (DESIGN §6, THREATS A3, A5)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import shiboken6
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from gui.conftest import expect, within
+from tabrelay.approval.gate import ApprovalRequest, Choice
+from tabrelay.approval.policy import offers_always
+from tabrelay.ui.approval_dialog import ALLOW_DELAY, ApprovalDialog, DialogApprover
+
+
+def gone(dialog: ApprovalDialog) -> bool:
+    """Closed: hidden, or already deleted."""
+    return not shiboken6.isValid(dialog) or not dialog.isVisible()
+
+
+def request(tool: str = "browser_navigate", number: int = 1, **changes: object) -> ApprovalRequest:
+    fields: dict[str, object] = {
+        "id": number,
+        "client": "cursor",
+        "tool": tool,
+        "arguments": {"url": "https://example.org/next"},
+        "origin": "https://example.com",
+        "tab_title": "Example Domain",
+        "tab_id": 7,
+        "browser_name": "Chromium 156",
+        "client_reported": "Cursor 1.2",
+        "offers_always": offers_always(tool),
+        "timeout": 60.0,
+    }
+    fields.update(changes)
+    return ApprovalRequest(**fields)  # type: ignore[arg-type]
+
+
+def test_the_dialog_shows_who_what_where_with_the_real_origin_large(qtbot: QtBot) -> None:
+    dialog = ApprovalDialog(request())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.headline.text() == "cursor wants to navigate"
+    assert dialog.origin_label.text() == "https://example.com"
+    assert dialog.origin_label.font().pointSizeF() > dialog.font().pointSizeF() * 1.3
+    assert "as the browser reports it" in dialog.origin_note.text()
+    assert "“Cursor 1.2” (self-reported)" in dialog.client_label.text()
+    assert dialog.tab_label.text() == "“Example Domain” · tab 7 · Chromium 156"
+    assert '"url": "https://example.org/next"' in dialog.arguments.toPlainText()
+    assert "https://example.com, for cursor only" in dialog.scope_label.text()
+
+
+def test_deny_has_the_focus_and_is_the_default_button(qtbot: QtBot) -> None:
+    dialog = ApprovalDialog(request())
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.focusWidget() is dialog.deny_button
+    assert dialog.deny_button.isDefault()
+    assert not any(b.isDefault() or b.autoDefault() for b in dialog.allow_buttons)
+
+
+async def test_allow_wakes_up_only_after_the_delay_and_an_early_enter_denies(
+    qtbot: QtBot,
+) -> None:
+    assert 0.5 <= ALLOW_DELAY <= 1.0
+    dialog = ApprovalDialog(request(), allow_delay=0.4)
+    qtbot.addWidget(dialog)
+    ready = expect(dialog.allow_ready)
+    answers: list[Choice] = []
+    dialog.answered.connect(answers.append)
+    shown_at = time.monotonic()
+    dialog.show()
+
+    assert not any(b.isEnabled() for b in dialog.allow_buttons)
+    qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
+    dialog.answer(Choice.ALLOW_ONCE)  # even a programmatic answer is refused this early
+    assert answers == []
+    await within(ready)
+    assert time.monotonic() - shown_at >= 0.35
+    assert all(b.isEnabled() for b in dialog.allow_buttons)
+
+    # A keystroke meant for another window: Enter presses Deny, whatever has the focus.
+    second = ApprovalDialog(request(number=2), allow_delay=0.4)
+    qtbot.addWidget(second)
+    second.answered.connect(answers.append)
+    second.show()
+    qtbot.keyClick(second, Qt.Key.Key_Return)
+    assert answers == [Choice.DENY]
+
+
+def test_escape_and_closing_the_window_deny(qtbot: QtBot) -> None:
+    answers: list[Choice] = []
+    for close in (
+        lambda d: qtbot.keyClick(d, Qt.Key.Key_Escape),
+        lambda d: d.close(),
+    ):
+        dialog = ApprovalDialog(request())
+        qtbot.addWidget(dialog)
+        dialog.answered.connect(answers.append)
+        dialog.show()
+        close(dialog)
+    assert answers == [Choice.DENY, Choice.DENY]
+
+
+def test_always_is_not_offered_for_evaluate_upload_or_cdp(qtbot: QtBot) -> None:
+    for tool in ("browser_evaluate", "browser_upload_file", "browser_cdp"):
+        dialog = ApprovalDialog(request(tool))
+        qtbot.addWidget(dialog)
+        dialog.show()
+        assert dialog.always_button.isHidden(), tool
+        dialog._enable_allow()
+        dialog.answer(Choice.ALLOW_ALWAYS)  # not even by a forged click
+        assert not dialog._done
+    navigate = ApprovalDialog(request("browser_navigate"))
+    qtbot.addWidget(navigate)
+    navigate.show()
+    assert navigate.always_button.isVisible()
+
+
+def test_arguments_are_shown_in_full_with_bidi_and_control_characters_spelled_out(
+    qtbot: QtBot,
+) -> None:
+    text = "pay \u202emoc.live\u202c now\u200b" + "x" * 10_000 + "\u0085end\u2028"
+    dialog = ApprovalDialog(
+        request(
+            "browser_type",
+            arguments={"text": text, "note": "line one\nline two"},
+            tab_title="Bank \u202eknab",
+        )
+    )
+    qtbot.addWidget(dialog)
+    dialog.resize(700, 500)
+    dialog.show()
+    shown = dialog.arguments.toPlainText()
+    assert "\u202e" not in shown and "\u200b" not in shown and "\u0085" not in shown
+    assert "pay \\u202emoc.live\\u202c now\\u200b" in shown
+    assert "\\u0085end\\u2028" in shown
+    assert "x" * 10_000 in shown  # nothing cut
+    assert '"note": "line one\\nline two"' in shown  # a newline cannot push text out of view
+    assert dialog.arguments.verticalScrollBar().maximum() > 0  # it scrolls to the end
+    assert "Bank \\u202eknab" in dialog.tab_label.text()
+
+
+def test_the_countdown_says_when_silence_becomes_a_deny(qtbot: QtBot) -> None:
+    now = [1000.0]
+    dialog = ApprovalDialog(request(created_at=1000.0, timeout=60.0), clock=lambda: now[0])
+    qtbot.addWidget(dialog)
+    assert dialog.countdown.text() == "Denied automatically in 60 s"
+    now[0] = 1042.5
+    dialog._update_countdown()
+    assert dialog.countdown.text() == "Denied automatically in 18 s"
+
+
+async def test_one_dialog_at_a_time_with_the_queue_count_and_answers_in_order(
+    qtbot: QtBot,
+) -> None:
+    approver = DialogApprover(allow_delay=0.01)
+    shown = expect(approver.dialog_shown)
+    first = asyncio.ensure_future(approver.decide(request(number=1)))
+    (dialog,) = await within(shown)
+    second = asyncio.ensure_future(approver.decide(request("browser_click", number=2)))
+    third = asyncio.ensure_future(approver.decide(request("browser_type", number=3)))
+    await asyncio.sleep(0)  # let both reach the queue (no waiting on time)
+    assert approver.current is dialog
+    assert dialog.queue_badge.text() == "2 more waiting" and dialog.queue_badge.isVisible()
+
+    next_shown = expect(approver.dialog_shown)
+    await within(expect(dialog.allow_ready))
+    qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
+    assert await within(first) is Choice.ALLOW_ONCE
+    (dialog2,) = await within(next_shown)
+    assert dialog2.request.id == 2
+    assert gone(dialog)
+    assert dialog2.queue_badge.text() == "1 more waiting"
+
+    next_shown = expect(approver.dialog_shown)
+    qtbot.mouseClick(dialog2.deny_button, Qt.MouseButton.LeftButton)
+    assert await within(second) is Choice.DENY
+    (dialog3,) = await within(next_shown)
+    assert dialog3.request.id == 3 and dialog3.queue_badge.isHidden()
+    approver.deny_all()
+    assert await within(third) is Choice.DENY
+    assert approver.current is None
+
+
+async def test_a_withdrawn_request_closes_its_dialog_and_the_next_one_shows(
+    qtbot: QtBot,
+) -> None:
+    approver = DialogApprover(allow_delay=0.01)
+    shown = expect(approver.dialog_shown)
+    first = asyncio.ensure_future(approver.decide(request(number=1)))
+    (dialog,) = await within(shown)
+    second = asyncio.ensure_future(approver.decide(request(number=2)))
+    await asyncio.sleep(0)
+    next_shown = expect(approver.dialog_shown)
+    first.cancel()  # the gate's timeout, or the MCP client cancelled the call
+    (dialog2,) = await within(next_shown)
+    assert first.cancelled()
+    assert gone(dialog)
+    assert dialog2.request.id == 2 and dialog2.isVisible()
+    second.cancel()
+    await asyncio.gather(second, return_exceptions=True)
+    assert approver.current is None and gone(dialog2)
+
+
+async def test_an_unseen_dialog_raises_a_notification_signal(qtbot: QtBot) -> None:
+    approver = DialogApprover(allow_delay=0.01, notice_delay=0.05)
+    shown = expect(approver.dialog_shown)
+    unseen = expect(approver.unseen)
+    call = asyncio.ensure_future(approver.decide(request()))
+    (dialog,) = await within(shown)
+    dialog.showMinimized()
+    (seen_request,) = await within(unseen)
+    assert seen_request.tool == "browser_navigate"
+    call.cancel()
+    await asyncio.gather(call, return_exceptions=True)
