@@ -111,20 +111,28 @@ class DefaultPortGuard:
     at the test app; if a real Tabrelay listened there, it would pair with it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, wait: float = 60.0) -> None:
+        self.wait = wait
         self._server: asyncio.Server | None = None
 
     async def __aenter__(self) -> DefaultPortGuard:
-        try:
-            self._server = await asyncio.start_server(
-                self._refuse, "127.0.0.1", DEFAULT_RELAY_PORT, reuse_address=True
-            )
-        except OSError as exc:
-            raise PortTaken(
-                f"127.0.0.1:{DEFAULT_RELAY_PORT} is in use (a Tabrelay app running?); the e2e "
-                "tests need it free so the fresh test extension cannot pair with it"
-            ) from exc
-        return self
+        # Another e2e run on this machine holds the port for a second or two while its browser
+        # starts: wait for it. A port that stays taken is a real app; then the tests skip.
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                self._server = await asyncio.start_server(
+                    self._refuse, "127.0.0.1", DEFAULT_RELAY_PORT, reuse_address=True
+                )
+                return self
+            except OSError as exc:
+                if time.monotonic() >= deadline:
+                    raise PortTaken(
+                        f"127.0.0.1:{DEFAULT_RELAY_PORT} is in use (a Tabrelay app running?); "
+                        "the e2e tests need it free so the fresh test extension cannot pair "
+                        "with it"
+                    ) from exc
+                await asyncio.sleep(0.2)
 
     async def __aexit__(self, *exc: object) -> None:
         if self._server is not None:

@@ -10,6 +10,7 @@ import asyncio
 import base64
 import io
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable
 
 import pytest
@@ -34,6 +35,11 @@ pytestmark = E2E
 CUE = "document.getElementById('tabrelay-agent-cue') !== null"
 
 
+def unique_url(pages: PageServer, path: str = "index.html") -> str:
+    """A test page URL no other tab shows, so the tests' CDP finds the right tab."""
+    return pages.url(f"{path}?{uuid.uuid4().hex[:12]}")
+
+
 @pytest_asyncio.fixture(loop_scope="module")
 async def relay(app: AppUnderTest, browser: ExtensionBrowser) -> Browser:
     return await app.browser()
@@ -51,8 +57,9 @@ async def events(app: AppUnderTest) -> AsyncIterator[Subscription]:
 @pytest_asyncio.fixture(loop_scope="module")
 async def tab(relay: Browser, pages: PageServer) -> AsyncIterator[int]:
     """A fresh tab on the test page, opened by the agent; closed afterwards."""
-    created = await relay.create_tab(pages.url("index.html"))
-    await wait_for_url(relay, created.id, pages.url("index.html"))
+    url = unique_url(pages)
+    created = await relay.create_tab(url)
+    await wait_for_url(relay, created.id, url)
     try:
         yield created.id
     finally:
@@ -89,7 +96,7 @@ async def test_tabs_list_shows_real_tabs_but_not_extension_pages(
     options = await browser.open_page(OPTIONS_URL)
     try:
         listed = {t.id: t for t in await relay.list_tabs()}
-        assert listed[tab].url == pages.url("index.html")
+        assert listed[tab].url.startswith(pages.url("index.html?"))
         assert listed[tab].title == "Tabrelay test page"
         assert not any(t.url.startswith("chrome-extension://") for t in listed.values())
     finally:
@@ -206,18 +213,26 @@ async def test_get_activate_and_close_act_on_the_real_tab(
 async def test_tab_events_keep_the_apps_tab_list_live(
     relay: Browser, pages: PageServer, events: Subscription
 ) -> None:
-    created = await relay.create_tab(pages.url("index.html"))
-    await next_event(events, lambda e: e.method == "created" and e.tab_id == created.id)
-    await next_event(
-        events,
-        lambda e: (
-            e.method == "updated"
-            and e.tab_id == created.id
-            and e.params.get("title") == "Tabrelay test page"
-        ),
-    )
-    assert relay.tabs[created.id].title == "Tabrelay test page"
-    await relay.close_tab(created.id)
+    created = await relay.create_tab(unique_url(pages))
+    try:
+        await next_event(events, lambda e: e.method == "created" and e.tab_id == created.id)
+        await next_event(
+            events,
+            lambda e: (
+                e.method == "updated"
+                and e.tab_id == created.id
+                and e.params.get("title") == "Tabrelay test page"
+            ),
+        )
+        # The app's list follows without asking (tabs.create's own answer may carry an older
+        # snapshot of the tab; the events after it bring the list up to date).
+        await wait_until(
+            lambda: relay.tabs[created.id].title == "Tabrelay test page",
+            timeout=5,
+            message="the app's tab list shows the loaded title",
+        )
+    finally:
+        await relay.close_tab(created.id)
     await next_event(events, lambda e: e.method == "removed" and e.tab_id == created.id)
     assert created.id not in relay.tabs
 
@@ -244,9 +259,10 @@ async def test_attach_and_detach_show_in_status_badge_and_page(
 async def test_closing_a_tab_during_a_command_gives_a_clear_error(
     relay: Browser, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    created = await relay.create_tab(pages.url("index.html"))
-    await wait_for_url(relay, created.id, pages.url("index.html"))
-    page = await browser.attach_page(pages.url("index.html"))
+    url = unique_url(pages)
+    created = await relay.create_tab(url)
+    await wait_for_url(relay, created.id, url)
+    page = await browser.attach_page(url)
     command = asyncio.create_task(
         relay.cdp(
             created.id,
@@ -270,7 +286,7 @@ async def test_a_detach_on_the_browser_side_updates_the_apps_status(
 ) -> None:
     await relay.attach(tab)
     await wait_until(lambda: tab in relay.attached_tabs, timeout=5, message="attached")
-    page = await browser.attach_page(pages.url("index.html"))
+    page = await browser.attach_page((await relay.get_tab(tab)).url)
     try:
         # The person opens a browser page in that tab: Chrome detaches the extension.
         await page.session.send("Page.navigate", {"url": "chrome://version"})
@@ -285,7 +301,7 @@ async def test_a_detach_on_the_browser_side_updates_the_apps_status(
 async def test_the_popup_lets_the_person_share_and_unshare_the_current_tab(
     relay: Browser, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    url = pages.url("index.html?opened-by-the-person")
+    url = unique_url(pages)
     page = await browser.open_page(url)
     tab = await browser.tab_id_of(url)
     await relay.activate_tab(tab)

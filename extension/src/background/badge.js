@@ -48,6 +48,16 @@ export class Badge {
   }
 
   /**
+   * Chrome clears a tab's own badge when the tab navigates: mark a driven tab again.
+   * @param {number} tabId
+   */
+  async tabNavigated(tabId) {
+    if (this.#marked.has(tabId)) {
+      await Promise.allSettled(this.#markCalls(tabId));
+    }
+  }
+
+  /**
    * Mark the tabs agents are driving; unmark the others.
    * @param {number[]} tabIds attached tabs
    * @param {boolean} connected
@@ -59,11 +69,7 @@ export class Badge {
     this.#marked = driven;
     const calls = [];
     for (const tabId of added) {
-      calls.push(
-        call(() => this.api.action.setBadgeText({ tabId, text: DRIVEN_TAB_BADGE.text })),
-        call(() => this.api.action.setBadgeBackgroundColor({ tabId, color: DRIVEN_TAB_BADGE.color })),
-        call(() => this.api.action.setTitle({ tabId, title: "Tabrelay: an agent is using this tab" })),
-      );
+      calls.push(...this.#markCalls(tabId));
     }
     for (const tabId of unmarked) {
       // A null text clears the tab's own text so the global one shows again; color and title
@@ -76,6 +82,15 @@ export class Badge {
     }
     // A tab that closed meanwhile rejects; that is fine.
     await Promise.allSettled(calls);
+  }
+
+  /** @param {number} tabId */
+  #markCalls(tabId) {
+    return [
+      call(() => this.api.action.setBadgeText({ tabId, text: DRIVEN_TAB_BADGE.text })),
+      call(() => this.api.action.setBadgeBackgroundColor({ tabId, color: DRIVEN_TAB_BADGE.color })),
+      call(() => this.api.action.setTitle({ tabId, title: "Tabrelay: an agent is using this tab" })),
+    ];
   }
 }
 

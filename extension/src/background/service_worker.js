@@ -26,6 +26,8 @@ const api = bindChromeApi(chrome);
 const settings = new SettingsStore(api);
 const badge = new Badge(api);
 let lastStatus = "";
+/** @type {Promise<void>} */
+let tabEvents = Promise.resolve();
 
 const sessions = new DebuggerSessions({
   api,
@@ -90,9 +92,16 @@ function whenReady(work) {
  * @param {"created" | "updated" | "activated"} kind
  * @param {import("./tab_registry.js").ChromeTab} tab
  */
-async function forwardTab(kind, tab) {
-  const event = await tabs.eventFor(kind, tab);
-  if (event !== null) connection.send(event);
+function forwardTab(kind, tab) {
+  // One queue, so events leave in the order Chrome fired them even when one of them has to
+  // look up a tab group first (a late, stale title would overwrite the app's fresh one).
+  tabEvents = tabEvents
+    .then(async () => {
+      const event = await tabs.eventFor(kind, tab);
+      if (event !== null) connection.send(event);
+    })
+    .catch((error) => console.warn("Tabrelay: a tab event was not sent", error));
+  return tabEvents;
 }
 
 /**
@@ -132,6 +141,9 @@ chrome.tabs.onCreated.addListener((tab) => whenReady(() => forwardTab("created",
 chrome.tabs.onUpdated.addListener((tabId, changeInfo, tab) =>
   whenReady(() => {
     sessions.handleTabUpdated(tabId, changeInfo, tab);
+    if (changeInfo.status !== undefined || changeInfo.url !== undefined) {
+      badge.tabNavigated(tabId);
+    }
     return forwardTab("updated", tab);
   }),
 );
@@ -140,7 +152,7 @@ chrome.tabs.onActivated.addListener(({ tabId }) =>
 );
 chrome.tabs.onRemoved.addListener((tabId) =>
   whenReady(async () => {
-    connection.send(removedEvent(tabId));
+    tabEvents = tabEvents.then(() => void connection.send(removedEvent(tabId)));
     await sessions.handleTabRemoved(tabId);
   }),
 );
