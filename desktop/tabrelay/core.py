@@ -38,6 +38,7 @@ from tabrelay.relay.registry import BrowserRegistry, Change
 from tabrelay.relay.server import RelayServer
 from tabrelay.store.commandlog import CommandLog
 from tabrelay.system.logs import Redactor
+from tabrelay.tools.observer import TabObserver
 from tabrelay.tools.sessions import TabSessions
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ class Core:
         self.sessions = TabSessions(
             self.registry, idle_minutes=lambda: self.settings_store.current.idle_detach_minutes
         )
+        self.observer = TabObserver(self.hub)
         self.command_log: CommandLog | None = None
         self.relay: RelayServer | None = None
         self.endpoint: McpEndpoint | None = None
@@ -144,6 +146,7 @@ class Core:
             own_ports=self.own_ports,
             status=self.status,
             sessions=self.sessions,
+            observer=self.observer,
         )
         self.endpoint = McpEndpoint(
             self.runner,
@@ -164,6 +167,7 @@ class Core:
             asyncio.create_task(self._watch()),
             asyncio.create_task(self._prune()),
             asyncio.create_task(self.sessions.run_idle_detach()),
+            asyncio.create_task(self.observer.run()),
         ]
 
     async def stop(self) -> None:

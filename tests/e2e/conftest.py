@@ -7,11 +7,13 @@ here is collected and skipped with the reason.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
 
+from e2e.agent import Agent
 from e2e.chromium import EXTENSION_ID, chromium_path
 from e2e.harness import (
     AppUnderTest,
@@ -20,6 +22,7 @@ from e2e.harness import (
     PageServer,
     PortTaken,
 )
+from support.mcp import mcp_client
 from tabrelay.config.paths import Paths
 
 CHROMIUM = chromium_path()
@@ -85,3 +88,26 @@ async def browser(app: AppUnderTest) -> AsyncIterator[ExtensionBrowser]:
         yield browser
     finally:
         await browser.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def agent(app: AppUnderTest, browser: ExtensionBrowser) -> AsyncIterator[Agent]:
+    """An MCP client connected to the app, as an AI agent would be.
+
+    The client lives in a task of its own: its anyio scopes must be entered and left in the
+    same task, and a module fixture's setup and teardown run in different ones.
+    """
+    await app.browser(timeout=15)
+    token = await app.harness.add_client("e2e-agent")
+    connected: asyncio.Future[Agent] = asyncio.get_running_loop().create_future()
+    done = asyncio.Event()
+
+    async def hold() -> None:
+        async with mcp_client(app.harness.base_mcp(), token) as client:
+            connected.set_result(Agent(client))
+            await done.wait()
+
+    holder = asyncio.create_task(hold())
+    yield await asyncio.wait_for(connected, 15)
+    done.set()
+    await holder

@@ -228,7 +228,8 @@ def test_client_add_shows_the_token_once_with_a_snippet_per_client(home: Paths) 
 
 def test_policy_rules_from_the_command_line(home: Paths) -> None:
     assert "No rules." in run(home, "policy", "list").stdout
-    assert run(home, "policy", "set", "browser_click", "allow").returncode == 2  # not yet a tool
+    unknown = run(home, "policy", "set", "browser_teleport", "allow")
+    assert unknown.returncode == 2 and "unknown tool 'browser_teleport'" in unknown.stderr
     ok = run(
         home,
         "policy",

@@ -342,6 +342,13 @@ async def test_cancelling_a_call_withdraws_its_pending_approval(home: Paths) -> 
 
 async def test_resources_list_and_read_tabs(app: RelayHarness) -> None:
     token = await app.add_client()
+
+    async def page_html(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        # The simulated browser cannot run the page script; it answers what a page would.
+        html = "<h1>Example Domain</h1><p>For use in examples.</p>"
+        return {"result": {"type": "object", "value": {"html": html, "title": "Example"}}}
+
+    app.extensions[0].cdp_handlers["Runtime.evaluate"] = page_html
     async with mcp_client(app.base_mcp(), token) as client:
         resources = (await client.list_resources()).resources
         templates = (await client.list_resource_templates()).resource_templates
@@ -355,6 +362,7 @@ async def test_resources_list_and_read_tabs(app: RelayHarness) -> None:
         (2, "https://example.org/news"),
     ]
     assert page.startswith("# Example\nhttps://example.com/")
+    assert "# Example Domain\n\nFor use in examples." in page
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -1,8 +1,8 @@
 """The layering rule of DESIGN §9, checked on the source: who may import whom.
 
 Ranks, bottom to top: errors; protocol (pure, no I/O); config, system, store; relay; tools;
-approval; endpoint; ui; the composition roots (core, cli, app). A module may import its own
-rank or lower. Only ui/ and app.py import PySide6 or qasync; only endpoint/ imports mcp.
+approval; endpoint; core (the Qt-free core both front ends run); ui; the composition roots
+(cli, commands, app). A module may import its own rank or lower. Only ui/ and app.py import PySide6 or qasync; only endpoint/ imports mcp.
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ RANKS = {
     "tools": 4,
     "approval": 5,
     "endpoint": 6,
-    "ui": 7,
-    "core": 8,
-    "cli": 8,
-    "commands": 8,
-    "app": 8,
-    "__main__": 8,
+    "core": 7,
+    "ui": 8,
+    "cli": 9,
+    "commands": 9,
+    "app": 9,
+    "__main__": 9,
     "__init__": 0,
 }
 GUI_ONLY = ("PySide6", "qasync", "shiboken6")

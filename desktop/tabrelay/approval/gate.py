@@ -63,9 +63,10 @@ class Approver(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """How a call came to be allowed, for the command log."""
+    """How a call came to be allowed, for the command log; ``waited`` if the person was asked."""
 
     how: str
+    waited: bool = False
 
 
 class ApprovalGate:
@@ -189,7 +190,7 @@ class ApprovalGate:
         if choice is Choice.DENY:
             raise ApprovalDenied(f"denied by the person: they did not allow {request.tool}")
         if choice is Choice.ALLOW_ONCE:
-            return Approval("approved once by the person")
+            return Approval("approved once by the person", waited=True)
         rule = PolicyRule(
             tool=request.tool,
             decision="allow",
@@ -200,10 +201,10 @@ class ApprovalGate:
             await asyncio.to_thread(
                 self._store.update, lambda settings: settings.policy_rules.append(rule)
             )
-            return Approval("approved always by the person")
+            return Approval("approved always by the person", waited=True)
         # "always" for a tool that never offers it is treated as the session grant.
         self.session_rules.append(rule)
-        return Approval("approved for the session by the person")
+        return Approval("approved for the session by the person", waited=True)
 
     def forget_client(self, client: str) -> None:
         """Drop the session grants of a client whose token was revoked."""

@@ -34,9 +34,11 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
-from tabrelay.tools.catalog import ToolSpec
+from tabrelay.tools.catalog import DIALOG_SAFE, ToolSpec
 from tabrelay.tools.context import Progress, ToolContext, ToolResult
 from tabrelay.tools.guard import NavigationGuard, origin_of
+from tabrelay.tools.observer import TabObserver
+from tabrelay.tools.refs import RefBook
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tabs import in_scope
 
@@ -64,9 +66,13 @@ class ToolRunner:
         own_ports: Callable[[], list[int]],
         status: Callable[[], dict[str, Any]],
         sessions: TabSessions,
+        observer: TabObserver,
     ) -> None:
         self.registry = registry
         self.sessions = sessions
+        self.observer = observer
+        self.refs = RefBook()
+        self.background: set[asyncio.Future[Any]] = set()
         self.gate = gate
         self.hub = hub
         self.settings_store = settings
@@ -128,8 +134,11 @@ class ToolRunner:
             guard=NavigationGuard(settings.navigation, own_ports=self._own_ports()),
             hub=self.hub,
             progress=progress,
+            refs=self.refs,
+            observer=self.observer,
             status=self._status,
             agent_tabs=self.agent_tabs,
+            background=self.background,
         )
         if spec.target != "none":
             ctx.browser = self.registry.resolve(getattr(params, "browser", None))
@@ -149,9 +158,22 @@ class ToolRunner:
         )
         row.decision = approval.how
         if ctx.tab is not None:
-            await self._recheck(ctx, row.origin)
+            if approval.waited:  # time passed while the person decided: look again
+                await self._recheck(ctx, row.origin)
+            self._refuse_behind_dialog(ctx, spec)
             await self.sessions.prepare(ctx.need_browser(), ctx.tab.id)
         return await spec.run(ctx, params)
+
+    def _refuse_behind_dialog(self, ctx: ToolContext, spec: ToolSpec) -> None:
+        """A JavaScript dialog blocks the page: say so instead of hanging on it."""
+        if spec.name in DIALOG_SAFE:
+            return
+        dialog = self.observer.tab(ctx.need_browser().id, ctx.need_tab().id).dialog
+        if dialog is not None:
+            raise ToolError(
+                f"tab {ctx.need_tab().id} shows a {dialog.kind} dialog: {dialog.message!r}; "
+                "answer it with browser_handle_dialog first"
+            )
 
     async def _tab(self, ctx: ToolContext, tab_id: int | None) -> TabInfo:
         browser = ctx.need_browser()

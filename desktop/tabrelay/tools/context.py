@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,8 +22,12 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.tools.guard import NavigationGuard
 
+if TYPE_CHECKING:  # these modules import this one
+    from tabrelay.tools.observer import TabObserver
+    from tabrelay.tools.refs import RefBook
+
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
-Target = Literal["none", "browser", "tab"]
+TargetKind = Literal["none", "browser", "tab"]  # what the endpoint resolves for a tool
 BYTES_PER_TOKEN = 4  # a rough, conservative ratio for English text and markup
 
 
@@ -75,9 +79,13 @@ class ToolContext:
     guard: NavigationGuard
     hub: EventHub
     progress: Progress
+    refs: RefBook
+    observer: TabObserver
     status: Callable[[], dict[str, Any]] = field(default=lambda: {})
     # Tabs agents opened, by (browser id, tab id): always in scope, grouped as "Tabrelay".
     agent_tabs: set[tuple[str, int]] = field(default_factory=set)
+    # Input commands still running after a dialog blocked the page (kept so they finish).
+    background: set[asyncio.Future[Any]] = field(default_factory=set)
 
     @property
     def budget_bytes(self) -> int:

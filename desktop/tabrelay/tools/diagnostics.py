@@ -1,12 +1,14 @@
-"""Diagnostics: run JavaScript in the page (browser_evaluate).
+"""Diagnostics: console messages and network requests of a tab, and running JavaScript.
 
-Console messages and network requests join this group with the page-understanding issue.
+Messages and requests come from the tab's event stream (``observer.TabObserver``), kept since
+the tab was first used; browser_evaluate runs an expression in the page.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -64,3 +66,75 @@ def _exception_text(details: dict[str, Any]) -> str:
     exception = details.get("exception", {})
     text = exception.get("description") or details.get("text") or "an exception"
     return str(text).splitlines()[0][:500]
+
+
+class ConsoleParams(TabParams):
+    level: Literal["all", "error", "warning", "info", "log", "debug"] = Field(
+        default="all", description="Only this level (error includes uncaught exceptions)."
+    )
+    limit: int = Field(default=100, ge=1, le=500, description="The newest this many.")
+    clear: bool = Field(default=False, description="Forget them after reading.")
+
+
+async def console_messages(ctx: ToolContext, params: ConsoleParams) -> ToolResult:
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    log = ctx.observer.tab(browser.id, tab.id)
+    messages = [m for m in log.console if params.level in ("all", m.level)][-params.limit :]
+    lines = [
+        f"{_clock(m.time)} [{m.level}] {m.text}" + (f"  ({m.source})" if m.source else "")
+        for m in messages
+    ]
+    if log.console_dropped:
+        lines.insert(0, f"({log.console_dropped} older messages were dropped)")
+    if params.clear:
+        log.console.clear()
+    text = (
+        "\n".join(lines)
+        if lines
+        else "No console messages (since Tabrelay began watching this tab)."
+    )
+    fitted = fit_text(
+        text, ctx.budget_bytes, continuation=lambda _: "ask for a smaller limit or one level"
+    )
+    return ToolResult(fitted.text, data={"count": len(messages)})
+
+
+class NetworkParams(TabParams):
+    url_contains: str | None = Field(default=None, description="Only URLs containing this.")
+    failed_only: bool = Field(default=False, description="Only failed requests and 4xx/5xx.")
+    resource_type: str | None = Field(
+        default=None, description="Only this type: Document, XHR, Fetch, Script, Image…"
+    )
+    limit: int = Field(default=100, ge=1, le=500, description="The newest this many.")
+
+
+async def network_requests(ctx: ToolContext, params: NetworkParams) -> ToolResult:
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    requests = list(ctx.observer.tab(browser.id, tab.id).requests.values())
+    if params.url_contains:
+        requests = [r for r in requests if params.url_contains in r.url]
+    if params.resource_type:
+        requests = [r for r in requests if r.resource_type.lower() == params.resource_type.lower()]
+    if params.failed_only:
+        requests = [r for r in requests if r.failed or (r.status or 0) >= 400]
+    requests = requests[-params.limit :]
+    lines = []
+    for r in requests:
+        outcome = r.failed or (str(r.status) if r.status is not None else "pending")
+        size = f" {r.size / 1024:.1f} KB" if r.size else ""
+        lines.append(
+            f"{_clock(r.time)} {r.method} {outcome} {r.resource_type or '?'}{size} {r.url}"
+        )
+    text = (
+        "\n".join(lines)
+        if lines
+        else "No matching requests (since Tabrelay began watching this tab)."
+    )
+    fitted = fit_text(
+        text, ctx.budget_bytes, continuation=lambda _: "filter with url_contains or limit"
+    )
+    return ToolResult(fitted.text, data={"count": len(requests)})
+
+
+def _clock(timestamp: float) -> str:
+    return datetime.datetime.fromtimestamp(timestamp).strftime("%H:%M:%S")

@@ -7,15 +7,18 @@ URL is checked again after redirects: a redirect to a refused site stops on abou
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, NavigationBlocked, ToolError
+from tabrelay.relay.events import HubEvent
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 
 WaitUntil = Literal["load", "domcontentloaded", "none"]
 _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
+_ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
 
 
 class NavigateParams(TabParams):
@@ -74,18 +77,30 @@ async def open_url(
 
 
 async def _until_loaded(
-    ctx: ToolContext, start: Any, wait_until: WaitUntil, timeout: float
+    ctx: ToolContext, start: Callable[[], Awaitable[Any]], wait_until: WaitUntil, timeout: float
 ) -> ToolResult:
     await ctx.cdp("Page.enable")  # the load events come from the Page domain
-    async with ctx.events(*_EVENT.values()) as events:
+    async with ctx.events(*_EVENT.values(), *_ARRIVALS) as events:
         started = await start()
         same_document = (
             isinstance(started, dict) and "loaderId" not in started and "frameId" in started
         )
         if wait_until != "none" and not same_document:
             await ctx.progress(0, None, f"waiting for {wait_until}")
-            await events.until(lambda e: e.method == _EVENT[wait_until], timeout=timeout)
+            await events.until(lambda e: _arrived_at(e, wait_until), timeout=timeout)
     return await _arrived(ctx)
+
+
+def _arrived_at(event: HubEvent, wait_until: WaitUntil) -> bool:
+    """The awaited load event, or an arrival that has none (a page restored from the
+    back/forward cache, a same-document history step)."""
+    if event.method == _EVENT[wait_until]:
+        return True
+    if event.method == "Page.navigatedWithinDocument":
+        return True
+    frame = event.params.get("frame", {})
+    restored = event.params.get("type") == "BackForwardCacheRestore"
+    return event.method == "Page.frameNavigated" and restored and not frame.get("parentId")
 
 
 async def _arrived(ctx: ToolContext) -> ToolResult:

@@ -1,5 +1,7 @@
-"""Screenshots through CDP (``Page.captureScreenshot``), scaled to a maximum width and always
-within the response budget: when an image is too large it is retaken smaller or as JPEG.
+"""Screenshots through CDP (``Page.captureScreenshot``): the viewport, the full page, or one
+element, scaled to a maximum width and always within the response budget (a too-large image is
+retaken as JPEG, at lower quality, then smaller). Very tall pages stop at ``MAX_HEIGHT`` pixels
+and say so.
 """
 
 from __future__ import annotations
@@ -9,12 +11,18 @@ from typing import Any, Literal
 from pydantic import Field
 
 from tabrelay.errors import ToolError
+from tabrelay.tools.actions import Target
 from tabrelay.tools.context import Image, TabParams, ToolContext, ToolResult
+from tabrelay.tools.refs import locate
 
 Format = Literal["jpeg", "png", "webp"]
 
 
-class ScreenshotParams(TabParams):
+MAX_HEIGHT = 8000  # image pixels; taller full-page shots are cut (and the result says so)
+
+
+class ScreenshotParams(TabParams, Target):
+    full_page: bool = Field(default=False, description="The whole page, not just the viewport.")
     format: Format = Field(default="jpeg", description="Image format.")
     quality: int = Field(default=80, ge=10, le=100, description="JPEG/WebP quality.")
     max_width: int | None = Field(
@@ -23,19 +31,50 @@ class ScreenshotParams(TabParams):
 
 
 async def screenshot(ctx: ToolContext, params: ScreenshotParams) -> ToolResult:
+    if params.full_page and (params.ref or params.selector):
+        raise ToolError("give full_page or an element (ref/selector), not both")
     metrics = await ctx.cdp("Page.getLayoutMetrics")
     css = metrics["cssVisualViewport"]
     dpr = _device_pixel_ratio(metrics)
-    clip = {
-        "x": css["pageX"],
-        "y": css["pageY"],
-        "width": css["clientWidth"],
-        "height": css["clientHeight"],
-    }
-    image = await capture(ctx, clip, dpr=dpr, params=params)
+    note, what = "", "the visible part of the page"
+    if params.ref or params.selector:
+        target = await locate(ctx, ref=params.ref, selector=params.selector, action="hover")
+        quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": target.object_id}))["quads"]
+        xs, ys = [v for q in quads for v in q[0::2]], [v for q in quads for v in q[1::2]]
+        css = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]  # after scrolling
+        clip = {
+            "x": min(xs) + css["pageX"],
+            "y": min(ys) + css["pageY"],
+            "width": max(xs) - min(xs),
+            "height": max(ys) - min(ys),
+        }
+        what, beyond = target.description, False
+    elif params.full_page:
+        size = metrics["cssContentSize"]
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"]}
+        what, beyond = "the full page", True
+    else:
+        clip = {
+            "x": css["pageX"],
+            "y": css["pageY"],
+            "width": css["clientWidth"],
+            "height": css["clientHeight"],
+        }
+        beyond = False
+    max_width = params.max_width or ctx.settings.screenshot_max_width
+    scale = min(1.0, max_width / (clip["width"] * dpr)) if clip["width"] > 0 else 1.0
+    if clip["height"] * scale * dpr > MAX_HEIGHT:
+        clip["height"] = MAX_HEIGHT / (scale * dpr)
+        note = f" Cut at {round(clip['height'])} px of the page; scroll for the rest."
+    image = await capture(ctx, clip, dpr=dpr, params=params, beyond_viewport=beyond)
+    shown = image.mime_type.removeprefix("image/")
+    if shown != params.format or image.width < round(clip["width"] * scale * dpr) - 1:
+        note += " Made smaller to fit the response budget."
     return ToolResult(
-        f"Screenshot of tab {ctx.need_tab().id}: {image.width}×{image.height} {params.format}",
+        f"Screenshot of {what} in tab {ctx.need_tab().id}: {image.width}×{image.height} "
+        f"{shown}.{note}",
         image=image,
+        data={"width": image.width, "height": image.height, "mime_type": image.mime_type},
     )
 
 

@@ -1,0 +1,333 @@
+"""Pointer and keyboard tools: click, hover, drag, scroll, press a key, answer a dialog.
+
+Input is real: ``Input.dispatchMouseEvent`` and ``Input.dispatchKeyEvent`` at the element's
+centre after ``refs.locate`` scrolled it into view and checked it. A click that opens a
+JavaScript dialog returns at once and says so, instead of waiting on the blocked page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from tabrelay.errors import CommandTimeout, TabrelayError, ToolError
+from tabrelay.tools.context import Params, TabParams, ToolContext, ToolResult
+from tabrelay.tools.keys import MODIFIERS, Key, parse_combo
+from tabrelay.tools.refs import locate, recentre
+
+Modifier = Literal["Alt", "Control", "Meta", "Shift"]
+Button = Literal["left", "right", "middle"]
+DIALOG_EVENT = "Page.javascriptDialogOpening"
+# Editing shortcuts Chrome runs as commands rather than from the raw key (Puppeteer does this too).
+_EDIT_COMMANDS = {
+    (2, "a"): "selectAll", (4, "a"): "selectAll", (2, "c"): "copy", (4, "c"): "copy",
+    (2, "v"): "paste", (4, "v"): "paste", (2, "x"): "cut", (4, "x"): "cut",
+    (2, "z"): "undo", (4, "z"): "undo",
+}  # fmt: skip
+
+
+class Target(Params):
+    ref: str | None = Field(
+        default=None, description="Element ref from browser_snapshot, e.g. e12."
+    )
+    selector: str | None = Field(default=None, description="Or a CSS selector.")
+
+
+class TargetParams(TabParams, Target):
+    @model_validator(mode="after")
+    def _one_target(self) -> TargetParams:
+        if (self.ref is None) == (self.selector is None):
+            raise ValueError("give either 'ref' (from browser_snapshot) or 'selector'")
+        return self
+
+
+class ClickParams(TargetParams):
+    button: Button = Field(default="left", description="Mouse button.")
+    double: bool = Field(default=False, description="Double-click.")
+    modifiers: list[Modifier] = Field(default_factory=list, description="Keys held down.")
+
+
+async def click(ctx: ToolContext, params: ClickParams) -> ToolResult:
+    target = await locate(ctx, ref=params.ref, selector=params.selector, action="click")
+    mask = _mask(params.modifiers)
+    dialog = await _click_at(
+        ctx, target.x, target.y, params.button, 2 if params.double else 1, mask
+    )
+    verb = "Double-clicked" if params.double else "Clicked"
+    text = f"{verb} {params.ref or params.selector} ({target.description})."
+    return ToolResult(text + _dialog_note(dialog))
+
+
+class HoverParams(TargetParams):
+    pass
+
+
+async def hover(ctx: ToolContext, params: HoverParams) -> ToolResult:
+    target = await locate(ctx, ref=params.ref, selector=params.selector, action="hover")
+    await _mouse(ctx, "mouseMoved", target.x, target.y)
+    return ToolResult(
+        f"The pointer is over {params.ref or params.selector} ({target.description})."
+    )
+
+
+class DragParams(TabParams):
+    source_ref: str | None = Field(default=None, description="Ref of what to drag.")
+    source_selector: str | None = Field(default=None, description="Or its CSS selector.")
+    target_ref: str | None = Field(default=None, description="Ref of where to drop it.")
+    target_selector: str | None = Field(default=None, description="Or its CSS selector.")
+
+
+async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
+    source = await locate(
+        ctx, ref=params.source_ref, selector=params.source_selector, action="drag"
+    )
+    target = await locate(
+        ctx, ref=params.target_ref, selector=params.target_selector, action="hover"
+    )
+    source = await recentre(ctx, source)  # bringing the target into view may have scrolled
+    await ctx.cdp("Input.setInterceptDrags", {"enabled": True})
+    try:
+        async with ctx.events("Input.dragIntercepted") as events:
+            await _mouse(ctx, "mouseMoved", source.x, source.y)
+            await _mouse(ctx, "mousePressed", source.x, source.y, button="left", clickCount=1)
+            steps = 8
+            for step in range(1, steps + 1):
+                x = source.x + (target.x - source.x) * step / steps
+                y = source.y + (target.y - source.y) * step / steps
+                await _mouse(ctx, "mouseMoved", x, y, button="left")
+            try:
+                intercepted = await events.until(lambda e: True, timeout=0.3)
+            except CommandTimeout:
+                intercepted = None
+            if intercepted is not None:  # an HTML5 drag: drop its data on the target
+                data = intercepted.params["data"]
+                for kind in ("dragEnter", "dragOver", "drop"):
+                    await ctx.cdp(
+                        "Input.dispatchDragEvent",
+                        {"type": kind, "x": target.x, "y": target.y, "data": data},
+                    )
+            await _mouse(ctx, "mouseReleased", target.x, target.y, button="left", clickCount=1)
+    finally:
+        await ctx.cdp("Input.setInterceptDrags", {"enabled": False})
+    return ToolResult(f"Dragged {source.description} onto {target.description}.")
+
+
+class ScrollParams(TabParams, Target):
+    direction: Literal["up", "down", "top", "bottom", "to_element", "to_text"] = Field(
+        description="up/down by about a screen, top/bottom of the page, or to an element or text."
+    )
+    text: str | None = Field(default=None, description="With to_text: the text to bring into view.")
+    amount: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="Pixels for up/down (default: most of a screen).",
+    )
+
+
+_SCROLL_TO_TEXT = r"""
+((needle) => {
+  const lower = needle.toLowerCase();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.textContent.toLowerCase().includes(lower) && node.parentElement
+        && node.parentElement.getClientRects().length) {
+      node.parentElement.scrollIntoView({block: 'center', behavior: 'instant'});
+      return node.parentElement.innerText.trim().slice(0, 120);
+    }
+  }
+  return null;
+})
+"""
+_POSITION = (
+    "JSON.stringify([Math.round(scrollY), Math.round(document.scrollingElement.scrollHeight), "
+    "Math.round(innerHeight)])"
+)
+
+
+async def scroll(ctx: ToolContext, params: ScrollParams) -> ToolResult:
+    direction = params.direction
+    if direction in ("up", "down"):
+        metrics = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
+        amount = params.amount or int(metrics["clientHeight"] * 0.8)
+        x, y = metrics["clientWidth"] / 2, metrics["clientHeight"] / 2
+        delta = amount if direction == "down" else -amount
+        await _mouse(ctx, "mouseWheel", x, y, deltaX=0, deltaY=delta)
+    elif direction in ("top", "bottom"):
+        end = "0" if direction == "top" else "document.scrollingElement.scrollHeight"
+        await _evaluate(ctx, f"window.scrollTo(0, {end})")
+    elif direction == "to_element":
+        if params.ref is None and params.selector is None:
+            raise ToolError("to_element needs 'ref' or 'selector'")
+        await locate(ctx, ref=params.ref, selector=params.selector, action="hover")
+    else:
+        if not params.text:
+            raise ToolError("to_text needs 'text'")
+        found = await _evaluate(ctx, f"{_SCROLL_TO_TEXT}({json.dumps(params.text)})")
+        if found is None:
+            raise ToolError(f"the text {params.text!r} is not on the page")
+    top, height, view = json.loads(await _evaluate(ctx, _POSITION))
+    percent = 100 if height <= view else round(100 * top / (height - view))
+    return ToolResult(
+        f"Scrolled {direction.replace('_', ' ')}: now at {top} of {height} px ({percent}% down).",
+        data={"scroll_y": top, "page_height": height, "viewport_height": view},
+    )
+
+
+class PressKeyParams(TabParams, Target):
+    key: str = Field(
+        description="A key or combination: Enter, Tab, Escape, ArrowDown, Backspace, "
+        "Control+a, Shift+Tab, Meta+Enter…"
+    )
+    repeat: int = Field(default=1, ge=1, le=50, description="How many times to press it.")
+
+
+async def press_key(ctx: ToolContext, params: PressKeyParams) -> ToolResult:
+    modifiers, key = parse_combo(params.key)
+    if params.ref is not None or params.selector is not None:
+        target = await locate(ctx, ref=params.ref, selector=params.selector, action="type")
+        await ctx.cdp("DOM.focus", {"objectId": target.object_id})
+    dialog = None
+    for _ in range(params.repeat):
+        dialog = await press(ctx, key, modifiers)
+        if dialog is not None:
+            break
+    times = f" {params.repeat} times" if params.repeat > 1 else ""
+    return ToolResult(f"Pressed {params.key}{times}." + _dialog_note(dialog))
+
+
+async def press(ctx: ToolContext, key: Key, modifiers: int = 0) -> dict[str, Any] | None:
+    """Press (and release) one key with modifiers held; the dialog it opened, if any."""
+    held = [name for name, bit in MODIFIERS.items() if modifiers & bit]
+    for name in held:
+        await _key(ctx, "rawKeyDown", parse_combo(name)[1], modifiers)
+    command = _EDIT_COMMANDS.get((modifiers & ~8, key.key.lower()))
+    printable = key.text and not modifiers & ~8  # Shift alone still types
+    down: dict[str, Any] = {}
+    if command:
+        down["commands"] = [command]
+    dialog = await _until_dialog(
+        ctx, _key(ctx, "keyDown" if printable else "rawKeyDown", key, modifiers, **down)
+    )
+    if dialog is None:
+        await _key(ctx, "keyUp", key, modifiers)
+    for name in reversed(held):
+        await _key(ctx, "keyUp", parse_combo(name)[1], 0)
+    return dialog
+
+
+class DialogParams(TabParams):
+    accept: bool = Field(description="True presses OK; False presses Cancel.")
+    prompt_text: str | None = Field(default=None, description="The answer, for a prompt().")
+
+
+async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    log = ctx.observer.tab(browser.id, tab.id)
+    if log.dialog is None:
+        raise ToolError(f"no dialog is open in tab {tab.id}")
+    dialog = log.dialog
+    request: dict[str, Any] = {"accept": params.accept}
+    if params.prompt_text is not None:
+        if dialog.kind != "prompt":
+            raise ToolError(f"the open dialog is a {dialog.kind}, which takes no text")
+        request["promptText"] = params.prompt_text
+    await ctx.cdp("Page.handleJavaScriptDialog", request)
+    log.dialog = None
+    answer = "OK" if params.accept else "Cancel"
+    return ToolResult(f"Answered the {dialog.kind} {dialog.message!r} with {answer}.")
+
+
+# --- primitives ------------------------------------------------------------------------------
+
+
+async def _click_at(
+    ctx: ToolContext, x: float, y: float, button: str, clicks: int, modifiers: int
+) -> dict[str, Any] | None:
+    await _mouse(ctx, "mouseMoved", x, y, modifiers=modifiers)
+    for count in range(1, clicks + 1):
+        base = {"button": button, "clickCount": count, "modifiers": modifiers}
+        await _mouse(ctx, "mousePressed", x, y, **base)
+        dialog = await _until_dialog(ctx, _mouse(ctx, "mouseReleased", x, y, **base))
+        if dialog is not None:
+            return dialog
+    return None
+
+
+async def _until_dialog(ctx: ToolContext, command: Any) -> dict[str, Any] | None:
+    """Await an input command, unless the page opens a JavaScript dialog first.
+
+    The input event is only acknowledged after its handlers ran, and a handler blocked on
+    alert() or confirm() waits for an answer: the command keeps running in the background.
+    """
+    async with ctx.events(DIALOG_EVENT) as events:
+        sent = asyncio.ensure_future(command)
+        opened = asyncio.ensure_future(events.until(lambda e: True, timeout=3600))
+        done, _ = await asyncio.wait({sent, opened}, return_when=asyncio.FIRST_COMPLETED)
+        opened.cancel()
+        with contextlib.suppress(asyncio.CancelledError, CommandTimeout):
+            await opened
+        if sent in done:
+            sent.result()
+            return None
+        ctx.background.add(sent)
+        sent.add_done_callback(_forget(ctx.background))
+        event = opened.result()
+        return dict(event.params)
+
+
+def _forget(tasks: set[asyncio.Future[Any]]) -> Any:
+    def done(task: asyncio.Future[Any]) -> None:
+        tasks.discard(task)
+        if not task.cancelled():
+            with contextlib.suppress(TabrelayError):
+                task.result()
+
+    return done
+
+
+def _dialog_note(dialog: dict[str, Any] | None) -> str:
+    if dialog is None:
+        return ""
+    kind, message = dialog.get("type", "dialog"), dialog.get("message", "")
+    return (
+        f" The page opened a {kind} dialog: {message!r}. Answer it with browser_handle_dialog "
+        "before anything else."
+    )
+
+
+async def _mouse(ctx: ToolContext, kind: str, x: float, y: float, **extra: Any) -> None:
+    await ctx.cdp("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
+
+
+async def _key(ctx: ToolContext, kind: str, key: Key, modifiers: int, **extra: Any) -> None:
+    event: dict[str, Any] = {
+        "type": kind,
+        "key": key.key,
+        "code": key.code,
+        "windowsVirtualKeyCode": key.key_code,
+        "nativeVirtualKeyCode": key.key_code,
+        "modifiers": modifiers,
+        **extra,
+    }
+    if kind == "keyDown" and key.text:
+        event["text"] = event["unmodifiedText"] = key.text
+    await ctx.cdp("Input.dispatchKeyEvent", event)
+
+
+async def _evaluate(ctx: ToolContext, expression: str) -> Any:
+    result = await ctx.cdp("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+    if result.get("exceptionDetails"):
+        raise ToolError("the page refused the scroll (a script error)")
+    return result.get("result", {}).get("value")
+
+
+def _mask(modifiers: list[Modifier]) -> int:
+    mask = 0
+    for name in modifiers:
+        mask |= MODIFIERS[name]
+    return mask

@@ -1,0 +1,254 @@
+"""Form tools: type into fields, fill a form at once, choose options, attach files.
+
+Typing focuses the field, replaces what was there (unless told to append) and inserts the text
+as input events (``Input.insertText``), or key by key with human-like pauses. Text typed into
+a password field never reaches the command log. Files come only from folders the person
+allowed in the settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from tabrelay.errors import ToolError
+from tabrelay.tools.actions import Target, TargetParams, press
+from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.keys import Key, key_for
+from tabrelay.tools.refs import Located, locate, node_id_of
+
+_SELECT_ALL = r"""
+function () {
+  if (typeof this.select === 'function' && this.tagName !== 'SELECT') { this.select(); return; }
+  const range = document.createRange();
+  range.selectNodeContents(this);
+  const selection = this.ownerDocument.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+}
+"""
+_READ_BACK = r"""
+function () { return this.isContentEditable ? this.innerText : String(this.value ?? ''); }
+"""
+_SELECT_OPTIONS = r"""
+function (wanted) {
+  if (this.tagName !== 'SELECT') return {error: 'not_select'};
+  const options = Array.from(this.options);
+  const norm = (s) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+  const chosen = [];
+  for (const want of wanted) {
+    const option = options.find((o) => o.value === want)
+      || options.find((o) => o.label === want || o.text.trim() === want)
+      || options.find((o) => norm(o.label) === norm(want) || norm(o.value) === norm(want));
+    if (!option) return {error: 'missing', value: want, options: options.map((o) => o.label)};
+    if (option.disabled) return {error: 'disabled_option', value: want};
+    chosen.push(option);
+  }
+  if (!this.multiple && chosen.length > 1) return {error: 'single'};
+  for (const option of options) option.selected = chosen.includes(option);
+  this.dispatchEvent(new Event('input', {bubbles: true}));
+  this.dispatchEvent(new Event('change', {bubbles: true}));
+  return {ok: true, selected: chosen.map((o) => o.label)};
+}
+"""
+_CHECKED = (
+    "function () { return this.checked === true || this.getAttribute('aria-checked') === 'true'; }"
+)
+
+
+class TypeParams(TargetParams):
+    text: str = Field(description="What to type.")
+    submit: bool = Field(default=False, description="Press Enter afterwards.")
+    append: bool = Field(default=False, description="Keep what the field holds and add to it.")
+    slowly: bool = Field(
+        default=False, description="Type key by key with human-like pauses (for fussy pages)."
+    )
+
+
+async def type_text(ctx: ToolContext, params: TypeParams) -> ToolResult:
+    target = await locate(ctx, ref=params.ref, selector=params.selector, action="type")
+    if not target.editable:
+        raise ToolError(
+            f"{params.ref or params.selector} ({target.description}) is not a text field; "
+            "use browser_click, browser_select_option or browser_fill_form"
+        )
+    await _type_into(ctx, target, params.text, append=params.append, slowly=params.slowly)
+    note = ""
+    if params.submit:
+        dialog = await press(ctx, key_for("Enter"))
+        note = " and pressed Enter" + (" (the page opened a dialog)" if dialog else "")
+    what = "a password" if target.password else f"{len(params.text)} characters"
+    return ToolResult(
+        f"Typed {what} into {params.ref or params.selector} ({target.description}){note}.",
+        secret_arguments=("text",) if target.password else (),
+    )
+
+
+async def _type_into(
+    ctx: ToolContext, target: Located, text: str, *, append: bool, slowly: bool
+) -> None:
+    await ctx.cdp("DOM.focus", {"objectId": target.object_id})
+    if not append:
+        await _call(ctx, target.object_id, _SELECT_ALL)
+        if not text:
+            await press(ctx, key_for("Delete"))
+            return
+    if not slowly:
+        await ctx.cdp("Input.insertText", {"text": text})
+        return
+    for index, char in enumerate(text):
+        if char == "\n":
+            await press(ctx, key_for("Enter"))
+        elif char.isprintable() and len(char.encode("utf-16-le")) == 2:
+            await press(ctx, key_for(char) if char.isascii() else Key(char, "", 0, char))
+        else:
+            await ctx.cdp("Input.insertText", {"text": char})
+        if index % 10 == 0:
+            await ctx.progress(index, len(text), "typing")
+        await asyncio.sleep(random.uniform(0.04, 0.14))  # noqa: S311 - pacing, not security
+
+
+class SelectParams(TargetParams):
+    values: list[str] = Field(
+        min_length=1, description="Options to choose, by value or visible label."
+    )
+
+
+async def select_option(ctx: ToolContext, params: SelectParams) -> ToolResult:
+    target = await locate(ctx, ref=params.ref, selector=params.selector, action="select")
+    chosen = await _choose(ctx, target, params.values, params.ref or params.selector or "")
+    return ToolResult(f"Selected {', '.join(repr(c) for c in chosen)} in {target.description}.")
+
+
+async def _choose(ctx: ToolContext, target: Located, values: list[str], what: str) -> list[str]:
+    result = await _call(ctx, target.object_id, _SELECT_OPTIONS, values)
+    match result.get("error"):
+        case "not_select":
+            raise ToolError(
+                f"{what} ({target.description}) is not a <select>; for a custom dropdown, click "
+                "it and then click the option"
+            )
+        case "missing":
+            options = ", ".join(repr(o) for o in result.get("options", [])[:30])
+            raise ToolError(f"{what} has no option {result.get('value')!r}; its options: {options}")
+        case "disabled_option":
+            raise ToolError(f"the option {result.get('value')!r} is disabled")
+        case "single":
+            raise ToolError(f"{what} allows one choice only")
+    return [str(s) for s in result.get("selected", [])]
+
+
+class FormField(Target):
+    value: str | bool | list[str] = Field(
+        description="Text for a text field, true/false for a checkbox or radio, an option "
+        "(or several) for a select."
+    )
+
+    @model_validator(mode="after")
+    def _one_target(self) -> FormField:
+        if (self.ref is None) == (self.selector is None):
+            raise ValueError("each field needs either 'ref' or 'selector'")
+        return self
+
+
+class FillFormParams(TabParams):
+    fields: list[FormField] = Field(min_length=1, max_length=100, description="The fields to fill.")
+
+
+async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
+    done: list[str] = []
+    secret = False
+    for field in params.fields:
+        name = field.ref or field.selector or ""
+        target = await locate(ctx, ref=field.ref, selector=field.selector, action="fill")
+        if isinstance(field.value, bool):
+            checked = await _call(ctx, target.object_id, _CHECKED)
+            if checked != field.value:
+                await _click(ctx, target)
+            done.append(f"{name} {'checked' if field.value else 'unchecked'}")
+        elif isinstance(field.value, list) or target.tag == "select":
+            values = field.value if isinstance(field.value, list) else [field.value]
+            chosen = await _choose(ctx, target, values, name)
+            done.append(f"{name} = {', '.join(chosen)}")
+        elif target.editable:
+            await _type_into(ctx, target, field.value, append=False, slowly=False)
+            secret = secret or target.password
+            done.append(f"{name} filled" + (" (password)" if target.password else ""))
+        else:
+            raise ToolError(
+                f"{name} ({target.description}) takes no text; give true/false or an option"
+            )
+    return ToolResult(
+        "Filled the form: " + "; ".join(done) + ".",
+        secret_arguments=("fields",) if secret else (),
+    )
+
+
+async def _click(ctx: ToolContext, target: Located) -> None:
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        extra = {} if kind == "mouseMoved" else {"button": "left", "clickCount": 1}
+        await ctx.cdp(
+            "Input.dispatchMouseEvent", {"type": kind, "x": target.x, "y": target.y, **extra}
+        )
+
+
+class UploadParams(TargetParams):
+    paths: list[str] = Field(
+        min_length=1, max_length=20, description="Absolute paths of files in an allowed folder."
+    )
+
+
+async def upload_file(ctx: ToolContext, params: UploadParams) -> ToolResult:
+    files = [allowed_file(p, ctx.settings.upload_dirs) for p in params.paths]
+    node = await node_id_of(ctx, ref=params.ref, selector=params.selector)
+    described = await ctx.cdp("DOM.describeNode", {"backendNodeId": node})
+    attributes = described["node"].get("attributes", [])
+    kind = dict(zip(attributes[0::2], attributes[1::2], strict=False)).get("type", "")
+    if described["node"].get("nodeName") != "INPUT" or kind.lower() != "file":
+        raise ToolError(f"{params.ref or params.selector} is not a file input")
+    await ctx.cdp(
+        "DOM.setFileInputFiles", {"files": [str(f) for f in files], "backendNodeId": node}
+    )
+    return ToolResult(f"Attached {', '.join(f.name for f in files)}.")
+
+
+def allowed_file(raw: str, folders: list[str]) -> Path:
+    """``raw`` as a file inside one of ``folders`` (resolved: no ``..`` or symlink escapes).
+
+    Raises:
+        ToolError: relative, outside every allowed folder, missing, or not a file.
+    """
+    if not folders:
+        raise ToolError(
+            "no folder is allowed for uploads; the person can add one in Tabrelay's settings"
+        )
+    path = Path(raw)
+    if not path.is_absolute():
+        raise ToolError(f"{raw!r} is not an absolute path")
+    resolved = path.resolve()
+    roots = [Path(f).expanduser().resolve() for f in folders]
+    if not any(os.path.commonpath([resolved, root]) == str(root) for root in roots):
+        raise ToolError(f"{raw!r} is outside the folders allowed for uploads")
+    if not resolved.is_file():
+        raise ToolError(f"{raw!r} is not a file")
+    return resolved
+
+
+async def _call(ctx: ToolContext, object_id: str, function: str, *args: Any) -> Any:
+    result = await ctx.cdp(
+        "Runtime.callFunctionOn",
+        {
+            "objectId": object_id,
+            "functionDeclaration": function,
+            "arguments": [{"value": a} for a in args],
+            "returnByValue": True,
+        },
+    )
+    if result.get("exceptionDetails"):
+        raise ToolError("the page's element refused the action (a script error)")
+    return result.get("result", {}).get("value")

@@ -1,0 +1,210 @@
+"""What each tab has been doing, kept from the event stream: console, network, open dialogs.
+
+``TabObserver`` reads CDP events from the hub (for tabs whose Runtime, Log, Network and Page
+domains are enabled) into bounded per-tab buffers, so browser_console_messages and
+browser_network_requests answer from memory, and a tool can tell at once that a JavaScript
+dialog is blocking the page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from tabrelay.relay.events import EventHub, HubEvent, Subscription
+
+MAX_CONSOLE = 500
+MAX_REQUESTS = 500
+Key = tuple[str, int]
+
+
+@dataclass(slots=True)
+class ConsoleMessage:
+    time: float
+    level: str
+    text: str
+    source: str = ""
+
+
+@dataclass(slots=True)
+class Request:
+    id: str
+    time: float
+    method: str
+    url: str
+    resource_type: str = ""
+    status: int | None = None
+    mime_type: str = ""
+    failed: str | None = None
+    finished: bool = False
+    size: int = 0
+
+
+@dataclass(slots=True)
+class Dialog:
+    kind: str  # alert, confirm, prompt, beforeunload
+    message: str
+    default_prompt: str = ""
+
+
+@dataclass(slots=True)
+class TabLog:
+    console: deque[ConsoleMessage] = field(default_factory=lambda: deque(maxlen=MAX_CONSOLE))
+    requests: OrderedDict[str, Request] = field(default_factory=OrderedDict)
+    dialog: Dialog | None = None
+    console_dropped: int = 0
+
+    def in_flight(self) -> int:
+        return sum(1 for r in self.requests.values() if not r.finished and r.failed is None)
+
+
+class TabObserver:
+    def __init__(self, hub: EventHub) -> None:
+        self.tabs: dict[Key, TabLog] = {}
+        self.last_network_activity: dict[Key, float] = {}
+        self._subscription: Subscription = hub.subscribe(
+            maxlen=50_000, accept=lambda e: e.kind in ("cdp", "tab")
+        )
+
+    def tab(self, browser_id: str, tab_id: int) -> TabLog:
+        return self.tabs.setdefault((browser_id, tab_id), TabLog())
+
+    async def run(self) -> None:
+        """Consume the hub until it closes."""
+        while not self._subscription.closed:
+            for event in await self._subscription.wait(limit=5000):
+                self.observe(event)
+
+    def close(self) -> None:
+        self._subscription.close()
+
+    def observe(self, event: HubEvent) -> None:
+        if event.tab_id is None:
+            return
+        key = (event.browser_id, event.tab_id)
+        if event.kind == "tab":
+            if event.method == "removed":
+                self.tabs.pop(key, None)
+            return
+        handler = _HANDLERS.get(event.method)
+        if handler is not None:
+            with contextlib.suppress(KeyError, TypeError, ValueError):  # odd params: skip it
+                handler(self, key, event.params)
+
+    # --- handlers ---------------------------------------------------------------------------
+
+    def _console_api(self, key: Key, params: dict[str, Any]) -> None:
+        args = params.get("args", [])
+        text = " ".join(_remote_text(a) for a in args)
+        frames = (params.get("stackTrace") or {}).get("callFrames") or []
+        source = (
+            f"{frames[0].get('url', '')}:{frames[0].get('lineNumber', 0) + 1}" if frames else ""
+        )
+        self._console(
+            key, ConsoleMessage(time.time(), _level(params.get("type", "log")), text, source)
+        )
+
+    def _log_entry(self, key: Key, params: dict[str, Any]) -> None:
+        entry = params["entry"]
+        source = entry.get("url", "")
+        self._console(
+            key,
+            ConsoleMessage(time.time(), entry.get("level", "info"), entry.get("text", ""), source),
+        )
+
+    def _exception(self, key: Key, params: dict[str, Any]) -> None:
+        details = params["exceptionDetails"]
+        exception = details.get("exception") or {}
+        description = str(exception.get("description") or "").splitlines()
+        text = " ".join(
+            p for p in (details.get("text", ""), description[0] if description else "") if p
+        )
+        source = f"{details.get('url', '')}:{details.get('lineNumber', 0) + 1}"
+        self._console(key, ConsoleMessage(time.time(), "error", str(text).splitlines()[0], source))
+
+    def _console(self, key: Key, message: ConsoleMessage) -> None:
+        log = self.tab(*key)
+        if len(log.console) == log.console.maxlen:
+            log.console_dropped += 1
+        log.console.append(message)
+
+    def _request(self, key: Key, params: dict[str, Any]) -> None:
+        log = self.tab(*key)
+        request = params["request"]
+        log.requests[params["requestId"]] = Request(
+            id=params["requestId"],
+            time=time.time(),
+            method=request.get("method", "GET"),
+            url=request.get("url", ""),
+            resource_type=params.get("type", ""),
+        )
+        while len(log.requests) > MAX_REQUESTS:
+            log.requests.popitem(last=False)
+        self.last_network_activity[key] = time.monotonic()
+
+    def _response(self, key: Key, params: dict[str, Any]) -> None:
+        request = self.tab(*key).requests.get(params["requestId"])
+        if request is not None:
+            response = params["response"]
+            request.status = int(response.get("status", 0))
+            request.mime_type = response.get("mimeType", "")
+            request.resource_type = params.get("type", request.resource_type)
+        self.last_network_activity[key] = time.monotonic()
+
+    def _finished(self, key: Key, params: dict[str, Any]) -> None:
+        request = self.tab(*key).requests.get(params["requestId"])
+        if request is not None:
+            request.finished = True
+            request.size = int(params.get("encodedDataLength", 0))
+        self.last_network_activity[key] = time.monotonic()
+
+    def _failed(self, key: Key, params: dict[str, Any]) -> None:
+        request = self.tab(*key).requests.get(params["requestId"])
+        if request is not None:
+            request.failed = params.get("errorText", "failed")
+            if params.get("canceled"):
+                request.failed = "canceled"
+        self.last_network_activity[key] = time.monotonic()
+
+    def _dialog_opened(self, key: Key, params: dict[str, Any]) -> None:
+        self.tab(*key).dialog = Dialog(
+            params.get("type", "alert"), params.get("message", ""), params.get("defaultPrompt", "")
+        )
+
+    def _dialog_closed(self, key: Key, params: dict[str, Any]) -> None:
+        self.tab(*key).dialog = None
+
+
+_HANDLERS = {
+    "Runtime.consoleAPICalled": TabObserver._console_api,
+    "Runtime.exceptionThrown": TabObserver._exception,
+    "Log.entryAdded": TabObserver._log_entry,
+    "Network.requestWillBeSent": TabObserver._request,
+    "Network.responseReceived": TabObserver._response,
+    "Network.loadingFinished": TabObserver._finished,
+    "Network.loadingFailed": TabObserver._failed,
+    "Page.javascriptDialogOpening": TabObserver._dialog_opened,
+    "Page.javascriptDialogClosed": TabObserver._dialog_closed,
+}
+
+
+def _level(kind: str) -> str:
+    return {"warning": "warning", "error": "error", "assert": "error", "debug": "debug"}.get(
+        kind, "info" if kind == "info" else "log"
+    )
+
+
+def _remote_text(arg: dict[str, Any]) -> str:
+    if "value" in arg:
+        value = arg["value"]
+        return value if isinstance(value, str) else repr(value)
+    if "unserializableValue" in arg:
+        return str(arg["unserializableValue"])
+    preview = arg.get("preview")
+    if preview and preview.get("properties") is not None:
+        inner = ", ".join(f"{p['name']}: {p.get('value', '')}" for p in preview["properties"][:10])
+        return f"{arg.get('className') or arg.get('type', '')} {{{inner}}}"
+    return str(arg.get("description", arg.get("type", "")))

@@ -1,0 +1,290 @@
+"""Refs and targets: from an agent's ``ref`` or CSS selector to a live element it may act on.
+
+A ref names a backend DOM node of one document (the frame's loader id at snapshot time). It
+resolves only while that document is still shown and the node is still in it; otherwise the
+agent is told to take a new snapshot. Before any input the target is scrolled into view and
+checked like a person would: visible, enabled, and not covered by something else.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.tools.context import ToolContext
+
+MAX_REFS_PER_TAB = 20_000
+STALE = (
+    "ref {ref} is from an earlier version of the page (it navigated or re-rendered); take a new "
+    "snapshot with browser_snapshot and use its refs"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RefTarget:
+    backend_node_id: int
+    frame_id: str
+    loader_id: str
+
+
+class TabRefs:
+    """The refs handed out for one tab; the same node keeps its ref across snapshots."""
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+        self._by_node: dict[RefTarget, str] = {}
+        self._targets: OrderedDict[str, RefTarget] = OrderedDict()
+
+    def assign(self, target: RefTarget) -> str:
+        ref = self._by_node.get(target)
+        if ref is None:
+            ref = f"e{next(self._counter)}"
+            self._by_node[target] = ref
+            self._targets[ref] = target
+            if len(self._targets) > MAX_REFS_PER_TAB:
+                _, oldest = self._targets.popitem(last=False)
+                self._by_node.pop(oldest, None)
+        return ref
+
+    def get(self, ref: str) -> RefTarget | None:
+        return self._targets.get(ref)
+
+
+class RefBook:
+    """Every tab's refs, by (browser id, tab id)."""
+
+    def __init__(self) -> None:
+        self._tabs: dict[tuple[str, int], TabRefs] = {}
+
+    def tab(self, browser_id: str, tab_id: int) -> TabRefs:
+        return self._tabs.setdefault((browser_id, tab_id), TabRefs())
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A live element, checked and scrolled into view; ``x``/``y`` is its centre in viewport px."""
+
+    object_id: str
+    x: float
+    y: float
+    tag: str
+    input_type: str
+    editable: bool
+    password: bool
+    description: str
+
+
+# Runs on the element itself (Runtime.callFunctionOn). Scrolls it into view, then checks it
+# the way a person would see it: present, visible, enabled, and the topmost thing at its centre.
+_CHECK = r"""
+function (action) {
+  const describe = (el) => {
+    if (!el || !el.tagName) return String(el);
+    let text = el.tagName.toLowerCase();
+    if (el.id) text += '#' + el.id;
+    if (typeof el.className === 'string' && el.className.trim())
+      text += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
+    return text;
+  };
+  let el = this;
+  if (!el.isConnected) return {error: 'stale'};
+  if (el.nodeType !== 1) el = el.parentElement;
+  const visible = (node) => {
+    const r = node.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return false;
+    if (!node.checkVisibility) return true;
+    return node.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  };
+  if (!visible(el) && el.labels && Array.from(el.labels).some(visible) && action !== 'type') {
+    return {retarget: 'label'};  // a styled control hides its input; a person clicks the label
+  }
+  el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  if (!visible(el)) return {error: 'hidden', what: describe(el)};
+  const control = el.tagName === 'LABEL' && el.control ? el.control : el;
+  const disabled = control.disabled === true || !!control.closest('[aria-disabled="true"]')
+    || !!control.closest('fieldset:disabled');
+  if (disabled && action !== 'hover') return {error: 'disabled', what: describe(control)};
+  const rect = el.getBoundingClientRect();
+  const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
+  const root = el.getRootNode();
+  const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
+  const covered = hit && hit !== el && !el.contains(hit)
+    && !(hit.shadowRoot && hit.shadowRoot.contains(el))
+    && !(hit.contains && hit.contains(el) && hit.tagName === 'LABEL');
+  if (covered && action !== 'hover') {
+    return {error: 'obscured', what: describe(el), by: describe(hit)};
+  }
+  const editable = control.isContentEditable || control.tagName === 'TEXTAREA'
+    || (control.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset',
+      'file', 'image', 'range', 'color'].includes(control.type));
+  return {ok: true, tag: control.tagName.toLowerCase(), type: control.type || '', editable,
+          password: control.type === 'password', what: describe(control)};
+}
+"""
+
+_VISIBLE_LABEL = """
+function () {
+  return Array.from(this.labels).find((l) => l.getBoundingClientRect().width > 0);
+}
+"""
+
+# Finds an element by CSS selector in the document and, failing that, in open shadow roots.
+_QUERY = r"""
+((selector) => {
+  const deep = (root) => {
+    const found = root.querySelector(selector);
+    if (found) return found;
+    for (const host of root.querySelectorAll('*')) {
+      if (host.shadowRoot) { const inner = deep(host.shadowRoot); if (inner) return inner; }
+    }
+    return null;
+  };
+  return deep(document);
+})
+"""
+
+
+async def locate(
+    ctx: ToolContext, *, ref: str | None, selector: str | None, action: str
+) -> Located:
+    """The element a tool acts on, checked and in view.
+
+    Raises:
+        ToolError: no ref or selector, an unknown or stale ref, nothing matches, or the element
+            is hidden, disabled or covered (each with what to do next).
+    """
+    object_id = await _object_for(ctx, ref=ref, selector=selector)
+    result = await _check(ctx, object_id, action, ref)
+    if result.get("retarget") == "label":
+        label = await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {"objectId": object_id, "functionDeclaration": _VISIBLE_LABEL, "returnByValue": False},
+        )
+        object_id = str(label["result"]["objectId"])
+        result = await _check(ctx, object_id, action, ref)
+    what = ref or selector
+    match result.get("error"):
+        case "stale":
+            raise ToolError(STALE.format(ref=ref) if ref else f"{selector!r} went away")
+        case "hidden":
+            raise ToolError(
+                f"{what} ({result.get('what')}) is not visible, so a person could not "
+                "use it; scroll, open the menu or dialog that holds it, or wait for it"
+            )
+        case "disabled":
+            raise ToolError(
+                f"{what} ({result.get('what')}) is disabled; complete what enables it first"
+            )
+        case "obscured":
+            raise ToolError(
+                f"{what} ({result.get('what')}) is covered by {result.get('by')}; "
+                "close or dismiss that first (a banner, dialog or overlay)"
+            )
+    x, y = await _centre(ctx, object_id)
+    return Located(
+        object_id=object_id,
+        x=x,
+        y=y,
+        tag=str(result.get("tag", "")),
+        input_type=str(result.get("type", "")),
+        editable=bool(result.get("editable")),
+        password=bool(result.get("password")),
+        description=str(result.get("what", what)),
+    )
+
+
+async def _check(ctx: ToolContext, object_id: str, action: str, ref: str | None) -> dict[str, Any]:
+    try:
+        checked = await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {
+                "objectId": object_id,
+                "functionDeclaration": _CHECK,
+                "arguments": [{"value": action}],
+                "returnByValue": True,
+            },
+        )
+    except CommandFailed as failed:
+        raise ToolError(STALE.format(ref=ref) if ref else str(failed)) from None
+    value = checked.get("result", {}).get("value")
+    return value if isinstance(value, dict) else {}
+
+
+async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None) -> int:
+    """The backend node id of a target, without the actionability checks (file inputs)."""
+    object_id = await _object_for(ctx, ref=ref, selector=selector)
+    described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+    return int(described["node"]["backendNodeId"])
+
+
+async def _object_for(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str:
+    if (ref is None) == (selector is None):
+        raise ToolError("give either 'ref' (from browser_snapshot) or 'selector' (CSS)")
+    if ref is not None:
+        return await _object_for_ref(ctx, ref)
+    assert selector is not None
+    found = await ctx.cdp(
+        "Runtime.evaluate",
+        {"expression": f"{_QUERY}({json.dumps(selector)})", "returnByValue": False},
+    )
+    if found.get("exceptionDetails"):
+        raise ToolError(f"{selector!r} is not a valid CSS selector")
+    obj = found.get("result", {})
+    if obj.get("subtype") == "null" or "objectId" not in obj:
+        raise ToolError(f"nothing on the page matches the selector {selector!r}")
+    return str(obj["objectId"])
+
+
+async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    target = ctx.refs.tab(browser.id, tab.id).get(ref)
+    if target is None:
+        raise ToolError(
+            f"there is no ref {ref!r} for tab {tab.id}; take a snapshot (browser_snapshot) first"
+        )
+    loaders = await frame_loaders(ctx)
+    if loaders.get(target.frame_id) != target.loader_id:
+        raise ToolError(STALE.format(ref=ref))
+    await ctx.cdp("DOM.getDocument", {"depth": 0})  # resolveNode needs the document requested
+    try:
+        resolved = await ctx.cdp("DOM.resolveNode", {"backendNodeId": target.backend_node_id})
+    except CommandFailed:
+        raise ToolError(STALE.format(ref=ref)) from None
+    return str(resolved["object"]["objectId"])
+
+
+async def frame_loaders(ctx: ToolContext) -> dict[str, str]:
+    """Every frame's current loader id (which document it shows)."""
+    tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
+    loaders: dict[str, str] = {}
+    stack: list[dict[str, Any]] = [tree]
+    while stack:
+        node = stack.pop()
+        frame = node["frame"]
+        loaders[frame["id"]] = frame.get("loaderId", "")
+        stack.extend(node.get("childFrames", []))
+    return loaders
+
+
+async def recentre(ctx: ToolContext, located: Located) -> Located:
+    """The same element with its centre measured again (after the page scrolled)."""
+    x, y = await _centre(ctx, located.object_id)
+    return replace(located, x=x, y=y)
+
+
+async def _centre(ctx: ToolContext, object_id: str) -> tuple[float, float]:
+    """The element's centre in the top frame's viewport (iframes included)."""
+    quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id})).get("quads") or []
+    if not quads:
+        raise ToolError("the element has no area on screen; scroll to it or wait for it")
+    quad = max(quads, key=_area)
+    return sum(quad[0::2]) / 4, sum(quad[1::2]) / 4
+
+
+def _area(quad: list[float]) -> float:
+    xs, ys = quad[0::2], quad[1::2]
+    return abs(sum(xs[i] * ys[(i + 1) % 4] - xs[(i + 1) % 4] * ys[i] for i in range(4)) / 2)

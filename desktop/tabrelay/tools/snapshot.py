@@ -1,0 +1,170 @@
+"""browser_snapshot and browser_find: the page as an outline with refs, and searching it.
+
+The snapshot reads Chrome's accessibility tree of the page and of each same-origin frame (open
+shadow roots are part of it), plus one DOM snapshot for click listeners and on-screen bounds,
+and hands refs out through the tab's ``TabRefs`` so the same element keeps its ref.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.tools.budget import fit_text
+from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
+from tabrelay.tools.refs import RefTarget
+
+
+class SnapshotParams(TabParams):
+    scope: Literal["full", "viewport"] = Field(
+        default="full", description="The whole page, or only what is on screen now."
+    )
+    depth: int | None = Field(
+        default=None, ge=1, le=100, description="Cut the outline below this nesting depth."
+    )
+    offset: int = Field(default=0, ge=0, description="Skip this many bytes (to continue).")
+
+
+class FindParams(TabParams):
+    text: str | None = Field(default=None, description="Text to look for (case-insensitive).")
+    role: str | None = Field(
+        default=None, description="A role such as button, link, textbox, checkbox, heading."
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> FindParams:
+        if not self.text and not self.role:
+            raise ValueError("give 'text', 'role', or both")
+        return self
+
+
+async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
+    outline = await take(ctx, viewport=params.scope == "viewport", depth=params.depth)
+    tab = ctx.need_tab()
+    header = f"page {tab.title!r} {tab.url}\n"
+    notes = ""
+    if outline.omitted_below_depth:
+        notes = (
+            f"\n({outline.omitted_below_depth} nested items below depth {params.depth} left out)"
+        )
+    body = outline.text.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
+    fitted = fit_text(
+        body + notes,
+        ctx.budget_bytes - len(header),
+        continuation=lambda kept: (
+            f"call again with offset={params.offset + kept}, or use scope='viewport', depth, "
+            "or browser_find to narrow it"
+        ),
+    )
+    return ToolResult(
+        header + fitted.text,
+        data={
+            "refs": len(outline.elements),
+            "bytes": len(outline.text),
+            "truncated": fitted.truncated,
+        },
+    )
+
+
+async def find(ctx: ToolContext, params: FindParams) -> ToolResult:
+    outline = await take(ctx, viewport=False, depth=None)
+    matches = search(outline, text=params.text, role=params.role)
+    wanted = " ".join(
+        part for part in (params.role, repr(params.text) if params.text else None) if part
+    )
+    if not matches:
+        return ToolResult(f"Nothing on the page matches {wanted}.", data={"matches": 0})
+    lines = [f"{len(matches)} match(es) for {wanted}:", *matches]
+    return ToolResult("\n".join(lines), data={"matches": len(matches)})
+
+
+async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outline:
+    """Read the page and build its outline, assigning refs."""
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    refs = ctx.refs.tab(browser.id, tab.id)
+    tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
+    loaders: dict[str, str] = {}
+    frames = await _frames(ctx, tree, loaders, owner=None)
+    layout = await ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": []})
+    clickable, on_screen = _layout_facts(layout, await _viewport(ctx) if viewport else None)
+
+    def assign(backend: int, frame_id: str) -> str:
+        return refs.assign(RefTarget(backend, frame_id, loaders.get(frame_id, "")))
+
+    return build_outline(
+        frames,
+        assign_ref=assign,
+        clickable=clickable,
+        visible=on_screen,
+        max_depth=depth,
+        base_url=tab.url,
+    )
+
+
+async def _frames(
+    ctx: ToolContext, node: dict[str, Any], loaders: dict[str, str], *, owner: int | None
+) -> list[FrameTree]:
+    frame = node["frame"]
+    loaders[frame["id"]] = frame.get("loaderId", "")
+    try:
+        params = {"frameId": frame["id"]} if owner is not None else {}
+        nodes = (await ctx.cdp("Accessibility.getFullAXTree", params))["nodes"]
+        found = [FrameTree(frame["id"], nodes, frame.get("url", ""), owner)]
+    except CommandFailed as failed:
+        if owner is None:
+            raise ToolError(
+                f"the page cannot be read yet ({failed.message}); wait for it"
+            ) from None
+        # An out-of-process (cross-origin) frame lives in another target.
+        found = [FrameTree(frame["id"], [], frame.get("url", ""), owner, error=failed.message)]
+    for child in node.get("childFrames", []):
+        try:
+            owner_id = (await ctx.cdp("DOM.getFrameOwner", {"frameId": child["frame"]["id"]}))[
+                "backendNodeId"
+            ]
+        except CommandFailed:
+            continue  # the frame went away meanwhile
+        found += await _frames(ctx, child, loaders, owner=int(owner_id))
+    return found
+
+
+async def _viewport(ctx: ToolContext) -> tuple[float, float, float, float]:
+    css = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
+    return (css["pageX"], css["pageY"], css["clientWidth"], css["clientHeight"])
+
+
+def _layout_facts(
+    layout: dict[str, Any], viewport: tuple[float, float, float, float] | None
+) -> tuple[frozenset[int], frozenset[int] | None]:
+    """Backend ids of clickable nodes and, given a viewport, of nodes inside it."""
+    clickable: set[int] = set()
+    visible: set[int] | None = set() if viewport is not None else None
+    for index, document in enumerate(layout.get("documents", [])):
+        ids: list[int] = document["nodes"]["backendNodeId"]
+        clickable.update(ids[i] for i in document["nodes"].get("isClickable", {}).get("index", []))
+        if visible is None or viewport is None or index > 0:
+            continue  # frames: their bounds are in their own coordinates; keep them whole
+        left, top, width, height = viewport
+        parents: list[int] = document["nodes"]["parentIndex"]
+        for node_index, (x, y, w, h) in zip(
+            document["layout"]["nodeIndex"], document["layout"]["bounds"], strict=False
+        ):
+            if (
+                w > 0
+                and h > 0
+                and x < left + width
+                and x + w > left
+                and y < top + height
+                and y + h > top
+            ):
+                visible.add(ids[node_index])
+                parent = parents[node_index]
+                if parent >= 0:
+                    visible.add(ids[parent])  # text runs' element
+    if visible is not None:
+        for document in layout.get("documents", [])[1:]:
+            visible.update(document["nodes"]["backendNodeId"])
+    return frozenset(clickable), frozenset(visible) if visible is not None else None

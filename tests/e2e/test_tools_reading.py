@@ -1,0 +1,200 @@
+"""The reading tools through a real MCP client, real Chromium and the real extension.
+
+Each test opens a local test page (tests/e2e/pages/tools) in a tab, calls the tools as an agent
+would, and checks the answer against what the page really holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from pathlib import Path
+
+from PIL import Image
+
+from e2e.agent import Agent, ref
+from e2e.conftest import E2E
+from e2e.harness import ExtensionBrowser, PageServer
+
+pytestmark = E2E
+
+SIZES = Path(__file__).resolve().parents[1] / "bench" / "results" / "snapshot_sizes.json"
+
+
+async def test_snapshot_shows_roles_names_states_and_refs(agent: Agent, pages: PageServer) -> None:
+    tab = await agent.open(pages.url("tools/form.html"))
+    snapshot = await agent.snapshot(tab)
+    assert snapshot.startswith(f"page 'Order form' {pages.url('tools/form.html')}")
+    for role, name in [
+        ("textbox", "Name *"),
+        ("textbox", "Email"),
+        ("textbox", "Password"),
+        ("textbox", "Notes"),
+        ("combobox", "Size"),
+        ("listbox", "Toppings"),
+        ("checkbox", "Gift wrap"),
+        ("radio", "Standard"),
+        ("radio", "Express"),
+        ("textbox", "Message"),
+        ("button", "Place order"),
+        ("button", "Not yet"),
+        ("link", "Long page"),
+    ]:
+        ref(snapshot, role, name)
+    assert 'heading[1] "Place an order"' in snapshot
+    assert re.search(
+        r'combobox "Size" \[e\d+\] value="Medium" options: Small \| Medium \| Large', snapshot
+    )
+    assert re.search(r'radio "Standard" \[e\d+\] checked', snapshot)
+    assert re.search(r'button "Not yet" \[e\d+\] disabled', snapshot)
+    assert re.search(r'textbox "Name \*" \[e\d+\] required', snapshot)
+    again = await agent.snapshot(tab)
+    assert ref(again, "button", "Place order") == ref(snapshot, "button", "Place order")
+
+
+async def test_snapshot_includes_shadow_dom_and_same_origin_frames(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab = await agent.open(pages.url("tools/widgets.html"))
+    snapshot = await agent.snapshot(tab)
+    ref(snapshot, "button", "Shadow button")
+    assert 'iframe "Inner frame"' in snapshot
+    frame_line = snapshot.index('iframe "Inner frame"')
+    assert snapshot.index('button "Frame button"') > frame_line
+    assert "text: Inside the frame" in snapshot
+
+
+async def test_viewport_scope_leaves_out_what_is_below_the_fold(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab = await agent.open(pages.url("tools/long.html"))
+    full = await agent.snapshot(tab)
+    visible = await agent.snapshot(tab, scope="viewport")
+    assert "Bottom button" in full
+    assert "Bottom button" not in visible
+    assert 'heading[1] "A long page"' in visible
+
+
+async def test_depth_limit_cuts_nesting_and_says_so(agent: Agent, pages: PageServer) -> None:
+    tab = await agent.open(pages.url("tools/form.html"))
+    shallow = await agent.snapshot(tab, depth=1)
+    assert "nested items below depth 1 left out" in shallow
+    assert "Place order" not in shallow
+
+
+async def test_a_huge_page_is_cut_with_a_marker_and_continues_from_the_offset(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab = await agent.open(pages.url("tools/huge.html"))
+    first = await agent.snapshot(tab)
+    assert len(first.encode()) <= 25_000 * 4
+    marker = re.search(
+        r"\[truncated: showed ([\d,]+) of ([\d,]+) bytes; call again with offset=(\d+)", first
+    )
+    assert marker, first[-400:]
+    second = await agent.snapshot(tab, offset=int(marker.group(3)))
+    assert 'heading[2] "Section 0"' in first
+    assert 'heading[2] "Section 0"' not in second
+    assert "Section 1499" in second or "[truncated" in second
+
+
+async def test_find_returns_matching_elements_with_refs(agent: Agent, pages: PageServer) -> None:
+    tab = await agent.open(pages.url("tools/widgets.html"))
+    found = await agent.ok("browser_find", tab_id=tab, text="shadow", role="button")
+    assert re.search(r'button "Shadow button" \[e\d+\]', found)
+    none = await agent.ok("browser_find", tab_id=tab, text="no such thing")
+    assert none == "Nothing on the page matches 'no such thing'."
+    assert "give 'text', 'role', or both" in await agent.fails("browser_find", tab_id=tab)
+
+
+async def test_markdown_content_keeps_the_article_and_drops_boilerplate(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab = await agent.open(pages.url("tools/article.html"))
+    markdown = await agent.ok("browser_get_content", tab_id=tab)
+    assert "# Tabrelay ships" in markdown
+    assert "**first release**" in markdown
+    assert "[your browser](https://example.com/docs)" in markdown
+    assert "- Snapshots with refs" in markdown
+    assert "| snapshot | read |" in markdown
+    for boilerplate in ("cookies", "Accept all", "Trending", "BUY NOW", "Privacy", "News"):
+        assert boilerplate not in markdown, boilerplate
+    text = await agent.ok("browser_get_content", tab_id=tab, format="text")
+    assert "Tabrelay ships\n" in text and "**" not in text and "cookies" not in text
+    html = await agent.ok("browser_get_content", tab_id=tab, format="html")
+    assert '<div class="cookie-banner"' in html  # raw markup, as it is
+    part = await agent.ok("browser_get_content", tab_id=tab, selector="table")
+    assert "| Tool | Kind |" in part and "Last paragraph" not in part
+    missing = await agent.fails("browser_get_content", tab_id=tab, selector="#nope")
+    assert missing == "nothing matches the selector '#nope'"
+
+
+async def test_long_content_ends_with_a_marker_and_an_offset_to_continue(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab = await agent.open(pages.url("tools/huge.html"))
+    first = await agent.ok("browser_get_content", tab_id=tab, format="text")
+    offset = int(re.search(r"call again with offset=(\d+)", first).group(1))  # type: ignore[union-attr]
+    rest = await agent.ok("browser_get_content", tab_id=tab, format="text", offset=offset)
+    last_before = first.split("[truncated")[0].strip().splitlines()[-1]
+    assert last_before not in rest.split("\n", 3)[3][:200]
+
+
+async def test_screenshots_of_viewport_full_page_and_element(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab = await agent.open(pages.url("tools/long.html"))
+    viewport = await agent.call("browser_screenshot", tab_id=tab)
+    full = await agent.call("browser_screenshot", tab_id=tab, full_page=True, format="png")
+    snapshot = await agent.snapshot(tab)
+    element = await agent.call(
+        "browser_screenshot",
+        tab_id=tab,
+        ref=ref(snapshot, "button", "Bottom button"),
+        format="webp",
+    )
+    assert "Made smaller to fit the response budget" in full.content[0].text  # 1280×6100 PNG
+    shots = {}
+    for name, result in (("viewport", viewport), ("full", full), ("element", element)):
+        assert not result.is_error
+        image = result.content[1]
+        decoded = Image.open(io.BytesIO(base64.b64decode(image.data)))
+        shots[name] = (image.mime_type, decoded.size)
+    assert shots["viewport"][0] == "image/jpeg" and shots["viewport"][1][0] <= 1280
+    assert shots["full"][1][1] > 4000  # the whole page, however it had to be encoded
+    assert shots["element"][0] == "image/webp" and shots["element"][1][1] < 100
+    small = await agent.call("browser_screenshot", tab_id=tab, max_width=400)
+    assert Image.open(io.BytesIO(base64.b64decode(small.content[1].data))).size[0] == 400
+
+
+async def test_console_messages_and_network_requests_come_from_the_tab(
+    agent: Agent, pages: PageServer, browser: ExtensionBrowser
+) -> None:
+    tab = await agent.open(pages.url("tools/activity.html"))
+    snapshot = await agent.snapshot(tab)
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Run"))
+    await agent.ok("browser_wait_for", tab_id=tab, text="done")
+    console = await agent.ok("browser_console_messages", tab_id=tab)
+    assert "[error] about to fetch" in console
+    assert "[error] Uncaught Error: late failure" in console
+    errors = await agent.ok("browser_console_messages", tab_id=tab, level="error")
+    assert "careful" not in errors
+    network = await agent.ok("browser_network_requests", tab_id=tab)
+    assert re.search(r"GET 200 Fetch .*tools/frame\.html\?from=activity", network), network
+    failed = await agent.ok("browser_network_requests", tab_id=tab, failed_only=True)
+    assert "404" in failed and "missing.json" in failed and "frame.html" not in failed
+
+
+async def test_snapshot_sizes_are_recorded_for_the_benchmarks(
+    agent: Agent, pages: PageServer
+) -> None:
+    sizes = {}
+    for page in ("form", "widgets", "article", "long", "dialogs", "activity", "slow"):
+        tab = await agent.open(pages.url(f"tools/{page}.html"))
+        sizes[page] = len((await agent.snapshot(tab)).encode())
+        await agent.ok("browser_close_tab", tab_id=tab)
+    SIZES.parent.mkdir(parents=True, exist_ok=True)
+    SIZES.write_text(json.dumps(sizes, indent=2))
+    assert all(0 < size < 5000 for size in sizes.values()), sizes
