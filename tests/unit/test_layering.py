@@ -2,7 +2,8 @@
 
 Ranks, bottom to top: errors; protocol (pure, no I/O); config, system, store; relay; tools;
 approval; endpoint; core (the Qt-free core both front ends run); ui; the composition roots
-(cli, commands, app). A module may import its own rank or lower. Only ui/ and app.py import PySide6 or qasync; only endpoint/ imports mcp.
+(cli, commands, app). A module may import its own rank or lower. Only ui/ and app.py import
+PySide6 or qasync; only endpoint/ imports mcp.
 """
 
 from __future__ import annotations

@@ -245,9 +245,13 @@ class _Builder:
         return " ".join(parts)
 
     def _flush(self, texts: list[str], depth: int) -> None:
-        if texts:
+        if not texts:
+            return
+        if self.max_depth is not None and depth >= self.max_depth:
+            self.outline.omitted_below_depth += 1
+        else:
             self._emit(depth, "text: " + _short(" ".join(texts), MAX_TEXT))
-            texts.clear()
+        texts.clear()
 
     def _emit(self, depth: int, line: str) -> None:
         self.outline.lines.append(" " * depth + line)
