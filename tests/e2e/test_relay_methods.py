@@ -7,15 +7,12 @@ over the tests' own CDP connection: the pages, the badge, the on-page cue.
 from __future__ import annotations
 
 import asyncio
-import base64
-import io
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable
 
 import pytest
 import pytest_asyncio
-from PIL import Image
 
 from e2e.conftest import E2E
 from e2e.harness import (
@@ -26,6 +23,7 @@ from e2e.harness import (
     next_event,
     wait_until,
 )
+from e2e.images import decode_data_url, jpeg_size, png_size
 from tabrelay.errors import CommandFailed
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import Subscription
@@ -179,14 +177,13 @@ async def test_a_screenshot_decodes_as_an_image_of_the_viewport_size(
         after = await evaluate(relay, tab, viewport)
         if before == after:
             break
-    assert png.startswith("data:image/png;base64,")
-    image = Image.open(io.BytesIO(base64.b64decode(png.split(",", 1)[1])))
-    assert image.format == "PNG"
-    assert list(image.size) == after
+    image_format, image = decode_data_url(png)
+    assert image_format == "png"
+    assert list(png_size(image)) == after
 
-    jpeg = await relay.screenshot(image_format="jpeg", quality=60)
-    assert jpeg.startswith("data:image/jpeg;base64,")
-    assert Image.open(io.BytesIO(base64.b64decode(jpeg.split(",", 1)[1]))).format == "JPEG"
+    image_format, image = decode_data_url(await relay.screenshot(image_format="jpeg", quality=60))
+    assert image_format == "jpeg"
+    assert list(jpeg_size(image)) == after
 
 
 async def test_get_activate_and_close_act_on_the_real_tab(
