@@ -67,6 +67,12 @@ async def within(awaitable: Awaitable[T], timeout: float = 5.0) -> T:
         return await awaitable
 
 
+async def settled(task: asyncio.Future[Any] | None, timeout: float = 5.0) -> None:
+    """Wait for a task the UI started whose failure the UI itself reports (not re-raised)."""
+    assert task is not None
+    await within(asyncio.wait({task}), timeout)
+
+
 async def until(
     condition: Callable[[], Any], *, timeout: float = 5.0, message: str = "condition"
 ) -> Any:

@@ -90,7 +90,7 @@ class EventsModel(RowsModel[_Row]):
     """The newest ``capacity`` events, of which the filter's are rows (oldest first)."""
 
     COLUMNS = ("Time", "Browser", "Tab", "Method", "Details")
-    domains_seen = Signal()
+    choices_changed = Signal()  # a domain or a tab not seen before: the filters can offer it
 
     def __init__(
         self,
@@ -106,6 +106,7 @@ class EventsModel(RowsModel[_Row]):
         self._next_seq = 0
         self.filter = EventFilter()
         self.domains: set[str] = set()
+        self.tabs: set[tuple[str, int]] = set()  # (browser id, tab id) seen in events
 
     @property
     def total(self) -> int:
@@ -119,7 +120,7 @@ class EventsModel(RowsModel[_Row]):
         if not batch:
             return
         new_rows = []
-        fresh_domains = False
+        fresh = False
         for event in batch:
             row = _Row(self._next_seq, event)
             self._next_seq += 1
@@ -127,7 +128,10 @@ class EventsModel(RowsModel[_Row]):
             domain = domain_of(event)
             if domain not in self.domains:
                 self.domains.add(domain)
-                fresh_domains = True
+                fresh = True
+            if event.tab_id is not None and (event.browser_id, event.tab_id) not in self.tabs:
+                self.tabs.add((event.browser_id, event.tab_id))
+                fresh = True
             if self.filter.accepts(event):
                 new_rows.append(row)
         oldest_kept = self._all[0].seq
@@ -143,8 +147,8 @@ class EventsModel(RowsModel[_Row]):
             self.beginInsertRows(QModelIndex(), start, start + len(new_rows) - 1)
             self._rows.extend(new_rows)
             self.endInsertRows()
-        if fresh_domains:
-            self.domains_seen.emit()
+        if fresh:
+            self.choices_changed.emit()
 
     def set_filter(self, event_filter: EventFilter) -> None:
         if event_filter == self.filter:
@@ -254,7 +258,8 @@ class EventsPage(QWidget):
 
         bridge.events_received.connect(self.add_events)
         bridge.browsers_changed.connect(self._refresh_choices)
-        self.model.domains_seen.connect(self._refresh_domains)
+        self.model.choices_changed.connect(self._refresh_domains)
+        self.model.choices_changed.connect(self._refresh_tabs)
         self.browser_box.currentIndexChanged.connect(self._browser_chosen)
         self.tab_box.currentIndexChanged.connect(self._apply_filter)
         self.domain_box.currentIndexChanged.connect(self._apply_filter)
@@ -332,14 +337,24 @@ class EventsPage(QWidget):
         self.tab_box.clear()
         self.tab_box.addItem("All tabs", self.ALL)
         browser_id = self._choice(self.browser_box)
-        browsers = self.core.registry.all()
-        for browser in browsers:
-            if browser_id is not None and browser.id != browser_id:
+        browsers = {b.id: b for b in self.core.registry.all()}
+        titles: dict[tuple[str, int], str] = {
+            (b.id, tab.id): tab.title or tab.url
+            for b in browsers.values()
+            for tab in b.tabs.values()
+        }
+        several = len({key[0] for key in [*titles, *self.model.tabs]}) > 1
+        for key in sorted(set(titles) | self.model.tabs):
+            if browser_id is not None and key[0] != browser_id:
                 continue
-            for tab in sorted(browser.tabs.values(), key=lambda t: t.id):
-                label = one_line(tab.title or tab.url or "", 40)
-                prefix = f"{browser.name} · " if browser_id is None and len(browsers) > 1 else ""
-                self.tab_box.addItem(f"{prefix}{tab.id} · {label}", tab.id)
+            label = f"tab {key[1]}"
+            if titles.get(key):
+                label += f" · {one_line(titles[key], 40)}"
+            if several and browser_id is None:
+                browser = browsers.get(key[0])
+                label = f"{browser.name if browser else key[0]} · {label}"
+            if self.tab_box.findData(key[1]) < 0:
+                self.tab_box.addItem(label, key[1])
         found = self.tab_box.findData(current)
         self.tab_box.setCurrentIndex(max(0, found))
         self.tab_box.blockSignals(False)

@@ -150,7 +150,7 @@ class TrayController(QObject):
         pause.toggled.connect(lambda checked: self.actions.set_paused(checked))
 
         clients = menu.addMenu("Connect an MCP client")
-        clients.setObjectName("connect")
+        clients.menuAction().setObjectName("connect")
         for key, kind in CLIENTS.items():
             item = clients.addAction(f"{kind.label}…")
             item.setObjectName(f"connect:{key}")

@@ -1,0 +1,85 @@
+"""Pairing: a new extension asking for the config gets a dialog; only Allow pairs it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from e2e.chromium import extension_id_from_key
+from gui.conftest import DesktopFactory, expect, until, within
+from support.fake_extension import OTHER_EXTENSION_ID
+from support.http import raw_request
+from tabrelay.protocol.constants import CONFIG_PATH
+from tabrelay.ui.pairing import TABRELAY_EXTENSION_ID, PairingDialog
+
+ORIGIN = f"chrome-extension://{OTHER_EXTENSION_ID}"
+
+
+async def ask_config(port: int) -> object:
+    return (await raw_request(port, CONFIG_PATH, headers={"Origin": ORIGIN})).json()
+
+
+async def test_allowing_the_pairing_dialog_pairs_the_extension(
+    desktop: DesktopFactory, qtbot: QtBot
+) -> None:
+    async with desktop() as desk:
+        shown = expect(desk.pairing.dialog_shown)
+        assert await ask_config(desk.harness.port) == {"error": "pairing_required"}
+        (dialog,) = await within(shown)
+        assert dialog.origin_label.text() == ORIGIN
+        assert "not the id of the Tabrelay extension" in dialog.identity.text()
+        assert dialog.focusWidget() is dialog.deny_button and dialog.deny_button.isDefault()
+        assert not dialog.allow_button.isEnabled()
+        assert desk.ui.tray.state().value == "attention"
+        assert desk.ui.notifier.history[-1].title == "A browser extension asks to pair"
+
+        ready = expect(dialog.allow_ready)
+        if not dialog.allow_button.isEnabled():
+            await within(ready)
+        qtbot.mouseClick(dialog.allow_button, Qt.MouseButton.LeftButton)
+        await until(lambda: desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID))
+        answer = await ask_config(desk.harness.port)
+        assert isinstance(answer, dict) and answer["token"] == desk.harness.token
+        assert not desk.pairing.dialogs
+
+
+async def test_denying_keeps_the_extension_out_and_enter_denies(
+    desktop: DesktopFactory, qtbot: QtBot
+) -> None:
+    async with desktop() as desk:
+        shown = expect(desk.pairing.dialog_shown)
+        await ask_config(desk.harness.port)
+        (dialog,) = await within(shown)
+        qtbot.keyClick(dialog, Qt.Key.Key_Return)  # a stray Enter
+        await until(lambda: not desk.harness.core.pairing.pending)
+        assert not desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID)
+        assert await ask_config(desk.harness.port) == {"error": "pairing_required"}
+        settings = await asyncio.to_thread(desk.harness.core.settings_store.load)
+        assert OTHER_EXTENSION_ID not in [p.id for p in settings.paired_extensions]
+
+
+def test_the_dialog_recognises_the_tabrelay_extensions_pinned_id(qtbot: QtBot) -> None:
+    manifest = Path(__file__).parents[2] / "extension" / "manifest.json"
+    key = json.loads(manifest.read_text(encoding="utf-8"))["key"]
+    assert extension_id_from_key(key) == TABRELAY_EXTENSION_ID
+    dialog = PairingDialog(TABRELAY_EXTENSION_ID)
+    qtbot.addWidget(dialog)
+    assert dialog.identity.text() == "✓ This is the id of the Tabrelay extension."
+
+
+async def test_the_pair_a_browser_window_lists_pairings_and_copies_the_token_for_manual_pairing(
+    desktop: DesktopFactory,
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    async with desktop() as desk:
+        desk.ui.pair_browser()
+        window = desk.ui.pair_dialog
+        assert window is not None and window.paired.count() == 1
+        window.copy_button.click()
+        assert QGuiApplication.clipboard().text() == desk.harness.token
+        assert "options page" in window.status.text()
