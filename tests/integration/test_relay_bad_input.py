@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 from support.fake_extension import FakeExtension
 from support.harness import RelayHarness, running_core
+from support.threaded import CoreThread
 from tabrelay.config.paths import Paths
 from tabrelay.protocol.constants import MAX_FRAME_AFTER_AUTH, MAX_FRAME_BEFORE_AUTH, CloseCode
 from tabrelay.relay.browser import Browser
@@ -165,44 +163,14 @@ async def _send_all(extension: FakeExtension, frames: list[str]) -> None:
 # --- property-based: random frames from a paired, authenticated extension --------------------
 
 
-class _RelayThread:
-    """A core on its own loop in a thread, so each hypothesis example can use asyncio.run."""
-
-    def __init__(self, home: Path) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.ready: Future[RelayHarness] = Future()
-        self._stop: asyncio.Event | None = None
-        self.home = home
-        self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self._main(),))
-
-    async def _main(self) -> None:
-        self._stop = asyncio.Event()
-        try:
-            async with running_core(Paths.resolve({"TABRELAY_HOME": str(self.home)})) as relay:
-                self.witness, self.witness_browser = await _connected(relay, "witness")
-                self.ready.set_result(relay)
-                await self._stop.wait()
-        except BaseException as exc:
-            if not self.ready.done():
-                self.ready.set_exception(exc)
-            raise
-
-    def call(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
-
-    def stop(self) -> None:
-        assert self._stop is not None
-        self.loop.call_soon_threadsafe(self._stop.set)
-        self.thread.join(30)
-
-
 @pytest.fixture(scope="module")
-def relay_thread(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_RelayThread]:
-    runner = _RelayThread(tmp_path_factory.mktemp("fuzz-home"))
-    runner.thread.start()
-    runner.ready.result(30)
-    yield runner
-    runner.stop()
+def relay_thread(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CoreThread]:
+    async def witness(relay: RelayHarness) -> Browser:
+        _, browser = await _connected(relay, "witness")
+        return browser
+
+    with CoreThread(tmp_path_factory.mktemp("fuzz-home"), ready=witness) as runner:
+        yield runner
 
 
 json_scalars = (
@@ -264,12 +232,10 @@ frames = st.one_of(
 )
 @given(batch=st.lists(frames, min_size=1, max_size=8))
 def test_random_frames_never_hurt_the_app_or_another_browser(
-    relay_thread: _RelayThread, batch: list[str | bytes]
+    relay_thread: CoreThread, batch: list[str | bytes]
 ) -> None:
-    relay: RelayHarness = relay_thread.ready.result()
-
-    async def on_relay(coro: Any) -> Any:
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, relay_thread.loop))
+    relay = relay_thread.harness
+    on_relay = relay_thread.on_core
 
     async def scenario() -> int | None:
         instance = f"fuzz-{time.monotonic_ns()}"
@@ -295,4 +261,4 @@ def test_random_frames_never_hurt_the_app_or_another_browser(
 
     code = asyncio.run(scenario())
     assert code in (None, 1003, CloseCode.PROTOCOL_ERROR)
-    relay_thread.call(_still_works(relay_thread.witness_browser))
+    relay_thread.call(_still_works(relay_thread.extra))

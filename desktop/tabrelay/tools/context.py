@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tabrelay.config.settings import Settings
-from tabrelay.errors import CommandTimeout
+from tabrelay.errors import CommandTimeout, ToolError
 from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
@@ -111,21 +111,24 @@ class ToolContext:
         subscription = self.hub.subscribe(
             maxlen=1000,
             accept=lambda e: (
-                e.kind == "cdp"
-                and e.browser_id == browser.id
+                e.browser_id == browser.id
                 and e.tab_id == tab.id
-                and e.method in wanted
+                and (
+                    (e.kind == "cdp" and e.method in wanted)
+                    or (e.kind == "tab" and e.method == "removed")
+                )
             ),
         )
         try:
-            yield EventWaiter(subscription.wait)
+            yield EventWaiter(subscription.wait, tab.id)
         finally:
             subscription.close()
 
 
 class EventWaiter:
-    def __init__(self, wait: Callable[[], Awaitable[list[HubEvent]]]) -> None:
+    def __init__(self, wait: Callable[[], Awaitable[list[HubEvent]]], tab_id: int) -> None:
         self._wait = wait
+        self._tab_id = tab_id
         self.seen: list[HubEvent] = []
 
     async def until(self, predicate: Callable[[HubEvent], bool], *, timeout: float) -> HubEvent:
@@ -133,6 +136,7 @@ class EventWaiter:
 
         Raises:
             CommandTimeout: none within ``timeout`` seconds.
+            ToolError: the tab was closed meanwhile.
         """
         for event in self.seen:
             if predicate(event):
@@ -143,6 +147,8 @@ class EventWaiter:
                     batch = await self._wait()
                     self.seen.extend(batch)
                     for event in batch:
+                        if event.kind == "tab":
+                            raise ToolError(f"tab {self._tab_id} was closed while waiting")
                         if predicate(event):
                             return event
         except TimeoutError:
