@@ -13,7 +13,8 @@ from support.harness import running_core
 from tabrelay.config.paths import Paths
 
 
-async def relay_benchmarks(home: Path) -> list[dict[str, Any]]:
+async def relay_benchmarks(ctx: Any) -> list[dict[str, Any]]:
+    home: Path = ctx.home
     rows: list[dict[str, Any]] = []
     async with running_core(Paths.resolve({"TABRELAY_HOME": str(home)})) as relay:
         await relay.extension()

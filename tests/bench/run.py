@@ -1,8 +1,9 @@
-"""``make bench``: run the benchmarks, print a table, write JSON to tests/bench/results/.
+"""``make bench``: run the benchmarks, print a table, write JSON and docs/benchmarks.md.
 
-Each benchmark is a coroutine returning rows ``{"name", "value", "unit", "target"?, "met"?}``.
-Benchmarks measure; they do not assert. Run alone on a quiet machine: numbers double when
-another Chromium runs (ENVIRONMENT.md).
+Each benchmark is a coroutine taking a ``Context`` and returning rows ``{"name", "value",
+"unit", "target"?, "met"?}`` (plus fields the report groups by). Benchmarks measure; they do not
+assert. Run alone on a quiet machine: numbers double when another Chromium runs
+(ENVIRONMENT.md). ``--quick`` takes fewer samples (a smoke run; not for docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -10,71 +11,95 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
-import platform
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]  # tests/bench and tests/ (for `support`)
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # tests/bench and tests/ (for `support`, `e2e`)
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
 
+from bench_events import events_benchmarks  # noqa: E402
+from bench_idle import idle_benchmarks  # noqa: E402
+from bench_latency import latency_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
+from bench_snapshot import snapshot_benchmarks  # noqa: E402
+from report import DOCS, machine, print_table, write_docs  # noqa: E402
+from stats import Row  # noqa: E402
 
-Row = dict[str, Any]
-Benchmark = Callable[[Path], Awaitable[list[Row]]]
-
-BENCHMARKS: dict[str, Benchmark] = {"relay": relay_benchmarks}
-
-
-def print_table(rows: list[Row]) -> None:
-    width = max(len(r["name"]) for r in rows)
-    print(f"{'benchmark'.ljust(width)}  {'value':>12}  unit      target")
-    for row in rows:
-        target = row.get("target", "")
-        verdict = "" if "met" not in row else ("  met" if row["met"] else "  NOT MET")
-        value = f"{row['value']:>12.3f}"
-        print(f"{row['name'].ljust(width)}  {value}  {row['unit']:<8}  {target}{verdict}")
+RESULTS = HERE / "results"
 
 
-async def run(selected: list[str]) -> list[Row]:
+@dataclass(frozen=True)
+class Context:
+    home: Path  # a scratch directory for this benchmark (app homes, profiles)
+    quick: bool
+    log_dir: Path  # logs of the processes a benchmark starts (peers, apps)
+
+
+Benchmark = Callable[[Context], Awaitable[list[Row]]]
+
+BENCHMARKS: dict[str, Benchmark] = {
+    "relay": relay_benchmarks,
+    "latency": latency_benchmarks,
+    "snapshot": snapshot_benchmarks,
+    "events": events_benchmarks,
+    "idle": idle_benchmarks,
+}
+
+
+async def run(selected: list[str], *, quick: bool) -> tuple[list[Row], dict[str, float]]:
     rows: list[Row] = []
+    durations: dict[str, float] = {}
+    log_dir = RESULTS / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
     for name in selected:
         with tempfile.TemporaryDirectory(prefix=f"tabrelay-bench-{name}-") as tmp:
             os.environ["TABRELAY_HOME"] = tmp
             started = time.perf_counter()
-            rows += await BENCHMARKS[name](Path(tmp))
-            print(f"# {name}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return rows
+            found = await BENCHMARKS[name](Context(Path(tmp), quick, log_dir))
+            rows += [{"benchmark": name, **r} for r in found]
+            durations[name] = time.perf_counter() - started
+            print(f"# {name}: {durations[name]:.1f} s", file=sys.stderr, flush=True)
+    return rows, durations
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("only", nargs="*", help=f"some of: {', '.join(BENCHMARKS)}")
+    parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
+    parser.add_argument(
+        "--no-docs", action="store_true", help=f"do not rewrite {DOCS.relative_to(HERE.parents[1])}"
+    )
     args = parser.parse_args()
     unknown = set(args.only) - set(BENCHMARKS)
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     selected = args.only or list(BENCHMARKS)
-    rows = asyncio.run(run(selected))
+    logging.basicConfig(level=logging.WARNING)
+    started = time.perf_counter()
+    rows, durations = asyncio.run(run(selected, quick=args.quick))
     print_table(rows)
-    results = HERE / "results"
-    results.mkdir(exist_ok=True)
+    RESULTS.mkdir(exist_ok=True)
     record = {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-        },
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "quick": args.quick,
+        "benchmarks": selected,
+        "seconds": {**durations, "total": time.perf_counter() - started},
+        "machine": machine(),
         "rows": rows,
     }
-    (results / "latest.json").write_text(json.dumps(record, indent=2))
-    print(f"results written to {results / 'latest.json'}")
+    latest = RESULTS / "latest.json"
+    latest.write_text(json.dumps(record, indent=2, ensure_ascii=False))
+    print(f"results written to {latest}")
+    if not args.no_docs and not args.quick and set(selected) == set(BENCHMARKS):
+        write_docs(record)
+        print(f"tables written to {DOCS}")
     return 0
 
 

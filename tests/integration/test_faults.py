@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from support.harness import running_core
 from support.mcp import mcp_client, text_of
-
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import PolicyRule, SettingsStore
 from tabrelay.errors import StartupError

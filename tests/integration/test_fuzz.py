@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from support.fake_extension import EXTENSION_ID
 from support.harness import RelayHarness
 from support.http import raw_request
 from support.mcp import mcp_client, text_of
 from support.threaded import CoreThread
-
 from tabrelay.config.settings import PolicyRule
 from tabrelay.tools.catalog import TOOLS
 
@@ -125,12 +125,20 @@ def test_only_the_paired_extension_ever_receives_the_token(
         assert "access-control-allow-origin" not in response.headers
 
 
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30)
+)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False,
-    allow_infinity=False) | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=8,
-)  # fmt: skip
+)
 
 
 @st.composite

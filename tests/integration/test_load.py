@@ -6,7 +6,6 @@ import gc
 
 from support import load
 from support.harness import running_core
-
 from tabrelay.config.paths import Paths
 
 CLIENTS, CALLS, TABS = 8, 40, 10  # make bench runs 8 × 500

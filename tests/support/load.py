@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
+
 from support.harness import RelayHarness
 from support.mcp import mcp_client, text_of
-
 from tabrelay.config.settings import PolicyRule
 
 # A mix of what agents do: look around, read, act, screenshot.

@@ -1,0 +1,551 @@
+"""Tool-call latency, side by side on one Chromium binary and the same local pages.
+
+Four operations — evaluate ``1+1``, navigate to a local page (until its load event), snapshot,
+click — through every layer and every peer:
+
+- ``floor``: the same CDP commands straight to Chromium's debugging port (one Runtime.evaluate;
+  Page.navigate and the load event; for snapshot and click, the exact CDP commands our tool sent,
+  recorded and replayed with fresh object ids);
+- ``relay``: those CDP commands through the relay (app → WebSocket → extension →
+  chrome.debugger) from an in-process core;
+- ``inproc``: the MCP tool call with client and core in this process, with probes on every
+  layer (the per-hop breakdown);
+- ``serve`` / ``gui``: the MCP tool call over Streamable HTTP to ``tabrelay serve`` and to the
+  tray app (qasync, offscreen) running as their own processes, with the MCP SDK client; and
+  ``serve-raw``: the same with a minimal HTTP client (the server's share without the SDK's);
+- ``playwright`` / ``devtools``: the peers over stdio with the same SDK client.
+
+Each side runs alone: our Chromium closes before a peer starts its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import statistics
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from e2e.harness import ExtensionBrowser, Page
+from httpmcp import RawMcp
+from peers import PEERS, Peer, PeerSession, peer_session
+from probe import CallTimes, Probe, RelayCommand, cdp_sequence, replay
+from rig import EXTENSION_ID, AppHome, PageServer, app_process, extension_browser, wait_for
+from stats import Row, percentile, row, timed, verdict
+from support.harness import RelayHarness, running_core
+from support.mcp import mcp_client, text_of
+from tabrelay.relay.browser import Browser
+
+OPS = ("evaluate", "navigate", "snapshot", "click")
+SIDES = {
+    "floor": "CDP floor (straight to Chromium)",
+    "relay": "relay command (app → extension → CDP)",
+    "inproc": "Tabrelay MCP, in-process client",
+    "serve": "Tabrelay MCP: tabrelay serve",
+    "serve-raw": "Tabrelay MCP: tabrelay serve, raw HTTP client",
+    "gui": "Tabrelay MCP: tray app (qasync)",
+    "gui-raw": "Tabrelay MCP: tray app, raw HTTP client",
+    "playwright": "Playwright MCP 0.0.83",
+    "devtools": "chrome-devtools-mcp 1.11.0",
+}
+FORM = "tools/form.html"
+WIDGETS = "tools/widgets.html"
+ARTICLE = "tools/article.html"
+COUNTER = ("button", "Clicked 0 times")
+EVALUATE = {"expression": "1+1", "returnByValue": True}
+SAMPLE_TIMEOUT = 30.0
+
+Samples = dict[str, list[float]]
+Agent = Callable[..., Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Plan:
+    fast: int = 200  # evaluate, snapshot, click on our side
+    nav: int = 50
+    peer_fast: int = 50
+    peer_nav: int = 30
+    warmup: int = 10
+
+    @classmethod
+    def quick(cls) -> Plan:
+        return cls(fast=40, nav=15, peer_fast=10, peer_nav=8, warmup=3)
+
+
+_nav_counter = itertools.count()
+
+
+def nav_url(pages: PageServer) -> str:
+    """A new URL each time (same page, new query): a real cross-document navigation."""
+    return pages.url(f"{ARTICLE}?n={next(_nav_counter)}")
+
+
+async def bounded(awaitable: Awaitable[Any]) -> Any:
+    async with asyncio.timeout(SAMPLE_TIMEOUT):
+        return await awaitable
+
+
+# --- MCP agents -------------------------------------------------------------------------------
+
+
+class ToolFailed(Exception):
+    pass
+
+
+def sdk_agent(client: Client) -> Agent:
+    async def call(tool: str, **arguments: Any) -> str:
+        result = await bounded(client.call_tool(tool, arguments))
+        if result.is_error:
+            raise ToolFailed(f"{tool}: {text_of(result)}")
+        return text_of(result)
+
+    return call
+
+
+def raw_agent(client: RawMcp) -> Agent:
+    async def call(tool: str, **arguments: Any) -> str:
+        result = await bounded(client.call_tool(tool, arguments))
+        text = "".join(part.get("text", "") for part in result.get("content", []))
+        if result.get("isError"):
+            raise ToolFailed(f"{tool}: {text}")
+        return text
+
+    return call
+
+
+def our_ref(snapshot: str, role: str, name: str) -> str:
+    match = re.search(rf"^\s*{re.escape(role)} {re.escape(json.dumps(name))} \[(e\d+)\]", snapshot, re.M)
+    if match is None:
+        raise ToolFailed(f"no {role} {name!r} in the snapshot:\n{snapshot}")
+    return match.group(1)
+
+
+async def open_tab(agent: Agent, url: str) -> int:
+    text = await agent("browser_new_tab", url=url)
+    match = re.search(r"Opened tab (\d+)", text)
+    if match is None:
+        raise ToolFailed(f"browser_new_tab said: {text}")
+    return int(match.group(1))
+
+
+async def mcp_op(
+    agent: Agent,
+    op: str,
+    tab: int,
+    pages: PageServer,
+    plan: Plan,
+    *,
+    before: Callable[[], None] | None = None,
+    after: Callable[[float], None] | None = None,
+) -> list[float]:
+    """Time one operation through MCP tools; the tab is put on the op's page first."""
+    hooks = {"before": before, "after": after}
+    if op == "navigate":
+        return await timed(
+            lambda _: agent("browser_navigate", url=nav_url(pages), tab_id=tab),
+            plan.nav,
+            warmup=plan.warmup // 2,
+            **hooks,
+        )
+    if op == "click":
+        await agent("browser_navigate", url=pages.url(WIDGETS), tab_id=tab)
+        ref = our_ref(await agent("browser_snapshot", tab_id=tab), *COUNTER)
+        return await timed(
+            lambda _: agent("browser_click", ref=ref, tab_id=tab),
+            plan.fast,
+            warmup=plan.warmup,
+            **hooks,
+        )
+    await agent("browser_navigate", url=pages.url(FORM), tab_id=tab)
+    if op == "evaluate":
+        action = lambda _: agent("browser_evaluate", expression="1+1", tab_id=tab)  # noqa: E731
+    else:
+        action = lambda _: agent("browser_snapshot", tab_id=tab)  # noqa: E731
+    return await timed(action, plan.fast, warmup=plan.warmup, **hooks)
+
+
+async def mcp_ops(agent: Agent, tab: int, pages: PageServer, plan: Plan) -> Samples:
+    return {op: await mcp_op(agent, op, tab, pages, plan) for op in OPS}
+
+
+# --- the in-process phase: floor, relay, MCP with probes ---------------------------------------
+
+
+@dataclass
+class InProcess:
+    samples: dict[str, Samples]  # side → op → ms
+    calls: dict[str, list[tuple[float, CallTimes]]]  # op → (total ms, layers) per MCP call
+    sequences: dict[str, list[RelayCommand]]  # op → the CDP commands the tool sent
+
+
+async def in_process(
+    harness: RelayHarness, chromium: ExtensionBrowser, home: AppHome, pages: PageServer, plan: Plan
+) -> InProcess:
+    probe = Probe().install()
+    try:
+        async with mcp_client(harness.base_mcp(), home.token, name="bench") as client:
+            agent = sdk_agent(client)
+            start_url = pages.url(f"{FORM}?side=inproc")
+            tab = await open_tab(agent, start_url)
+            page = await chromium.attach_page(start_url)
+            browser = harness.core.registry.resolve()
+            return await _in_process(agent, probe, browser, harness, page, tab, pages, plan)
+    finally:
+        probe.remove()
+
+
+async def _in_process(
+    agent: Agent,
+    probe: Probe,
+    browser: Browser,
+    harness: RelayHarness,
+    page: Page,
+    tab: int,
+    pages: PageServer,
+    plan: Plan,
+) -> InProcess:
+    samples: dict[str, Samples] = {"floor": {}, "relay": {}, "inproc": {}}
+    calls: dict[str, list[tuple[float, CallTimes]]] = {}
+    sequences: dict[str, list[RelayCommand]] = {}
+    session = page.session
+
+    async def direct(method: str, params: dict[str, Any]) -> Any:
+        return await session.send(method, params)
+
+    async def relayed(method: str, params: dict[str, Any]) -> Any:
+        return await browser.cdp(tab, method, params)
+
+    async def record(call: Callable[[], Awaitable[str]]) -> list[RelayCommand]:
+        await call()  # warm: domains enabled, refs known
+        probe.reset()
+        await call()
+        return cdp_sequence(probe.reset())
+
+    def probed(op: str) -> dict[str, Any]:
+        calls[op] = []
+        return {"before": probe.reset, "after": lambda ms: calls[op].append((ms, probe.reset()))}
+
+    # evaluate and snapshot, on the form page
+    await agent("browser_navigate", url=pages.url(FORM), tab_id=tab)
+    sequences["evaluate"] = await record(
+        lambda: agent("browser_evaluate", expression="1+1", tab_id=tab)
+    )
+    sequences["snapshot"] = await record(lambda: agent("browser_snapshot", tab_id=tab))
+    for side, send in (("floor", direct), ("relay", relayed)):
+        samples[side]["evaluate"] = await timed(
+            lambda _, send=send: bounded(send("Runtime.evaluate", EVALUATE)),
+            plan.fast,
+            warmup=plan.warmup,
+        )
+        samples[side]["snapshot"] = await timed(
+            lambda _, send=send: bounded(replay(sequences["snapshot"], send)),
+            plan.fast,
+            warmup=plan.warmup,
+        )
+    for op in ("evaluate", "snapshot"):
+        samples["inproc"][op] = await mcp_op(agent, op, tab, pages, plan, **probed(op))
+
+    # click, on the widgets page
+    await agent("browser_navigate", url=pages.url(WIDGETS), tab_id=tab)
+    ref = our_ref(await agent("browser_snapshot", tab_id=tab), *COUNTER)
+    sequences["click"] = await record(lambda: agent("browser_click", ref=ref, tab_id=tab))
+    for side, send in (("floor", direct), ("relay", relayed)):
+        samples[side]["click"] = await timed(
+            lambda _, send=send: bounded(replay(sequences["click"], send)),
+            plan.fast,
+            warmup=plan.warmup,
+        )
+    samples["inproc"]["click"] = await mcp_op(agent, "click", tab, pages, plan, **probed("click"))
+
+    # navigate, to a new URL each time, until the load event
+    await session.send("Page.enable")
+    loads = page.browser.cdp.listen(
+        lambda e: e.get("sessionId") == session.session_id
+        and e.get("method") == "Page.loadEventFired"
+    )
+    subscription = harness.core.hub.subscribe(
+        maxlen=100,
+        accept=lambda e: e.kind == "cdp" and e.tab_id == tab and e.method == "Page.loadEventFired",
+    )
+
+    async def floor_navigate(_: int) -> None:
+        while not loads.empty():
+            loads.get_nowait()
+        await bounded(session.send("Page.navigate", {"url": nav_url(pages)}))
+        await bounded(loads.get())
+
+    async def relay_navigate(_: int) -> None:
+        subscription.drain()
+        await bounded(browser.cdp(tab, "Page.navigate", {"url": nav_url(pages)}))
+        await bounded(subscription.wait())
+
+    try:
+        samples["floor"]["navigate"] = await timed(floor_navigate, plan.nav, warmup=3)
+        samples["relay"]["navigate"] = await timed(relay_navigate, plan.nav, warmup=3)
+    finally:
+        page.browser.cdp.unlisten(loads)
+        subscription.close()
+    samples["inproc"]["navigate"] = await mcp_op(
+        agent, "navigate", tab, pages, plan, **probed("navigate")
+    )
+    return InProcess(samples, calls, sequences)
+
+
+# --- the apps as processes ---------------------------------------------------------------------
+
+
+async def app_side(
+    gui: bool, chromium: ExtensionBrowser, home: AppHome, pages: PageServer, plan: Plan
+) -> dict[str, Samples]:
+    key = "gui" if gui else "serve"
+    async with app_process(home, gui=gui) as app:
+        await app.wait_ready()
+        await chromium.set_relay_port(home.relay_port)
+        await wait_for(app.browsers, timeout=20, message=f"the extension connects to {app.label}")
+        async with mcp_client(home.mcp_base, home.token, name="bench") as client:
+            agent = sdk_agent(client)
+            tab = await open_tab(agent, pages.url(f"{FORM}?side={key}"))
+            sdk = await mcp_ops(agent, tab, pages, plan)
+            async with RawMcp(home.mcp_port, home.token) as raw:
+                await raw.initialize()
+                raw_samples = await mcp_ops(raw_agent(raw), tab, pages, plan)
+    return {key: sdk, f"{key}-raw": raw_samples}
+
+
+# --- the peers ----------------------------------------------------------------------------------
+
+
+async def peer_side(peer: Peer, pages: PageServer, plan: Plan, log_dir: Path) -> Samples:
+    async with peer_session(peer, log_dir=log_dir) as session:
+        return await _peer_ops(session, pages, plan)
+
+
+async def _peer_ops(session: PeerSession, pages: PageServer, plan: Plan) -> Samples:
+    out: Samples = {}
+    await session.navigate(pages.url(f"{FORM}?side={session.peer.key}"))
+    out["evaluate"] = await timed(
+        lambda _: bounded(session.evaluate()), plan.peer_fast, warmup=plan.warmup // 2
+    )
+    out["snapshot"] = await timed(
+        lambda _: bounded(session.snapshot()), plan.peer_fast, warmup=plan.warmup // 2
+    )
+    await session.navigate(pages.url(WIDGETS))
+    ref = session.ref_of(await session.snapshot(), *COUNTER)
+    out["click"] = await timed(
+        lambda _: bounded(session.click(ref, "the counter button")),
+        plan.peer_fast,
+        warmup=plan.warmup // 2,
+    )
+    out["navigate"] = await timed(
+        lambda _: bounded(session.navigate(nav_url(pages))), plan.peer_nav, warmup=2
+    )
+    return out
+
+
+# --- the benchmark ------------------------------------------------------------------------------
+
+
+async def latency_benchmarks(ctx: Any) -> list[Row]:
+    plan = Plan.quick() if ctx.quick else Plan()
+    samples: dict[str, Samples] = {}
+    errors: list[Row] = []
+    with PageServer() as pages:
+        inproc_home = AppHome.create(ctx.home / "inproc")
+        async with AsyncExitStack() as outer:
+            core = AsyncExitStack()
+            harness = await core.enter_async_context(
+                running_core(inproc_home.paths, paired=(EXTENSION_ID,))
+            )
+            chromium = await outer.enter_async_context(extension_browser(harness.port))
+            try:
+                await wait_for(
+                    lambda: len(harness.core.registry), timeout=20, message="the extension"
+                )
+                measured = await in_process(harness, chromium, inproc_home, pages, plan)
+            finally:
+                await core.aclose()
+            samples.update(measured.samples)
+            for gui in (False, True):
+                home = AppHome.create(
+                    ctx.home / ("gui" if gui else "serve"), relay_token=inproc_home.relay_token
+                )
+                samples.update(await app_side(gui, chromium, home, pages, plan))
+        for peer in PEERS:
+            try:
+                samples[peer.key] = await peer_side(peer, pages, plan, ctx.log_dir)
+            # A peer is someone else's program fetched from npm: report its failure, go on.
+            except Exception as exc:
+                errors.append(row(f"{peer.label} could not be measured: {exc}", 0, "", group="errors"))
+    return [
+        *latency_rows(samples),
+        *breakdown_rows(measured),
+        *ratio_rows(samples),
+        *target_rows(samples),
+        *errors,
+    ]
+
+
+def p50(samples: dict[str, Samples], side: str, op: str) -> float | None:
+    values = samples.get(side, {}).get(op)
+    return percentile(values, 0.5) if values else None
+
+
+def latency_rows(samples: dict[str, Samples]) -> list[Row]:
+    rows = []
+    for op in OPS:
+        for side, label in SIDES.items():
+            values = samples.get(side, {}).get(op)
+            if not values:
+                continue
+            for stat, fraction in (("p50", 0.5), ("p95", 0.95)):
+                rows.append(
+                    row(
+                        f"{op} {stat} · {label}",
+                        percentile(values, fraction),
+                        "ms",
+                        group="latency",
+                        op=op,
+                        side=side,
+                        stat=stat,
+                        samples=len(values),
+                    )
+                )
+    return rows
+
+
+def breakdown_rows(measured: InProcess) -> list[Row]:
+    """Where one in-process MCP call's time goes, by layer (medians of per-call figures)."""
+    rows = []
+    floor = measured.samples["floor"]
+    relay = measured.samples["relay"]
+    for op in OPS:
+        calls = measured.calls.get(op, [])
+        if not calls:
+            continue
+
+        def median(values: list[float]) -> float:
+            return statistics.median(values) if values else 0.0
+
+        parts = {
+            "total (in-process MCP call)": median([t for t, _ in calls]),
+            "client SDK + HTTP transport (total − server)": median([t - c.asgi for t, c in calls]),
+            "MCP server SDK: session, JSON-RPC, SSE (server − tool)": median(
+                [c.asgi - c.endpoint for _, c in calls]
+            ),
+            "tool runner: validate, resolve tab, policy, waits (tool − relay − log)": median(
+                [c.endpoint - c.relay_cdp - c.relay_other - c.log for _, c in calls]
+            ),
+            "command log row (thread hop + SQLite)": median([c.log for _, c in calls]),
+            "relay calls other than CDP (tabs.get…)": median([c.relay_other for _, c in calls]),
+            "relay CDP commands": median([c.relay_cdp for _, c in calls]),
+            "  of which the same CDP commands straight to Chromium (floor)": (
+                percentile(floor[op], 0.5) if op in floor else 0.0
+            ),
+            "  the same CDP commands through the relay alone": (
+                percentile(relay[op], 0.5) if op in relay else 0.0
+            ),
+        }
+        counts = {
+            "relay round trips per call": median([len(c.commands) for _, c in calls]),
+        }
+        for part, value in parts.items():
+            rows.append(row(f"{op} · {part}", value, "ms", group="breakdown", op=op, part=part))
+        for part, value in counts.items():
+            rows.append(row(f"{op} · {part}", value, "", group="breakdown", op=op, part=part))
+        sequence = ", ".join(c.cdp_method or c.method for c in measured.sequences.get(op, []))
+        if sequence:
+            rows.append(
+                row(f"{op} · CDP commands of one call: {sequence}", len(measured.sequences[op]), "",
+                    group="breakdown", op=op, part="sequence", sequence=sequence)
+            )  # fmt: skip
+    return rows
+
+
+RATIOS = (
+    ("relay", "floor", "relay / floor"),
+    ("serve", "floor", "Tabrelay MCP / floor"),
+    ("serve", "relay", "Tabrelay MCP / relay"),
+    ("serve-raw", "serve", "raw HTTP client / SDK client"),
+    ("serve", "playwright", "Tabrelay MCP / Playwright MCP"),
+    ("serve", "devtools", "Tabrelay MCP / chrome-devtools-mcp"),
+    ("gui", "serve", "tray app / tabrelay serve"),
+)
+
+
+def ratio_rows(samples: dict[str, Samples]) -> list[Row]:
+    rows = []
+    for op in OPS:
+        for top, bottom, label in RATIOS:
+            a, b = p50(samples, top, op), p50(samples, bottom, op)
+            if a is None or b is None or b == 0:
+                continue
+            rows.append(
+                row(f"{op} p50 ratio · {label}", a / b, "×", group="ratios", op=op, pair=label)
+            )
+    return rows
+
+
+def target_rows(samples: dict[str, Samples]) -> list[Row]:
+    rows = []
+    ours = {op: p50(samples, "serve", op) for op in OPS}
+    floor = p50(samples, "floor", "evaluate")
+    if ours["evaluate"] is not None and floor is not None:
+        rows.append(
+            verdict(
+                "MCP evaluate p50 ≤ 3 × CDP floor + 2 ms",
+                ours["evaluate"],
+                "ms",
+                3 * floor + 2,
+                target=f"≤ {3 * floor + 2:.2f} ms (floor {floor:.2f} ms)",
+            )
+        )
+    for peer in PEERS:
+        for op, limit in (("evaluate", 0.05), ("navigate", 0.5)):
+            theirs = p50(samples, peer.key, op)
+            if ours[op] is None or theirs is None:
+                rows.append(
+                    row(f"MCP {op} p50 ≤ {limit} × {peer.label}", 0, "×", group="targets",
+                        target=f"≤ {limit}", note="peer not measured")
+                )  # fmt: skip
+                continue
+            rows.append(
+                verdict(
+                    f"MCP {op} p50 ≤ {limit} × {peer.label}",
+                    ours[op] / theirs,
+                    "×",
+                    limit,
+                    target=f"≤ {limit} ({ours[op]:.1f} vs {theirs:.1f} ms)",
+                )
+            )
+    theirs = p50(samples, "devtools", "snapshot")
+    if ours["snapshot"] is not None and theirs is not None:
+        rows.append(
+            verdict(
+                "MCP snapshot p50 no slower than chrome-devtools-mcp",
+                ours["snapshot"] / theirs,
+                "×",
+                1.0,
+                target=f"≤ 1 ({ours['snapshot']:.1f} vs {theirs:.1f} ms)",
+            )
+        )
+    for op in OPS:
+        gui, serve = p50(samples, "gui", op), ours[op]
+        if gui is not None and serve is not None:
+            rows.append(
+                verdict(
+                    f"tray app {op} p50 within 1.3 × tabrelay serve",
+                    gui / serve,
+                    "×",
+                    1.3,
+                    target=f"≤ 1.3 ({gui:.1f} vs {serve:.1f} ms)",
+                )
+            )
+    return rows
+

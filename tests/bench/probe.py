@@ -1,0 +1,150 @@
+"""Timing probes on the app's own layers, for the per-hop breakdown of one tool call.
+
+The probes wrap, in this process only, the places a call passes through: the MCP endpoint's
+ASGI entry (``BearerAuth``), ``McpEndpoint.call``, the command log write, and every relay
+command (``Browser.send_command``). Nothing under ``desktop/`` is changed; ``Probe.remove``
+puts the originals back. The same wrapper records the relay commands of a tool call, so the
+bench can replay exactly those CDP commands straight to Chromium (the floor).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tabrelay.endpoint.auth import BearerAuth
+from tabrelay.endpoint.calls import ToolRunner
+from tabrelay.endpoint.server import McpEndpoint
+from tabrelay.relay.browser import Browser
+
+
+@dataclass
+class RelayCommand:
+    method: str  # the relay method (cdp.send, tabs.get…)
+    params: dict[str, Any]
+    result: Any
+    ms: float
+
+    @property
+    def cdp_method(self) -> str | None:
+        return str(self.params["method"]) if self.method == "cdp.send" else None
+
+
+@dataclass
+class CallTimes:
+    """What one tool call spent in each layer (ms)."""
+
+    asgi: float = 0.0  # POST /mcp handled by the server, request in to last byte out
+    endpoint: float = 0.0  # McpEndpoint.call: our tool runner, after the MCP SDK's dispatch
+    log: float = 0.0  # the command log row (a thread hop and a SQLite commit)
+    commands: list[RelayCommand] = field(default_factory=list)
+
+    @property
+    def relay_cdp(self) -> float:
+        return sum(c.ms for c in self.commands if c.cdp_method)
+
+    @property
+    def relay_other(self) -> float:
+        return sum(c.ms for c in self.commands if not c.cdp_method)
+
+
+class Probe:
+    def __init__(self) -> None:
+        self.current = CallTimes()
+        self._originals: list[tuple[type, str, Any]] = []
+
+    def reset(self) -> CallTimes:
+        done, self.current = self.current, CallTimes()
+        return done
+
+    def install(self) -> Probe:
+        probe = self
+        send_command = Browser.send_command
+        endpoint_call = McpEndpoint.call
+        record = ToolRunner._record
+        asgi = BearerAuth.__call__
+
+        async def timed_send(self: Browser, method: str, params: Any = None, **kw: Any) -> Any:
+            started = time.perf_counter()
+            result = await send_command(self, method, params, **kw)
+            ms = (time.perf_counter() - started) * 1000
+            probe.current.commands.append(RelayCommand(method, dict(params or {}), result, ms))
+            return result
+
+        async def timed_call(self: McpEndpoint, *args: Any, **kw: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await endpoint_call(self, *args, **kw)
+            finally:
+                probe.current.endpoint += (time.perf_counter() - started) * 1000
+
+        async def timed_record(self: ToolRunner, *args: Any, **kw: Any) -> None:
+            started = time.perf_counter()
+            try:
+                await record(self, *args, **kw)
+            finally:
+                probe.current.log += (time.perf_counter() - started) * 1000
+
+        async def timed_asgi(self: BearerAuth, scope: Any, receive: Any, send: Any) -> None:
+            started = time.perf_counter()
+            try:
+                await asgi(self, scope, receive, send)
+            finally:
+                if scope.get("type") == "http" and scope.get("method") == "POST":
+                    probe.current.asgi += (time.perf_counter() - started) * 1000
+
+        for owner, name, wrapper in (
+            (Browser, "send_command", timed_send),
+            (McpEndpoint, "call", timed_call),
+            (ToolRunner, "_record", timed_record),
+            (BearerAuth, "__call__", timed_asgi),
+        ):
+            self._originals.append((owner, name, getattr(owner, name)))
+            setattr(owner, name, wrapper)
+        return self
+
+    def remove(self) -> None:
+        for owner, name, original in reversed(self._originals):
+            setattr(owner, name, original)
+        self._originals.clear()
+
+
+def cdp_sequence(times: CallTimes) -> list[RelayCommand]:
+    """The CDP commands of a recorded call, in order (the floor replays these)."""
+    return [c for c in times.commands if c.cdp_method]
+
+
+async def replay(sequence: list[RelayCommand], send: Any) -> None:
+    """Send the recorded CDP commands again through ``send(method, params)``.
+
+    Remote object ids are per session and per call: an ``objectId`` the recording got back is
+    mapped to the one this replay got back, and substituted in later parameters.
+    """
+    ids: dict[str, str] = {}
+    for command in sequence:
+        params = _substitute(command.params.get("params") or {}, ids)
+        result = await send(command.cdp_method, params)
+        _map_ids(command.result, result, ids)
+
+
+def _substitute(value: Any, ids: dict[str, str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _substitute(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, ids) for v in value]
+    if isinstance(value, str):
+        return ids.get(value, value)
+    return value
+
+
+def _map_ids(recorded: Any, fresh: Any, ids: dict[str, str]) -> None:
+    if isinstance(recorded, dict) and isinstance(fresh, dict):
+        for key, value in recorded.items():
+            if key == "objectId" and isinstance(value, str) and isinstance(fresh.get(key), str):
+                ids[value] = fresh[key]
+            elif key in fresh:
+                _map_ids(value, fresh[key], ids)
+    elif isinstance(recorded, list) and isinstance(fresh, list):
+        for old, new in zip(recorded, fresh, strict=False):
+            _map_ids(old, new, ids)

@@ -1,0 +1,222 @@
+"""The bench rig: Chromium with the real extension, app homes, and the apps as processes.
+
+Everything here sets up what a benchmark measures and is never timed itself. Chromium and the
+local pages come from the e2e harness (same flags, same pages); an app home is a temporary
+TABRELAY_HOME with the test extension paired, one MCP client, fixed free ports and an "allow
+everything" rule (so no call waits for a person); ``AppProcess`` runs ``tabrelay serve`` or
+the tray app (offscreen) as a separate process, the way a person runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from e2e.chromium import EXTENSION_ID, chromium_path
+from e2e.harness import DefaultPortGuard, ExtensionBrowser, PageServer, free_port, wait_until
+from httpmcp import RawMcp, http_get
+from tabrelay.config.mcp_clients import ClientTokens
+from tabrelay.config.paths import Paths
+from tabrelay.config.secrets import RELAY_TOKEN, TokenStore
+from tabrelay.config.settings import PairedExtension, PolicyRule, Settings, SettingsStore
+
+__all__ = ["EXTENSION_ID", "AppHome", "AppProcess", "PageServer", "extension_browser"]
+
+CLIENT = "bench"
+TABRELAY = Path(sys.executable).with_name("tabrelay")
+
+
+class RigError(Exception):
+    """Something the benchmarks need is missing or did not start."""
+
+
+@dataclass(frozen=True)
+class AppHome:
+    """A TABRELAY_HOME prepared for benchmarking."""
+
+    root: Path
+    paths: Paths
+    token: str  # the MCP client's bearer token
+    relay_port: int
+    mcp_port: int
+
+    @classmethod
+    def create(
+        cls,
+        root: Path,
+        *,
+        paired: tuple[str, ...] = (EXTENSION_ID,),
+        relay_port: int | None = None,
+        mcp_port: int | None = None,
+        relay_token: str | None = None,
+    ) -> AppHome:
+        """Pair ``paired``, allow every tool, create the client; fixed free ports by default.
+
+        Homes that one Chromium visits in turn share ``relay_token``: the extension keeps the
+        token it fetched and only fetches the config again when pairing, as with one install.
+        """
+        root.mkdir(parents=True, exist_ok=True)
+        paths = Paths.resolve({"TABRELAY_HOME": str(root)})
+        relay_port = free_port() if relay_port is None else relay_port
+        mcp_port = free_port() if mcp_port is None else mcp_port
+        store = SettingsStore(paths.settings_file)
+
+        def prepare(settings: Settings) -> None:
+            settings.relay_port = relay_port
+            settings.mcp_port = mcp_port
+            settings.paired_extensions = [PairedExtension(id=i) for i in paired]
+            # The person allowed everything ahead of time: latency, not approval, is measured.
+            settings.policy_rules = [PolicyRule(tool="*", decision="allow")]
+
+        store.update(prepare)
+        tokens = TokenStore.open(paths)
+        if relay_token is not None:
+            tokens.backend.set(RELAY_TOKEN, relay_token)
+        tokens.relay_token()  # created now, so a child process and this one share it
+        token = ClientTokens(store, tokens).add(CLIENT).token
+        return cls(root, paths, token, relay_port, mcp_port)
+
+    @property
+    def relay_token(self) -> str:
+        return TokenStore.open(self.paths).relay_token()
+
+    @property
+    def mcp_base(self) -> str:
+        return f"http://127.0.0.1:{self.mcp_port}"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = dict(os.environ, TABRELAY_HOME=str(self.root), **extra)
+        env.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+        return env
+
+
+class AppProcess:
+    """``tabrelay serve`` (``gui=False``) or the tray app (``gui=True``, Qt offscreen)."""
+
+    def __init__(self, home: AppHome, *, gui: bool) -> None:
+        self.home = home
+        self.gui = gui
+        self.process: subprocess.Popen[bytes] | None = None
+        self.spawned_at = 0.0
+        self.log_path = home.root / ("gui.log" if gui else "serve.log")
+
+    @property
+    def label(self) -> str:
+        return "tray app (qasync)" if self.gui else "tabrelay serve"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def spawn(self) -> None:
+        if not TABRELAY.exists():
+            raise RigError(f"{TABRELAY} is missing: install the package (make bench does)")
+        argv = [str(TABRELAY)] if self.gui else [str(TABRELAY), "serve"]
+        extra = {"QT_QPA_PLATFORM": "offscreen"} if self.gui else {}
+        with self.log_path.open("ab") as log:
+            self.spawned_at = time.perf_counter()
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.home.env(**extra),
+                start_new_session=True,
+            )
+
+    async def wait_ready(self, *, timeout: float = 30.0) -> dict[str, float]:
+        """Seconds from spawn until the relay's /healthz answers 200 and until an MCP request
+        (initialize) is answered; polled every 5 ms."""
+        assert self.process is not None
+        relay_at = mcp_at = 0.0
+        deadline = time.perf_counter() + timeout
+        while not (relay_at and mcp_at):
+            if self.process.poll() is not None:
+                raise RigError(f"{self.label} exited early: {self.log_tail()}")
+            if time.perf_counter() > deadline:
+                raise RigError(f"{self.label} not ready within {timeout:g} s: {self.log_tail()}")
+            if not relay_at:
+                with contextlib.suppress(OSError):
+                    status, _ = await http_get(self.home.relay_port, "/healthz")
+                    if status == 200:
+                        relay_at = time.perf_counter()
+            if not mcp_at:
+                with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+                    async with RawMcp(self.home.mcp_port, self.home.token) as client:
+                        await client.initialize()
+                        mcp_at = time.perf_counter()
+            await asyncio.sleep(0.005)
+        return {"relay": relay_at - self.spawned_at, "mcp": mcp_at - self.spawned_at}
+
+    async def browsers(self) -> int:
+        status, body = await http_get(self.home.relay_port, "/healthz")
+        return int(json.loads(body)["browsers"]) if status == 200 else 0
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+    async def stop(self) -> None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(asyncio.to_thread(process.wait), 15)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await asyncio.to_thread(process.wait)
+
+
+@asynccontextmanager
+async def app_process(home: AppHome, *, gui: bool) -> AsyncIterator[AppProcess]:
+    app = AppProcess(home, gui=gui)
+    app.spawn()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+def require_chromium() -> str:
+    binary = chromium_path()
+    if binary is None:
+        raise RigError("Debian's Chromium is not installed (/usr/bin/chromium); make bench does")
+    return binary
+
+
+@asynccontextmanager
+async def extension_browser(relay_port: int) -> AsyncIterator[ExtensionBrowser]:
+    """Chromium with a fresh profile and the extension pointed at ``relay_port``."""
+    async with DefaultPortGuard():
+        browser = await ExtensionBrowser.launch(require_chromium())
+        try:
+            await browser.set_relay_port(relay_port)
+        except BaseException:
+            await browser.close()
+            raise
+    try:
+        yield browser
+    finally:
+        await browser.close()
+
+
+async def wait_for(condition: Any, *, timeout: float, message: str) -> Any:
+    return await wait_until(condition, timeout=timeout, interval=0.02, message=message)
