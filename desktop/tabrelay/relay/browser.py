@@ -71,6 +71,10 @@ class Browser:
         self.last_activity = self.connected_at
         self.attached_tabs: frozenset[int] = frozenset()
         self.tabs: dict[int, TabInfo] = {}
+        # Tab events are newer than any answer to a command sent before them: answers only
+        # update a tab's cached state if no event about it arrived since the command left.
+        self._events_seen = 0
+        self._last_event: dict[int, int] = {}
         self._channel = channel
         self._max_pending = max_pending
         self._on_change = on_change
@@ -198,6 +202,8 @@ class Browser:
         self._changed()
 
     def apply_tab_event(self, event: TabEvent) -> None:
+        self._events_seen += 1
+        self._last_event[event.tab.id] = self._events_seen
         if event.event == "removed":
             self.tabs.pop(event.tab.id, None)
             self.attached_tabs = self.attached_tabs - {event.tab.id}
@@ -216,13 +222,24 @@ class Browser:
     # --- typed relay methods (DESIGN §3) ---------------------------------------------------
 
     async def list_tabs(self) -> list[TabInfo]:
+        sent = self._events_seen
         raw = await self.send_command("tabs.list")
         if not isinstance(raw, list):
             raise CommandFailed(f"{self.name} answered tabs.list with something other than a list")
         tabs = [TabInfo.from_wire(item) for item in raw]
-        self.tabs = {tab.id: tab for tab in tabs}
+        listed = {tab.id for tab in tabs}
+        for tab_id in [t for t in self.tabs if t not in listed]:
+            if self._last_event.get(tab_id, 0) <= sent:  # not one created since
+                del self.tabs[tab_id]
+        for tab in tabs:
+            self._remember(tab, sent)
         self._changed()
         return tabs
+
+    def _remember(self, tab: TabInfo, sent: int) -> None:
+        """Cache ``tab`` from an answer unless an event about it is newer than the command."""
+        if self._last_event.get(tab.id, 0) <= sent:
+            self.tabs[tab.id] = tab
 
     async def get_tab(self, tab_id: int) -> TabInfo:
         """The tab as the browser sees it now (``tabs.get``, else from ``tabs.list``).
@@ -231,8 +248,9 @@ class Browser:
             CommandFailed: the tab does not exist (code ``no_tab``).
         """
         if self.supports("tabs.get"):
+            sent = self._events_seen
             tab = TabInfo.from_wire(await self.send_command("tabs.get", {"tabId": tab_id}))
-            self.tabs[tab.id] = tab
+            self._remember(tab, sent)
             return tab
         for tab in await self.list_tabs():
             if tab.id == tab_id:
@@ -243,8 +261,9 @@ class Browser:
         params: JsonObject = {"active": active}
         if url is not None:
             params["url"] = url
+        sent = self._events_seen
         tab = TabInfo.from_wire(await self.send_command("tabs.create", params))
-        self.tabs[tab.id] = tab
+        self._remember(tab, sent)
         return tab
 
     async def navigate(self, tab_id: int, url: str) -> TabInfo:
