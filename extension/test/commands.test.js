@@ -90,6 +90,14 @@ test("tabs.list leaves out browser pages", async () => {
   assert.deepEqual(tabs.map((t) => t.id), [1, 3]);
 });
 
+test("tabs.list marks the active tab of the window that last had focus", async () => {
+  const { run } = setup();
+  const tabs = /** @type {Array<{id: number, active: boolean, focused: boolean}>} */ (await run("tabs.list"));
+  const active = tabs.filter((t) => t.active);
+  assert.ok(active.length > 0);
+  assert.deepEqual(tabs.filter((t) => t.focused).map((t) => t.id), active.slice(0, 1).map((t) => t.id));
+});
+
 test("cdp.send attaches first, announces the attached tab, then sends", async () => {
   const { fake, run, statuses } = setup();
   fake.onCommand(async (method) => (method === "Runtime.evaluate" ? { result: { value: 2 } } : {}));

@@ -26,6 +26,8 @@ export function fakeChrome({ tabs = [] } = {}) {
   let commandHandler = async () => ({});
   let nextTabId = 1000;
   let nextGroupId = 1;
+  // The window that last had focus: the first tab's.
+  const focusedWindow = tabs[0]?.windowId ?? 1;
   /** @type {Map<number, {id: number, title: string, windowId: number}>} */
   const groups = new Map();
 
@@ -102,7 +104,12 @@ export function fakeChrome({ tabs = [] } = {}) {
     },
     tabs: {
       get: record("tabs.get", tab),
-      query: record("tabs.query", () => [...tabMap.values()].map((t) => ({ ...t }))),
+      query: record("tabs.query", (/** @type {{active?: boolean, lastFocusedWindow?: boolean}} */ filter = {}) =>
+        [...tabMap.values()]
+          .filter((t) => filter.active === undefined || t.active === filter.active)
+          .filter((t) => !filter.lastFocusedWindow || t.windowId === focusedWindow)
+          .map((t) => ({ ...t })),
+      ),
       create: record("tabs.create", (/** @type {{url: string, active: boolean}} */ props) => {
         const created = { id: nextTabId++, windowId: 1, url: props.url, title: "", active: props.active, groupId: -1 };
         tabMap.set(created.id, created);

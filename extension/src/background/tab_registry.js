@@ -40,6 +40,7 @@ const GROUP_COLOR = "orange";
  * @property {boolean} active
  * @property {boolean} attached
  * @property {boolean} shared
+ * @property {boolean} [focused] the active tab of the window that last had focus (tabs.list)
  * @property {number} groupId
  * @property {string} [favIconUrl]
  */
@@ -98,8 +99,13 @@ export class TabRegistry {
   async list() {
     /** @type {ChromeTab[]} */
     const tabs = await this.api.tabs.query({});
+    /** @type {ChromeTab[]} */
+    const focused = await this.api.tabs.query({ active: true, lastFocusedWindow: true });
+    const focusedId = focused[0]?.id;
     await this.#refreshGroups();
-    return tabs.filter((tab) => tab.id !== undefined && !isRestrictedTab(tab)).map((tab) => this.wire(tab));
+    return tabs
+      .filter((tab) => tab.id !== undefined && !isRestrictedTab(tab))
+      .map((tab) => ({ ...this.wire(tab), focused: tab.id === focusedId }));
   }
 
   /**
