@@ -399,3 +399,23 @@ async def test_clients_hear_when_the_tab_list_changes(app: RelayHarness, mode: s
                 async with asyncio.timeout(5):
                     event = await anext(aiter(events))
                 assert type(event).__name__ == "ResourcesListChanged"
+
+
+async def test_with_only_shared_tabs_in_scope_other_tabs_are_not_even_listed(
+    app: RelayHarness,
+) -> None:
+    extension = app.extensions[0]
+    extension.tabs[2]["shared"] = True  # the person shared tab 2 from the popup
+    await asyncio.to_thread(
+        app.core.settings_store.update, lambda s: setattr(s, "tab_scope", "shared")
+    )
+    token = await app.add_client()
+    async with mcp_client(app.base_mcp(), token) as client:
+        listed = await client.call_tool("browser_list_tabs", {})
+        hidden = await client.call_tool("browser_get_content", {"tab_id": 1})
+        opened = await client.call_tool("browser_new_tab", {"url": "https://agent.example/"})
+        again = await client.call_tool("browser_list_tabs", {})
+    assert [t["id"] for t in listed.structured_content["tabs"]] == [2]
+    assert hidden.is_error and "does not exist or is not shared" in text_of(hidden)
+    new_id = opened.structured_content["tab_id"]
+    assert [t["id"] for t in again.structured_content["tabs"]] == [2, new_id]
