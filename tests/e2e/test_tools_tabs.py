@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 
-from e2e.agent import Agent
+import pytest
+from mcp import Client, StdioServerParameters
+
+from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, free_port, wait_until
+from support.mcp import mcp_client
 
 pytestmark = E2E
 
@@ -113,3 +119,34 @@ async def test_idle_tabs_are_detached_again(
         await asyncio.to_thread(store.update, lambda s: setattr(s, "idle_detach_minutes", before))
     await agent.snapshot(tab)  # using it again attaches it again
     assert tab in relay.attached_tabs
+
+
+@pytest.mark.parametrize("transport", ["sse", "stdio"])
+async def test_the_tools_work_over_sse_and_the_stdio_bridge_too(
+    app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer, transport: str
+) -> None:
+    url = f"{pages.url('tools/widgets.html')}?via={transport}"
+    client_name = f"e2e-{transport}"
+    token = await app.harness.add_client(client_name)
+    if transport == "sse":
+        context = mcp_client(app.harness.base_mcp(), token, transport="sse")
+    else:
+        context = Client(
+            StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "tabrelay", "mcp-stdio", "--client", client_name],
+                env={**os.environ, "TABRELAY_HOME": str(app.paths.config_dir.parent)},
+            )
+        )
+    async with context as client:
+        agent = Agent(client)
+        tab = await agent.open(url)
+        snapshot = await agent.snapshot(tab)
+        await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Clicked 0 times"))
+        title = await agent.ok("browser_evaluate", tab_id=tab, expression="document.title")
+    page = await browser.attach_page(url)
+    assert await page.text_of("#counter") == "Clicked 1 times"
+    assert title == '"Widgets"'
+    assert app.harness.core.command_log is not None
+    clients = {r.client for r in app.harness.core.command_log.recent(4)}
+    assert clients == {client_name}
