@@ -17,6 +17,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import qasync
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
@@ -32,6 +34,12 @@ from tabrelay.system.logs import Redactor, setup_logging
 from tabrelay.ui.crash import CrashHandler
 from tabrelay.ui.icons import app_icon, app_icon_path
 from tabrelay.ui.single_instance import InstanceServer, instance_name
+
+if TYPE_CHECKING:
+    from tabrelay.core import Core
+    from tabrelay.ui.desktop import DesktopUi
+
+    Driver = Callable[[Core, DesktopUi], Awaitable[None]]
 
 logger = logging.getLogger(__name__)
 qt_logger = logging.getLogger("qt")
@@ -63,8 +71,12 @@ def _qt_message(kind: QtMsgType, context: QMessageLogContext, message: str) -> N
         os.execv(command[0], command)  # noqa: S606 - our own command, no shell
 
 
-def main(paths: Paths | None = None, *, verbose: bool = False) -> int:
-    """Run the tray app; the process exit code."""
+def main(paths: Paths | None = None, *, verbose: bool = False, driver: Driver | None = None) -> int:
+    """Run the tray app; the process exit code.
+
+    ``driver`` (``make screenshots``) runs once the app is up, with the core and the UI, and
+    the app quits when it returns; an exception it raises is raised here after a clean stop.
+    """
     global _ui_started
     started = time.monotonic()
     paths = paths or Paths.resolve()
@@ -88,7 +100,7 @@ def main(paths: Paths | None = None, *, verbose: bool = False) -> int:
         return 0
     crash = CrashHandler(log_file=paths.log_file)
     try:
-        result: int = qasync.run(_run(app, paths, redactor, instance, crash, started))
+        result: int = qasync.run(_run(app, paths, redactor, instance, crash, started, driver))
         return result
     finally:
         instance.close()
@@ -102,6 +114,7 @@ async def _run(
     instance: InstanceServer,
     crash: CrashHandler,
     started: float,
+    driver: Driver | None = None,
 ) -> int:
     # The core (and the MCP SDK under it) is slow to import: only after a second launch has
     # handed over to the first one.
@@ -151,6 +164,9 @@ async def _run(
     if not ui.has_tray or not core.settings.paired_extensions:
         ui.open_dashboard()  # first run, or nowhere else to find Tabrelay
     freeze_startup_objects()
+    driving = asyncio.ensure_future(driver(core, ui)) if driver is not None else None
+    if driving is not None:
+        driving.add_done_callback(lambda _done: quit_requested.set())
     logger.info(
         "Tabrelay ready in %.2f s (relay port %s, MCP port %s)",
         time.monotonic() - started,
@@ -160,8 +176,13 @@ async def _run(
     try:
         await quit_requested.wait()
     finally:
+        if driving is not None and not driving.done():
+            driving.cancel()
         await ui.close()
         await core.stop()
+    failure = driving.exception() if driving is not None and not driving.cancelled() else None
+    if failure is not None:
+        raise failure
     return 0
 
 

@@ -15,6 +15,10 @@ from support.mcp import mcp_client
 from tabrelay.config.settings import PolicyRule
 
 
+async def yes(title: str, question: str) -> bool:
+    return True
+
+
 async def test_the_tabs_page_lists_tabs_live_and_attaches_detaches_and_activates(
     desktop: DesktopFactory, qtbot: QtBot
 ) -> None:
@@ -176,7 +180,7 @@ async def test_the_clients_page_creates_a_client_shows_its_token_once_and_revoke
         assert page.model.rowCount() == 1
         assert page.model.data(page.model.index(0, 1)) == "not connected"
         page.view.selectRow(0)
-        page._confirm = lambda title, question: "Revoke" in title
+        page._confirm = yes
         await within(page.revoke_selected())  # type: ignore[arg-type]
         await until(lambda: "my-agent" not in desk.harness.core.client_tokens())
         page.refresh()
@@ -198,12 +202,17 @@ async def test_connecting_a_client_merges_into_its_config_after_asking_and_backs
         assert dialog.merge_button.text() == "Add to mcp.json…"
 
         questions: list[str] = []
-        dialog._confirm = lambda title, question: questions.append(question) or False
-        assert dialog.merge() is None  # the person said no: nothing changes
-        assert json.loads(config.read_text()) == others
+
+        async def no(title: str, question: str) -> bool:
+            questions.append(question)
+            return False
+
+        dialog._confirm = no
+        await within(dialog.merge())  # type: ignore[arg-type]
+        assert json.loads(config.read_text()) == others  # the person said no: nothing changes
         assert "copied next to it first" in questions[0]
 
-        dialog._confirm = lambda title, question: True
+        dialog._confirm = yes
         await within(dialog.merge())  # type: ignore[arg-type]
         merged = json.loads(config.read_text())
         assert merged["mcpServers"]["docs"] == others["mcpServers"]["docs"]
@@ -236,15 +245,20 @@ async def test_the_approvals_page_lists_waiting_requests_and_edits_rules(
     async with desktop() as desk:
         page = desk.ui.dashboard.approvals_page
         new = PolicyRule(tool="browser_navigate", decision="allow", site="https://example.com")
-        page._edit_rule = lambda rule: new
-        await within(page.add_rule())  # type: ignore[arg-type]
+
+        async def add(rule: PolicyRule | None) -> PolicyRule | None:
+            return new
+
+        async def deny(rule: PolicyRule | None) -> PolicyRule | None:
+            return rule.model_copy(update={"decision": "deny"}) if rule else None
+
+        page._edit_rule = add
+        await within(page.add_rule())
         assert desk.harness.core.settings.policy_rules[0].site == "https://example.com"
         assert page.rules_model.rowCount() == 1
 
         page.rules_view.selectRow(0)
-        page._edit_rule = lambda rule: (
-            rule.model_copy(update={"decision": "deny"}) if rule else None
-        )
+        page._edit_rule = deny
         await within(page.edit_selected())  # type: ignore[arg-type]
         settings = await asyncio.to_thread(desk.harness.core.settings_store.load)
         assert [r.decision for r in settings.policy_rules] == ["deny"]

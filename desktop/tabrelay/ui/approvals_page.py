@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -39,6 +39,7 @@ from tabrelay.core import Core
 from tabrelay.errors import SettingsError
 from tabrelay.tools.catalog import BY_NAME
 from tabrelay.ui.bridge import CoreBridge
+from tabrelay.ui.prompts import finished
 from tabrelay.ui.table_model import ModelIndex, RowsModel
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import one_line
@@ -278,7 +279,7 @@ class RuleDialog(QDialog):
         )
 
 
-RuleEditor = Callable[[PolicyRule | None], PolicyRule | None]
+RuleEditor = Callable[[PolicyRule | None], Awaitable[PolicyRule | None]]
 
 
 class ApprovalsPage(QWidget):
@@ -381,27 +382,27 @@ class ApprovalsPage(QWidget):
         self.edit_button.setEnabled(row is not None and row.scope == "saved")
         self.remove_button.setEnabled(row is not None)
 
-    def _rule_dialog(self, rule: PolicyRule | None) -> PolicyRule | None:
+    async def _rule_dialog(self, rule: PolicyRule | None) -> PolicyRule | None:
         dialog = RuleDialog(
             clients=[c.name for c in self.core.settings.clients], rule=rule, parent=self
         )
-        return dialog.rule() if dialog.exec() == QDialog.DialogCode.Accepted else None
+        accepted = await finished(dialog) == QDialog.DialogCode.Accepted.value
+        return dialog.rule() if accepted else None
 
     # --- changes ----------------------------------------------------------------------------
 
-    def _save(self, change: Callable[[Settings], None]) -> asyncio.Task[None]:
-        async def run() -> None:
-            await asyncio.to_thread(self.core.settings_store.update, change)
-            self.refresh()
-
-        return self.tasks.start(run())
+    async def _save(self, change: Callable[[Settings], None]) -> None:
+        await asyncio.to_thread(self.core.settings_store.update, change)
+        self.refresh()
 
     @Slot()
-    def add_rule(self) -> asyncio.Task[None] | None:
-        rule = self._edit_rule(None)
-        if rule is None:
-            return None
-        return self._save(lambda settings: settings.policy_rules.append(rule))
+    def add_rule(self) -> asyncio.Task[None]:
+        async def run() -> None:
+            rule = await self._edit_rule(None)
+            if rule is not None:
+                await self._save(lambda settings: settings.policy_rules.append(rule))
+
+        return self.tasks.start(run())
 
     @Slot()
     def edit_selected(self) -> asyncio.Task[None] | None:
@@ -409,17 +410,21 @@ class ApprovalsPage(QWidget):
         if row is None or row.scope != "saved":
             return None
         old = row.rule
-        new = self._edit_rule(old)
-        if new is None:
-            return None
 
-        def replace(settings: Settings) -> None:
-            rules = settings.policy_rules
-            if old not in rules:
-                raise SettingsError("the rule was changed elsewhere meanwhile; look again")
-            rules[rules.index(old)] = new
+        async def run() -> None:
+            new = await self._edit_rule(old)
+            if new is None:
+                return
 
-        return self._save(replace)
+            def replace(settings: Settings) -> None:
+                rules = settings.policy_rules
+                if old not in rules:
+                    raise SettingsError("the rule was changed elsewhere meanwhile; look again")
+                rules[rules.index(old)] = new
+
+            await self._save(replace)
+
+        return self.tasks.start(run())
 
     @Slot()
     def remove_selected(self) -> asyncio.Task[None] | None:
@@ -436,4 +441,4 @@ class ApprovalsPage(QWidget):
         def remove(settings: Settings) -> None:
             settings.policy_rules = [r for r in settings.policy_rules if r != rule]
 
-        return self._save(remove)
+        return self.tasks.start(self._save(remove))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMessageBox,
     QPushButton,
     QTableView,
     QVBoxLayout,
@@ -29,11 +28,12 @@ from PySide6.QtWidgets import (
 from tabrelay.core import Core
 from tabrelay.endpoint.auth import ClientActivity
 from tabrelay.ui.bridge import CoreBridge
+from tabrelay.ui.prompts import ask
 from tabrelay.ui.table_model import ModelIndex, RowsModel
 from tabrelay.ui.tabs_page import relative_time
 from tabrelay.ui.tasks import BackgroundTasks
 
-Confirm = Callable[[str, str], bool]
+Confirm = Callable[[str, str], Awaitable[bool]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,15 +163,8 @@ class ClientsPage(QWidget):
     def _selection_changed(self) -> None:
         self.revoke_button.setEnabled(self.selected() is not None)
 
-    def _ask(self, title: str, question: str) -> bool:
-        answer = QMessageBox.question(
-            self,
-            title,
-            question,
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
-        )
-        return answer == QMessageBox.StandardButton.Yes
+    async def _ask(self, title: str, question: str) -> bool:
+        return await ask(self, title, question)
 
     @Slot()
     def revoke_selected(self) -> asyncio.Task[None] | None:
@@ -182,10 +175,10 @@ class ClientsPage(QWidget):
             f"Revoke “{row.name}”? Its token stops working at once, its approval rules are "
             "removed, and the app using it loses access until you connect it again."
         )
-        if not self._confirm("Revoke MCP client", question):
-            return None
 
         async def run() -> None:
+            if not await self._confirm("Revoke MCP client", question):
+                return
             await asyncio.to_thread(self.core.clients.revoke, row.name)
             self.refresh()
 

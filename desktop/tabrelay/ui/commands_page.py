@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,6 @@ from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -38,6 +37,7 @@ from tabrelay.core import Core
 from tabrelay.errors import ConfigError
 from tabrelay.store.commandlog import CommandEntry, CommandLog
 from tabrelay.ui.bridge import CoreBridge
+from tabrelay.ui.prompts import save_file_name
 from tabrelay.ui.table_model import ModelIndex, RowsModel
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import arguments_text, one_line
@@ -117,7 +117,9 @@ class CommandsModel(RowsModel[CommandEntry]):
     @staticmethod
     def _display(entry: CommandEntry, column: str) -> str:
         if column == "Time":
-            return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.time))
+            when = time.localtime(entry.time)
+            today = time.localtime()[:3] == when[:3]
+            return time.strftime("%H:%M:%S" if today else "%Y-%m-%d %H:%M", when)
         if column == "Client":
             return one_line(entry.client, 40)
         if column == "Tool":
@@ -128,7 +130,9 @@ class CommandsModel(RowsModel[CommandEntry]):
         if column == "Arguments":
             return one_line(entry.arguments, 120)
         if column == "Decision":
-            return one_line(entry.decision, 60)
+            if entry.status == "denied" and entry.error and entry.decision == "not reached":
+                return one_line(entry.error, 80)  # why it was denied says more
+            return one_line(entry.decision, 80)
         if column == "Status":
             return entry.status
         if column == "Duration":
@@ -153,7 +157,7 @@ class CommandsPage(QWidget):
         bridge: CoreBridge,
         tasks: BackgroundTasks,
         *,
-        save_path: Callable[[str], str | None] | None = None,
+        save_path: Callable[[str], Awaitable[str | None]] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -184,10 +188,13 @@ class CommandsPage(QWidget):
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(False)
-        widths = (140, 100, 150, 170, 260, 200, 70, 80, 70)
+        header.setSectionResizeMode(
+            CommandsModel.COLUMNS.index("Arguments"), QHeaderView.ResizeMode.Stretch
+        )
+        widths = (80, 110, 160, 160, 0, 230, 70, 80, 70)
         for column, width in enumerate(widths):
-            self.view.setColumnWidth(column, width)
+            if width:
+                self.view.setColumnWidth(column, width)
 
         self.detail = QPlainTextEdit(self)
         self.detail.setReadOnly(True)
@@ -198,6 +205,7 @@ class CommandsPage(QWidget):
         splitter.addWidget(self.detail)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)
+        splitter.setSizes([420, 160])
 
         self.status = QLabel(self)
         layout = QVBoxLayout(self)
@@ -259,24 +267,26 @@ class CommandsPage(QWidget):
 
     # --- export -----------------------------------------------------------------------------
 
-    def _ask_save_path(self, suggested: str) -> str | None:
-        path, _filter = QFileDialog.getSaveFileName(
-            self,
-            "Export the command log",
-            suggested,
-            "JSON lines (*.jsonl);;CSV (*.csv)",
-        )
-        return path or None
+    async def _ask_save_path(self, suggested: str) -> str | None:
+        filters = ["JSON lines (*.jsonl)", "CSV (*.csv)"]
+        return await save_file_name(self, "Export the command log", suggested, filters)
 
     @Slot()
-    def _export_clicked(self) -> None:
+    def _export_clicked(self) -> asyncio.Task[None]:
         suggested = str(Path.home() / f"tabrelay-commands-{time.strftime('%Y%m%d')}.jsonl")
-        path = self._save_path(suggested)
-        if path:
-            self.export(Path(path))
+
+        async def run() -> None:
+            path = await self._save_path(suggested)
+            if path:
+                await self._export(Path(path))
+
+        return self.tasks.start(run())
 
     def export(self, path: Path) -> asyncio.Task[None]:
         """Write the whole log to ``path``: CSV for a ``.csv`` name, else JSON lines."""
+        return self.tasks.start(self._export(path))
+
+    async def _export(self, path: Path) -> None:
         fmt = "csv" if path.suffix.lower() == ".csv" else "jsonl"
 
         def write() -> None:
@@ -287,9 +297,6 @@ class CommandsPage(QWidget):
             except OSError as exc:
                 raise ConfigError(f"could not write {path}: {exc}", title="Export failed") from None
 
-        async def run() -> None:
-            await asyncio.to_thread(write)
-            self.exported = path
-            self.status.setText(f"Exported the command log to {path}")
-
-        return self.tasks.start(run())
+        await asyncio.to_thread(write)
+        self.exported = path
+        self.status.setText(f"Exported the command log to {path}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication
@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -42,10 +41,11 @@ from tabrelay.system.clients import (
     merge_into_config,
 )
 from tabrelay.system.launcher import tabrelay_command
+from tabrelay.ui.prompts import ask
 from tabrelay.ui.tasks import BackgroundTasks
 
 OTHER = "other"
-Confirm = Callable[[str, str], bool]
+Confirm = Callable[[str, str], Awaitable[bool]]
 
 
 def endpoint_url(core: Core) -> str:
@@ -279,18 +279,12 @@ class ConnectClientDialog(QDialog):
         QGuiApplication.clipboard().setText(self.snippet.toPlainText())
         self.result_label.setText("Copied to the clipboard.")
 
-    def _ask(self, title: str, question: str) -> bool:
-        answer = QMessageBox.question(
-            self,
-            title,
-            question,
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
-        )
-        return answer == QMessageBox.StandardButton.Yes
+    async def _ask(self, title: str, question: str) -> bool:
+        return await ask(self, title, question)
 
     @Slot()
     def merge(self) -> asyncio.Task[None] | None:
+        """Ask, then add Tabrelay to the chosen client's config file."""
         kind = self.kind()
         path = kind.config_path() if kind else None
         if kind is None or path is None:
@@ -306,8 +300,6 @@ class ConnectClientDialog(QDialog):
             )
             + f"\n\nRestart {kind.label} afterwards so it loads the change."
         )
-        if not self._confirm(f"Add Tabrelay to {kind.label}", question):
-            return None
         endpoint = self.endpoint()
 
         def write() -> MergeResult:
@@ -317,6 +309,8 @@ class ConnectClientDialog(QDialog):
                 raise ConfigError(f"could not write {path}: {exc}") from None
 
         async def run() -> None:
+            if not await self._confirm(f"Add Tabrelay to {kind.label}", question):
+                return
             result = await asyncio.to_thread(write)
             if not result.changed:
                 text = f"{result.path} already has this Tabrelay entry; nothing changed."

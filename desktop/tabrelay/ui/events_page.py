@@ -237,7 +237,7 @@ class EventsPage(QWidget):
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in enumerate((100, 130, 60, 260)):
+        for column, width in enumerate((100, 130, 95, 260)):
             self.view.setColumnWidth(column, width)
 
         self.detail = QPlainTextEdit(self)

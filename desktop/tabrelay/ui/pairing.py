@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from tabrelay.core import Core
 from tabrelay.ui.icons import app_icon
+from tabrelay.ui.prompts import ask
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import visible
 
@@ -261,17 +261,11 @@ class PairBrowserDialog(QDialog):
         extension_id = item.data(Qt.ItemDataRole.UserRole) if item else None
         if not extension_id:
             return None
-        answer = QMessageBox.question(
-            self,
-            "Unpair extension",
-            f"Unpair {extension_id}? It disconnects at once and has to ask again to pair.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
-        )
-        if answer != QMessageBox.StandardButton.Yes:
-            return None
+        question = f"Unpair {extension_id}? It disconnects at once and has to ask again to pair."
 
         async def run() -> None:
+            if not await ask(self, "Unpair extension", question):
+                return
             await asyncio.to_thread(self.core.pairing.revoke, extension_id)
             with contextlib.suppress(RuntimeError):  # the dialog may be closed by now
                 self.refresh()
