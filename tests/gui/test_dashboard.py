@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from gui.conftest import DesktopFactory, expect, settled, until, within
@@ -231,6 +232,10 @@ async def test_connecting_a_client_merges_into_its_config_after_asking_and_backs
         await settled(dialog.merge())
         assert dialog.result_label.text().startswith("Not changed:")
         assert config.read_text() == "{ not json"
+
+        dialog.copy_button.click()
+        assert QGuiApplication.clipboard().text() == dialog.snippet.toPlainText()
+        assert dialog.result_label.text() == "Copied to the clipboard."
 
         dialog.kind_box.setCurrentIndex(dialog.kind_box.findData("claude-desktop"))
         assert token not in dialog.snippet.toPlainText()  # stdio: the keychain keeps it

@@ -185,6 +185,7 @@ class RuleDialog(QDialog):
         for label, hours in EXPIRY_CHOICES:
             self.expiry_box.addItem(label, hours)
         self.error = QLabel(self)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #B3261E;")
         self.warning = QLabel(self)

@@ -208,6 +208,7 @@ class CommandsPage(QWidget):
         splitter.setSizes([420, 160])
 
         self.status = QLabel(self)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # it repeats the search text
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(splitter, 1)

@@ -97,6 +97,7 @@ class DashboardWindow(QMainWindow):
         paused_layout.addWidget(paused_text, 1)
         paused_layout.addWidget(resume)
         self.warning_banner = QLabel(self)
+        self.warning_banner.setTextFormat(Qt.TextFormat.PlainText)  # file paths, error texts
         self.warning_banner.setWordWrap(True)
         self.warning_banner.setStyleSheet(BANNER_STYLE["warning"])
         self.warning_banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -210,6 +210,7 @@ class PairBrowserDialog(QDialog):
             "paste it only into the Tabrelay extension's options."
         )
         self.status = QLabel(self)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.status.setWordWrap(True)
         row = QHBoxLayout()
         row.addWidget(self.revoke_button)

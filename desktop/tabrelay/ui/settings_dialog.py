@@ -137,6 +137,7 @@ class SettingsDialog(QDialog):
         settings = core.settings
 
         self.problems = QLabel(self)
+        self.problems.setTextFormat(Qt.TextFormat.PlainText)
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet(
             "background: #FDECEA; color: #5F2120; padding: 8px; border-radius: 4px;"
@@ -222,6 +223,7 @@ class SettingsDialog(QDialog):
         tabs.addTab(advanced, "Advanced")
 
         self.error = QLabel(self)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setWordWrap(True)
         self.error.setStyleSheet("color: #B3261E;")
         self.error.hide()

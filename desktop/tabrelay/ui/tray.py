@@ -76,6 +76,7 @@ class TrayController(QObject):
         self._pairing_pending = pairing_pending
         self._clock = clock
         self.current_state: TrayState | None = None
+        self._status: QAction | None = None
         self.menu = QMenu()
         self.menu.setObjectName("trayMenu")
         self.menu.aboutToShow.connect(self.rebuild)
@@ -118,7 +119,10 @@ class TrayController(QObject):
         if state is not self.current_state:
             self.current_state = state
             self.icon.setIcon(tray_icon(state))
-        self.icon.setToolTip(f"Tabrelay — {status_line(self.core)}\n{STATE_TEXT[state]}")
+        line = status_line(self.core)
+        self.icon.setToolTip(f"Tabrelay — {line}\n{STATE_TEXT[state]}")
+        if self._status is not None and self.menu.isVisible():
+            self._status.setText(line)  # live while the menu is open
 
     # --- the menu ---------------------------------------------------------------------------
 
@@ -127,7 +131,7 @@ class TrayController(QObject):
         """Fill the menu from the current state (connected to ``aboutToShow``)."""
         menu = self.menu
         menu.clear()
-        status = menu.addAction(status_line(self.core))
+        status = self._status = menu.addAction(status_line(self.core))
         status.setObjectName("status")
         status.setEnabled(False)
         waiting = len(self.core.gate.pending)
