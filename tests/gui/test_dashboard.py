@@ -179,7 +179,7 @@ async def test_the_clients_page_creates_a_client_shows_its_token_once_and_revoke
 
         page.refresh()
         assert page.model.rowCount() == 1
-        assert page.model.data(page.model.index(0, 1)) == "not connected"
+        assert page.model.data(page.model.index(0, 1)) == "not used yet"
         page.view.selectRow(0)
         page._confirm = yes
         await within(page.revoke_selected())  # type: ignore[arg-type]

@@ -120,10 +120,13 @@ def test_the_clients_model(qtmodeltester: ModelTester) -> None:
     qtmodeltester.check(model)
     model.set_rows([ClientRow("cursor", 100.0, 990.0, 2), ClientRow("claude", 100.0, 0.0, 0)])
     qtmodeltester.check(model)
-    assert model.data(model.index(0, 1)) == "connected (2 open requests)"
+    assert model.data(model.index(0, 1)) == "connected · 2 open requests"
     assert model.data(model.index(0, 2)) == "10 s ago"
-    assert model.data(model.index(1, 1)) == "not connected"
+    assert model.data(model.index(1, 1)) == "not used yet"
     assert model.data(model.index(1, 2)) == "—"
+    model.set_rows([ClientRow("cursor", 100.0, 990.0, 0), ClientRow("claude", 100.0, 1.0, 0)])
+    assert model.data(model.index(0, 1)) == "active"
+    assert model.data(model.index(1, 1)) == "idle"
 
 
 def test_the_rules_and_pending_models(qtmodeltester: ModelTester) -> None:

@@ -34,6 +34,7 @@ from tabrelay.ui.tabs_page import relative_time
 from tabrelay.ui.tasks import BackgroundTasks
 
 Confirm = Callable[[str, str], Awaitable[bool]]
+ACTIVE_WINDOW = 600.0  # seconds since the last request in which a client counts as active
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +44,14 @@ class ClientRow:
     last_seen: float
     open_requests: int
 
-    @property
-    def connected(self) -> bool:
-        return self.open_requests > 0
+    def session(self, now: float) -> str:
+        """What the person needs to know: is this client using Tabrelay right now?"""
+        if self.open_requests > 0:
+            count = self.open_requests
+            return f"connected · {count} open request{'s' if count != 1 else ''}"
+        if not self.last_seen:
+            return "not used yet"
+        return "active" if now - self.last_seen < ACTIVE_WINDOW else "idle"
 
 
 def client_rows(core: Core) -> list[ClientRow]:
@@ -83,10 +89,7 @@ class ClientsModel(RowsModel[ClientRow]):
         if column == "Client":
             return row.name
         if column == "Session":
-            if row.connected:
-                streams = row.open_requests
-                return f"connected ({streams} open request{'s' if streams != 1 else ''})"
-            return "not connected"
+            return row.session(self._clock())
         if column == "Last request":
             return relative_time(row.last_seen or None, self._clock())
         return time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created_at))

@@ -133,7 +133,7 @@ class SettingsDialog(QDialog):
         self.tasks = tasks
         self.autostart = autostart
         self.setWindowTitle("Settings — Tabrelay")
-        self.setMinimumWidth(600)
+        self.setMinimumWidth(640)
         settings = core.settings
 
         self.problems = QLabel(self)
@@ -168,8 +168,10 @@ class SettingsDialog(QDialog):
         self.screenshot_width = self._spin(100, 8000, settings.screenshot_max_width, " px")
         form.addRow("Screenshots at most:", self.screenshot_width)
         self.scope_all = QRadioButton("All tabs (each action still needs your approval)", general)
-        self.scope_shared = QRadioButton(
-            "Only tabs I share (the “Tabrelay” tab group) and tabs agents open", general
+        self.scope_shared = QRadioButton("Only tabs I share, and tabs agents open", general)
+        self.scope_shared.setToolTip(
+            "Shared tabs are those in the “Tabrelay” tab group or attached from the extension's "
+            "popup; agents do not even see the others."
         )
         (self.scope_shared if settings.tab_scope == "shared" else self.scope_all).setChecked(True)
         form.addRow("Agents may see:", self.scope_all)

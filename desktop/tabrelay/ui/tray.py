@@ -22,7 +22,7 @@ from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.icons import STATE_TEXT, TrayState, tray_icon
 
 WORKING_AFTER = 2.0  # seconds the icon keeps "working" after the last command finished
-ACTIVE_CLIENT = 600.0  # a client seen in the last ten minutes counts as connected
+ACTIVE_CLIENT = 600.0  # a client seen in the last ten minutes counts (as on the Clients page)
 
 
 class TrayActions(Protocol):
