@@ -117,7 +117,8 @@ def test_without_a_display_tabrelay_runs_headless_and_says_so(app_home: Paths) -
 
 def test_when_qt_cannot_start_tabrelay_runs_headless_and_says_so(app_home: Paths) -> None:
     # An X display that does not exist: Qt's xcb plugin fails and Qt would abort.
-    process = launch(app_home, QT_QPA_PLATFORM="xcb", DISPLAY=":97", WAYLAND_DISPLAY=None)
+    assert not Path("/tmp/.X11-unix/X31999").exists()
+    process = launch(app_home, QT_QPA_PLATFORM="xcb", DISPLAY=":31999", WAYLAND_DISPLAY=None)
     try:
         wait_running(app_home, process)
     finally:
