@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from support.net import taken_port
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.store.commandlog import CommandEntry, CommandLog
@@ -105,7 +105,7 @@ def test_doctor_reports_each_check_and_how_to_fix_it(home: Paths) -> None:
 
 
 def test_doctor_fails_when_the_relay_port_is_taken(home: Paths) -> None:
-    with _taken_port() as port:
+    with taken_port() as port:
         SettingsStore(home.settings_file).update(lambda s: setattr(s, "relay_port", port))
         result = run(home, "doctor")
     assert result.returncode == 1
@@ -165,7 +165,7 @@ def test_serve_listens_only_on_loopback(served: tuple[subprocess.Popen[str], int
 
 
 def test_serve_with_the_port_taken_exits_1_with_one_line(home: Paths) -> None:
-    with _taken_port() as port:
+    with taken_port() as port:
         result = run(home, "serve", "--relay-port", str(port))
     assert result.returncode == 1
     lines = [line for line in result.stderr.splitlines() if line.startswith("tabrelay:")]
@@ -190,17 +190,6 @@ def test_serve_refuses_a_non_loopback_host(home: Paths) -> None:
 def _free_ports(settings: Settings) -> None:
     settings.relay_port = 0
     settings.mcp_port = 0
-
-
-class _taken_port:
-    def __enter__(self) -> int:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        return int(self.sock.getsockname()[1])
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
 
 
 # --- clients, policy, log -------------------------------------------------------------------

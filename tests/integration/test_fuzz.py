@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.fake_extension import EXTENSION_ID
-from support.harness import RelayHarness
+from support.harness import RelayHarness, ScriptedApprover
 from support.http import raw_request
 from support.mcp import mcp_client, text_of
+from support.net import json_values
 from support.threaded import CoreThread
 from tabrelay.config.settings import PolicyRule
 from tabrelay.tools.catalog import TOOLS
@@ -48,7 +49,9 @@ async def _prepare(relay: RelayHarness) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def core(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CoreThread]:
-    with CoreThread(tmp_path_factory.mktemp("fuzz"), ready=_prepare) as runner:
+    # The person denies every pairing request the fuzzer's strange extensions raise.
+    refuse = ScriptedApprover(answer=False)
+    with CoreThread(tmp_path_factory.mktemp("fuzz"), ready=_prepare, approver=refuse) as runner:
         yield runner
 
 
@@ -123,22 +126,6 @@ def test_only_the_paired_extension_ever_receives_the_token(
     assert leaked == exact, (response.status, headers)
     if not exact:
         assert "access-control-allow-origin" not in response.headers
-
-
-scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**40), 2**40)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=30)
-)
-json_values = st.recursive(
-    scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 
 
 @st.composite

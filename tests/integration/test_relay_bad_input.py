@@ -19,6 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 from support.fake_extension import FakeExtension
 from support.harness import RelayHarness, running_core
+from support.net import json_scalars, json_values
 from support.threaded import CoreThread
 from tabrelay.config.paths import Paths
 from tabrelay.protocol.constants import MAX_FRAME_AFTER_AUTH, MAX_FRAME_BEFORE_AUTH, CloseCode
@@ -173,20 +174,6 @@ def relay_thread(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CoreThrea
         yield runner
 
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=20)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
-    ),
-    max_leaves=15,
-)
 shaped = st.fixed_dictionaries(
     {},
     optional={

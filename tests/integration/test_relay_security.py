@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ from websockets.exceptions import InvalidStatus
 from support.fake_extension import EXTENSION_ID, OTHER_EXTENSION_ID, AppNotVerified, FakeExtension
 from support.harness import RelayHarness, ScriptedApprover, running_core
 from support.http import raw_request
+from support.net import taken_port
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.errors import StartupError
@@ -370,7 +370,7 @@ async def test_configured_non_loopback_host_stops_startup(home: Paths) -> None:
 
 
 async def test_taken_port_is_a_clear_error_and_nothing_half_starts(home: Paths) -> None:
-    with _listening_socket() as port, pytest.raises(StartupError, match=f"127.0.0.1:{port}"):
+    with taken_port() as port, pytest.raises(StartupError, match=f"127.0.0.1:{port}"):
         async with running_core(home, relay_port=port, write_instance_file=True):
             pass
     assert not home.instance_file.exists()
@@ -419,14 +419,3 @@ async def _cli(paths: Paths, *args: str) -> None:
     )
     _, err = await process.communicate()
     assert process.returncode == 0, err.decode()
-
-
-class _listening_socket:
-    def __enter__(self) -> int:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        return int(self.sock.getsockname()[1])
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()

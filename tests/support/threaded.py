@@ -21,8 +21,13 @@ T = TypeVar("T")
 
 class CoreThread:
     def __init__(
-        self, home: Path, *, ready: Callable[[RelayHarness], Awaitable[Any]] | None = None
+        self,
+        home: Path,
+        *,
+        ready: Callable[[RelayHarness], Awaitable[Any]] | None = None,
+        **core_options: Any,
     ) -> None:
+        self._core_options = core_options
         self.loop = asyncio.new_event_loop()
         self.started: Future[RelayHarness] = Future()
         self._ready = ready
@@ -34,7 +39,8 @@ class CoreThread:
     async def _main(self) -> None:
         self._stop = asyncio.Event()
         try:
-            async with running_core(Paths.resolve({"TABRELAY_HOME": str(self.home)})) as relay:
+            paths = Paths.resolve({"TABRELAY_HOME": str(self.home)})
+            async with running_core(paths, **self._core_options) as relay:
                 if self._ready is not None:
                     self.extra = await self._ready(relay)
                 self.started.set_result(relay)
