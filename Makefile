@@ -90,3 +90,10 @@ $(TEST_STAMP): pyproject.toml | python-venv
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+
+# PNGs of the tray app for the README (docs/screenshots/): the real app under Xvfb with openbox,
+# trayer as the system tray, real Chromium with the extension, and a scripted MCP client.
+.PHONY: screenshots
+screenshots: system-test $(TEST_STAMP)
+	$(call apt_ensure,$(APT_SCREENSHOTS))
+	dbus-run-session -- $(BIN)/python tests/gui/screenshots.py

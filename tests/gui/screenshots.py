@@ -39,9 +39,10 @@ def log(message: str) -> None:
 
 def free_display() -> int:
     for number in range(90, 200):
-        if not Path(f"/tmp/.X{number}-lock").exists() and not Path(
-            f"/tmp/.X11-unix/X{number}"
-        ).exists():
+        if (
+            not Path(f"/tmp/.X{number}-lock").exists()
+            and not Path(f"/tmp/.X11-unix/X{number}").exists()
+        ):
             return number
     raise RuntimeError("no free X display number")
 
@@ -103,17 +104,22 @@ def unlock_keyring(env: dict[str, str]) -> None:
             os.environ[key] = value
 
 
-async def capture(display: str, name: str, rect: tuple[int, int, int, int]) -> Path:
-    """Save the screen region ``(x, y, width, height)`` as docs/screenshots/NAME.png."""
-    from PySide6.QtWidgets import QApplication
-
-    for _ in range(5):  # let Qt paint and the window manager settle
-        QApplication.processEvents()
-        await asyncio.sleep(0.15)
+async def capture(
+    display: str, name: str, *, window: Any = None, rect: tuple[int, int, int, int] | None = None
+) -> Path:
+    """Save a window (with its frame) or a screen region as docs/screenshots/NAME.png."""
+    # Let Qt paint and the window manager settle. Never processEvents() here: under qasync
+    # that would step other asyncio tasks from inside this one.
+    await asyncio.sleep(0.8)
+    target = OUT / f"{name}.png"
+    if window is not None:
+        # The frame as the window manager drew it (title bar included), read once it settled.
+        geometry = window.frameGeometry()
+        rect = (geometry.x(), geometry.y(), geometry.width(), geometry.height())
+    assert rect is not None
     x, y, width, height = rect
     x, y = max(0, x), max(0, y)
     width, height = min(width, SCREEN[0] - x), min(height, SCREEN[1] - y)
-    target = OUT / f"{name}.png"
     xwd = await asyncio.create_subprocess_exec(
         "xwd", "-root", "-silent", "-display", display, stdout=subprocess.PIPE
     )
@@ -131,18 +137,8 @@ async def capture(display: str, name: str, rect: tuple[int, int, int, int]) -> P
     await convert.communicate(raw)
     if convert.returncode != 0 or not target.is_file():
         raise RuntimeError(f"could not save {target}")
-    log(f"saved {target.relative_to(REPO)} ({width}x{height})")
+    log(f"saved {target.relative_to(REPO)}")
     return target
-
-
-def frame(widget: Any, margin: int = 0) -> tuple[int, int, int, int]:
-    geometry = widget.frameGeometry()
-    return (
-        geometry.x() - margin,
-        geometry.y() - margin,
-        geometry.width() + 2 * margin,
-        geometry.height() + 2 * margin,
-    )
 
 
 async def until(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
@@ -169,6 +165,7 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
         from support.mcp import mcp_client
 
         await until(lambda: ui.tray.icon.geometry().width() > 0, "the tray icon shows")
+        ui.notifier.tray = None  # keep notification balloons out of the pictures
         dashboard = ui.dashboard
         dashboard.hide()
 
@@ -179,24 +176,24 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
             browser = await ExtensionBrowser.launch(binary)
         try:
             shown: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            ui.pairing_approver.dialog_shown.connect(
-                lambda d: shown.done() or shown.set_result(d)
-            )
+            ui.pairing_approver.dialog_shown.connect(lambda d: shown.done() or shown.set_result(d))
             await browser.set_relay_port(core.relay.port)
             pairing = await asyncio.wait_for(shown, 30)
             pairing.move(470, 300)
             await until(lambda: pairing.allow_button.isEnabled(), "Allow wakes up")
-            await capture(display, "pairing-dialog", frame(pairing, 12))
+            await capture(display, "pairing-dialog", window=pairing)
             pairing.allow_button.click()
             extension = await until(lambda: core.registry.all(), "the extension connects", 40)
             relay_browser = extension[0]
 
             index = await browser.open_page(pages.url("index.html"))
-            await browser.open_page(pages.url("second.html"))
             extra = REPO / "tests" / "e2e" / "pages" / "tools"
             for page_name in ("article.html", "form.html"):
                 if (extra / page_name).is_file():
                     await browser.open_page(pages.url(f"tools/{page_name}"))
+            for target in await browser.page_targets():
+                if target["url"] == "about:blank":  # the window's first, empty tab
+                    await browser.cdp.send("Target.closeTarget", {"targetId": target["targetId"]})
             await relay_browser.list_tabs()
             index_tab = await browser.tab_id_of(pages.url("index.html"))
 
@@ -230,11 +227,9 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
                 await until(lambda: ui.approver.waiting == 1, "the second request queues")
                 dialog.move(380, 150)
                 await until(lambda: dialog.allow_enabled, "Allow wakes up")
-                await capture(display, "approval-dialog", frame(dialog, 12))
+                await capture(display, "approval-dialog", window=dialog)
                 second: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                ui.approver.dialog_shown.connect(
-                    lambda d: second.done() or second.set_result(d)
-                )
+                ui.approver.dialog_shown.connect(lambda d: second.done() or second.set_result(d))
                 dialog.once_button.click()
                 await asyncio.wait_for(navigate, 20)
                 (await asyncio.wait_for(second, 20)).deny_button.click()
@@ -254,9 +249,7 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
             menu_frame = menu.frameGeometry()
             left = min(menu_frame.x(), icon.x()) - 260
             await capture(
-                display,
-                "tray-menu",
-                (left, 0, SCREEN[0] - left, menu_frame.bottom() + 24),
+                display, "tray-menu", rect=(left, 0, SCREEN[0] - left, menu_frame.bottom() + 24)
             )
             menu.hide()
 
@@ -267,7 +260,7 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
             tabs = dashboard.tabs_page
             tabs.refresh()
             tabs.select(relay_browser.id, index_tab)
-            await capture(display, "dashboard-tabs", frame(dashboard, 12))
+            await capture(display, "dashboard-tabs", window=dashboard)
 
             dashboard.show_page("Events")
             events = dashboard.events_page
@@ -279,13 +272,13 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
                     events.view.selectRow(row)
                     events.view.scrollTo(events.model.index(row, 0))
                     break
-            await capture(display, "dashboard-events", frame(dashboard, 12))
+            await capture(display, "dashboard-events", window=dashboard)
 
             dashboard.show_page("Commands")
             commands = dashboard.commands_page
             await commands.reload()
-            commands.view.selectRow(1)
-            await capture(display, "dashboard-commands", frame(dashboard, 12))
+            commands.view.selectRow(2)  # the navigation the person approved
+            await capture(display, "dashboard-commands", window=dashboard)
         finally:
             await browser.close()
 
@@ -324,28 +317,47 @@ def main() -> int:
         with contextlib.ExitStack() as stack:
             stack.enter_context(
                 process(
-                    ["Xvfb", display, "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24", "-nolisten", "tcp"],
+                    [
+                        "Xvfb",
+                        display,
+                        "-screen",
+                        "0",
+                        f"{SCREEN[0]}x{SCREEN[1]}x24",
+                        "-nolisten",
+                        "tcp",
+                    ],
                     env=env,
                 )
             )
             wait_for(lambda: Path(f"/tmp/.X11-unix/X{number}").exists(), "Xvfb starts")
-            if shutil.which("xsetroot"):
-                subprocess.run(["xsetroot", "-solid", "#5f6b7a"], env=env, check=False)
             stack.enter_context(process(["openbox", "--sm-disable"], env=env))
+            time.sleep(0.5)
+            if shutil.which("xsetroot"):  # a calm desktop behind the tray (optional)
+                subprocess.run(["xsetroot", "-solid", "#5f6b7a"], env=env, check=False)
             stack.enter_context(
                 process(
                     [
                         "trayer",
-                        "--edge", "top",
-                        "--align", "right",
-                        "--widthtype", "request",
-                        "--height", "28",
-                        "--transparent", "false",
-                        "--tint", "0x202124",
-                        "--SetDockType", "true",
-                        "--SetPartialStrut", "true",
-                        "--expand", "true",
-                        "--padding", "6",
+                        "--edge",
+                        "top",
+                        "--align",
+                        "right",
+                        "--widthtype",
+                        "request",
+                        "--height",
+                        "28",
+                        "--transparent",
+                        "false",
+                        "--tint",
+                        "0x202124",
+                        "--SetDockType",
+                        "true",
+                        "--SetPartialStrut",
+                        "true",
+                        "--expand",
+                        "true",
+                        "--padding",
+                        "6",
                     ],
                     env=env,
                 )
