@@ -7,9 +7,10 @@ import time
 
 import shiboken6
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from gui.conftest import expect, within
+from gui.conftest import expect, until, within
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.approval.policy import offers_always
 from tabrelay.ui.approval_dialog import ALLOW_DELAY, ApprovalDialog, DialogApprover
@@ -67,7 +68,7 @@ async def test_allow_wakes_up_only_after_the_delay_and_an_early_enter_denies(
     assert 0.5 <= ALLOW_DELAY <= 1.0
     dialog = ApprovalDialog(request(), allow_delay=0.4)
     qtbot.addWidget(dialog)
-    ready = expect(dialog.allow_ready)
+    ready = expect(dialog.allow_unlocked)
     answers: list[Choice] = []
     dialog.answered.connect(answers.append)
     shown_at = time.monotonic()
@@ -167,7 +168,7 @@ async def test_one_dialog_at_a_time_with_the_queue_count_and_answers_in_order(
     assert dialog.queue_badge.text() == "2 more waiting" and dialog.queue_badge.isVisible()
 
     next_shown = expect(approver.dialog_shown)
-    await within(expect(dialog.allow_ready))
+    await within(expect(dialog.allow_unlocked))
     qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
     assert await within(first) is Choice.ALLOW_ONCE
     (dialog2,) = await within(next_shown)
@@ -208,7 +209,7 @@ async def test_a_withdrawn_request_closes_its_dialog_and_the_next_one_shows(
 async def test_an_unseen_dialog_raises_a_notification_signal(qtbot: QtBot) -> None:
     approver = DialogApprover(allow_delay=0.01, notice_delay=0.05)
     shown = expect(approver.dialog_shown)
-    unseen = expect(approver.unseen)
+    unseen = expect(approver.left_unseen)
     call = asyncio.ensure_future(approver.decide(request()))
     (dialog,) = await within(shown)
     dialog.showMinimized()
@@ -216,3 +217,18 @@ async def test_an_unseen_dialog_raises_a_notification_signal(qtbot: QtBot) -> No
     assert seen_request.tool == "browser_navigate"
     call.cancel()
     await asyncio.gather(call, return_exceptions=True)
+
+
+async def test_a_flood_of_requests_shows_one_dialog_with_the_count(qtbot: QtBot) -> None:
+    approver = DialogApprover(allow_delay=0.01)
+    shown: list[ApprovalDialog] = []
+    approver.dialog_shown.connect(shown.append)
+    calls = [asyncio.ensure_future(approver.decide(request(number=n))) for n in range(1, 51)]
+    await until(lambda: approver.waiting == 49, message="the queue fills")
+    visible = [d for d in QApplication.topLevelWidgets() if isinstance(d, ApprovalDialog)]
+    assert [d for d in visible if d.isVisible()] == shown  # one at a time
+    assert len(shown) == 1 and shown[0].queue_badge.text() == "49 more waiting"
+    approver.deny_all()
+    assert set(await within(asyncio.gather(*calls))) == {Choice.DENY}
+    assert approver.current is None and approver.waiting == 0
+    assert len(shown) == 1  # denying them all flashes no further dialog

@@ -32,7 +32,7 @@ async def newest_row(desk: Desk) -> CommandEntry:
 
 async def allow_ready(dialog: ApprovalDialog) -> None:
     """Wait until the dialog's Allow buttons wake up (they may already have)."""
-    ready = expect(dialog.allow_ready)
+    ready = expect(dialog.allow_unlocked)
     if not dialog.allow_enabled:
         await within(ready)
 

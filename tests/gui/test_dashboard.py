@@ -303,7 +303,7 @@ async def test_the_approvals_page_lists_waiting_requests_and_edits_rules(
 def test_the_rule_dialog_checks_the_site_before_saving(qtbot: QtBot) -> None:
     from PySide6.QtWidgets import QDialogButtonBox
 
-    from tabrelay.ui.approvals_page import RuleDialog
+    from tabrelay.ui.rule_dialog import RuleDialog
 
     dialog = RuleDialog(clients=["cursor"], clock=lambda: 1000.0)
     qtbot.addWidget(dialog)

@@ -14,7 +14,7 @@ from tabrelay.store.commandlog import CommandEntry
 from tabrelay.ui.approvals_page import PendingModel, RulesModel
 from tabrelay.ui.clients_page import ClientRow, ClientsModel
 from tabrelay.ui.commands_page import CommandsModel
-from tabrelay.ui.events_page import EventFilter, EventsModel
+from tabrelay.ui.events_model import EventFilter, EventsModel
 from tabrelay.ui.tabs_page import TabRow, TabsModel
 
 

@@ -37,7 +37,7 @@ async def test_allowing_the_pairing_dialog_pairs_the_extension(
         assert desk.ui.tray.state().value == "attention"
         assert desk.ui.notifier.history[-1].title == "A browser extension asks to pair"
 
-        ready = expect(dialog.allow_ready)
+        ready = expect(dialog.allow_unlocked)
         if not dialog.allow_button.isEnabled():
             await within(ready)
         qtbot.mouseClick(dialog.allow_button, Qt.MouseButton.LeftButton)

@@ -14,8 +14,8 @@ from pytestqt.qtbot import QtBot
 from gui.conftest import DesktopFactory, until, within
 from tabrelay.approval.gate import ApprovalRequest
 from tabrelay.ui.approval_dialog import ApprovalDialog
-from tabrelay.ui.approvals_page import RuleDialog
 from tabrelay.ui.prompts import ask
+from tabrelay.ui.rule_dialog import RuleDialog
 from tabrelay.ui.text import arguments_text, one_line, visible
 
 UI = Path(__file__).parents[2] / "desktop" / "tabrelay"

@@ -52,7 +52,7 @@ class ApprovalDialog(QDialog):
     """One request. ``answered`` carries the Choice; the approver owns the lifecycle."""
 
     answered = Signal(object)
-    allow_ready = Signal()  # the Allow buttons woke up
+    allow_unlocked = Signal()  # the Allow buttons woke up
 
     def __init__(
         self,
@@ -231,7 +231,7 @@ class ApprovalDialog(QDialog):
     def _enable_allow(self) -> None:
         for button in self.allow_buttons:
             button.setEnabled(True)
-        self.allow_ready.emit()
+        self.allow_unlocked.emit()
 
     def seconds_left(self) -> int:
         left = self.request.created_at + self.request.timeout - self._clock()
@@ -294,7 +294,7 @@ class DialogApprover(QObject):
     """The tray app's ``Approver``: one dialog at a time, the others queued (FIFO)."""
 
     dialog_shown = Signal(object)  # ApprovalDialog
-    unseen = Signal(object)  # ApprovalRequest: the dialog is hidden or behind other windows
+    left_unseen = Signal(object)  # ApprovalRequest: the dialog is hidden or behind others
 
     def __init__(
         self,
@@ -314,8 +314,9 @@ class DialogApprover(QObject):
 
     @property
     def waiting(self) -> int:
-        """Requests queued behind the one on screen."""
-        return len(self._queue) - (1 if self._current_item is not None else 0)
+        """Unanswered requests queued behind the one on screen."""
+        open_items = [i for i in self._queue if not i.future.done()]
+        return len([i for i in open_items if i is not self._current_item])
 
     async def decide(self, request: ApprovalRequest) -> Choice:
         item = _Pending(request, asyncio.get_running_loop().create_future())
@@ -345,12 +346,15 @@ class DialogApprover(QObject):
     # --- the queue --------------------------------------------------------------------------
 
     def _show_next(self) -> None:
-        if self.current is not None or not self._queue:
+        if self.current is not None:
             return
-        item = self._queue[0]
+        # Skip requests answered meanwhile (Deny all) whose decide() has not resumed yet.
+        item = next((i for i in self._queue if not i.future.done()), None)
+        if item is None:
+            return
         dialog = ApprovalDialog(
             item.request,
-            waiting=len(self._queue) - 1,
+            waiting=self.waiting - 1,
             allow_delay=self.allow_delay,
             clock=self._clock,
         )
@@ -392,4 +396,4 @@ class DialogApprover(QObject):
             return
         hidden = not dialog.isVisible() or dialog.isMinimized() or not dialog.isActiveWindow()
         if hidden:
-            self.unseen.emit(dialog.request)
+            self.left_unseen.emit(dialog.request)

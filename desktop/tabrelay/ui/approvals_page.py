@@ -12,20 +12,15 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import QAbstractTableModel, QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QDialog,
-    QDialogButtonBox,
-    QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QTableView,
     QVBoxLayout,
@@ -33,51 +28,18 @@ from PySide6.QtWidgets import (
 )
 
 from tabrelay.approval.gate import ApprovalRequest
-from tabrelay.approval.policy import ANY_TOOL, DECISIONS, NEVER_ALWAYS_TOOLS, normalize_origin
+from tabrelay.approval.policy import ANY_TOOL
 from tabrelay.config.settings import PolicyRule, Settings
 from tabrelay.core import Core
 from tabrelay.errors import SettingsError
-from tabrelay.tools.catalog import BY_NAME
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.prompts import finished
+from tabrelay.ui.rule_dialog import RuleDialog
 from tabrelay.ui.table_model import ModelIndex, RowsModel
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import one_line
 
 Scope = Literal["saved", "session"]
-EXPIRY_CHOICES: tuple[tuple[str, float | None], ...] = (
-    ("Never", None),
-    ("In 1 hour", 1.0),
-    ("In 8 hours", 8.0),
-    ("In 1 day", 24.0),
-    ("In 7 days", 24.0 * 7),
-)
-
-
-def site_origin(text: str) -> str | None:
-    """The origin a rule's site field names (``None`` for any site).
-
-    Raises:
-        ValueError: not an http(s) origin such as ``https://example.com``.
-    """
-    text = text.strip()
-    if not text:
-        return None
-    if "://" not in text:
-        text = "https://" + text
-    parts = urlsplit(text)
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ValueError("A site is an http:// or https:// origin, like https://example.com")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError("The port is not a number between 0 and 65535") from None
-    if not parts.hostname or parts.username or parts.password:
-        raise ValueError("A site needs a host name, like https://example.com")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("A rule applies to a whole site: leave out the path, like https://x.com")
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return normalize_origin(f"{parts.scheme}://{host}" + (f":{port}" if port else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,134 +112,6 @@ class PendingModel(RowsModel[ApprovalRequest]):
             return one_line(request.tab_title or "", 60) if request.tab_id is not None else "—"
         left = request.created_at + request.timeout - self._clock()
         return f"{max(0, int(left + 0.999))} s"
-
-
-class RuleDialog(QDialog):
-    """Add or edit one saved rule; nothing is saved until the fields are valid."""
-
-    def __init__(
-        self,
-        *,
-        clients: list[str],
-        rule: PolicyRule | None = None,
-        clock: Callable[[], float] = time.time,
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Edit rule — Tabrelay" if rule else "Add rule — Tabrelay")
-        self._clock = clock
-        self._original = rule
-        self.tool_box = QComboBox(self)
-        self.tool_box.setEditable(True)
-        self.tool_box.addItem("* (every tool)", ANY_TOOL)
-        for name in sorted(BY_NAME):
-            self.tool_box.addItem(name, name)
-        self.decision_box = QComboBox(self)
-        for decision in DECISIONS:
-            self.decision_box.addItem(decision, decision)
-        self.site_edit = QLineEdit(self)
-        self.site_edit.setPlaceholderText("any site — or e.g. https://example.com")
-        self.client_box = QComboBox(self)
-        self.client_box.addItem("any client", None)
-        for name in clients:
-            self.client_box.addItem(name, name)
-        self.expiry_box = QComboBox(self)
-        for label, hours in EXPIRY_CHOICES:
-            self.expiry_box.addItem(label, hours)
-        self.error = QLabel(self)
-        self.error.setTextFormat(Qt.TextFormat.PlainText)
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #B3261E;")
-        self.warning = QLabel(self)
-        self.warning.setWordWrap(True)
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
-        )
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        form = QFormLayout(self)
-        form.addRow("Tool:", self.tool_box)
-        form.addRow("Decision:", self.decision_box)
-        form.addRow("Site:", self.site_edit)
-        form.addRow("Client:", self.client_box)
-        form.addRow("Expires:", self.expiry_box)
-        form.addRow(self.warning)
-        form.addRow(self.error)
-        form.addRow(self.buttons)
-        if rule is not None:
-            self._load(rule)
-        for signal in (
-            self.tool_box.currentTextChanged,
-            self.decision_box.currentIndexChanged,
-            self.site_edit.textChanged,
-        ):
-            signal.connect(self._validate)
-        self._validate()
-
-    def _load(self, rule: PolicyRule) -> None:
-        found = self.tool_box.findData(rule.tool)
-        if found >= 0:
-            self.tool_box.setCurrentIndex(found)
-        else:
-            self.tool_box.setEditText(rule.tool)
-        self.decision_box.setCurrentIndex(self.decision_box.findData(rule.decision))
-        self.site_edit.setText(rule.site or "")
-        client = self.client_box.findData(rule.client) if rule.client else 0
-        if client < 0:
-            self.client_box.addItem(rule.client or "", rule.client)
-            client = self.client_box.count() - 1
-        self.client_box.setCurrentIndex(client)
-        if rule.expires_at is not None:
-            self.expiry_box.addItem(
-                time.strftime("Keep: %Y-%m-%d %H:%M", time.localtime(rule.expires_at)), -1.0
-            )
-            self.expiry_box.setCurrentIndex(self.expiry_box.count() - 1)
-
-    def _tool(self) -> str:
-        text = self.tool_box.currentText().strip()
-        data = self.tool_box.currentData()
-        if data is not None and self.tool_box.itemText(self.tool_box.currentIndex()) == text:
-            return str(data)
-        return text.split(" ", 1)[0]
-
-    @Slot()
-    def _validate(self) -> bool:
-        problem = ""
-        try:
-            site_origin(self.site_edit.text())
-        except ValueError as exc:
-            problem = str(exc)
-        tool = self._tool()
-        if not tool:
-            problem = problem or "Choose a tool, or * for every tool."
-        self.error.setText(problem)
-        self.error.setVisible(bool(problem))
-        decision = self.decision_box.currentData()
-        risky = tool == ANY_TOOL or tool in NEVER_ALWAYS_TOOLS
-        self.warning.setText(
-            "⚠ Allowing this lets agents run it without asking — including JavaScript in your "
-            "logged-in pages. Prefer a site and a client."
-            if decision == "allow" and risky
-            else ""
-        )
-        self.warning.setVisible(bool(self.warning.text()))
-        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(not problem)
-        return not problem
-
-    def rule(self) -> PolicyRule:
-        """The rule the fields describe (call after the dialog was accepted)."""
-        hours = self.expiry_box.currentData()
-        if hours == -1.0 and self._original is not None:
-            expires = self._original.expires_at
-        else:
-            expires = None if hours is None else self._clock() + float(hours) * 3600
-        return PolicyRule(
-            tool=self._tool(),
-            decision=self.decision_box.currentData(),
-            site=site_origin(self.site_edit.text()),
-            client=self.client_box.currentData(),
-            expires_at=expires,
-        )
 
 
 RuleEditor = Callable[[PolicyRule | None], Awaitable[PolicyRule | None]]

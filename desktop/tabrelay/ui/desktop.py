@@ -85,7 +85,7 @@ class DesktopUi(QObject):
         self.bridge.browser_disconnected.connect(self._browser_lost)
         self.bridge.alert_raised.connect(self._alert)
         self.bridge.approvals_changed.connect(self._approvals_changed)
-        approver.unseen.connect(self._approval_unseen)
+        approver.left_unseen.connect(self._approval_unseen)
         pairing_approver.requested.connect(self._pairing_requested)
         self.tray.icon.messageClicked.connect(self.show_approvals)
         if tray_available:

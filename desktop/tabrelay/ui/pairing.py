@@ -40,7 +40,7 @@ class PairingDialog(QDialog):
     """ "A browser extension asks to pair with Tabrelay" — Allow / Deny."""
 
     answered = Signal(bool)
-    allow_ready = Signal()
+    allow_unlocked = Signal()
 
     def __init__(
         self, extension_id: str, *, allow_delay: float = ALLOW_DELAY, parent: QWidget | None = None
@@ -111,7 +111,7 @@ class PairingDialog(QDialog):
     @Slot()
     def _enable_allow(self) -> None:
         self.allow_button.setEnabled(True)
-        self.allow_ready.emit()
+        self.allow_unlocked.emit()
 
     def answer(self, allowed: bool) -> None:
         if self._done or (allowed and not self.allow_button.isEnabled()):
