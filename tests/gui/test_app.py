@@ -180,3 +180,36 @@ def test_the_crash_hook_logs_and_shows_each_error_once_in_a_while(
     now[0] = 100.0
     crash.loop_exception(asyncio.new_event_loop(), {"exception": ValueError("boom")})
     assert len(shown) == 3  # shown again once the repeat window has passed
+
+
+async def test_a_headless_tabrelay_holding_the_ports_is_replaced_when_the_person_agrees(
+    app_home: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from tabrelay import app
+
+    environment = {**os.environ, "TABRELAY_HOME": str(app_home.config_dir.parent)}
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "tabrelay", "serve"],
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        await asyncio.to_thread(wait_running, app_home, serve)
+        asked: list[str] = []
+
+        async def answer(icon: object, title: str, text: str, *args: object) -> int:
+            asked.append(text)
+            return QMessageBox.StandardButton.Yes.value
+
+        monkeypatch.setattr(app, "_show_box", answer)
+        replaced = await within(app._replace_headless(app_home, StartupError("port taken")), 30)
+        assert replaced
+        assert f"(process {serve.pid})" in asked[0]
+        assert await within(asyncio.to_thread(serve.wait), 10) == 0
+    finally:
+        stop(serve)
