@@ -9,6 +9,7 @@ protocol 2025-11-25 (sessions), as today's AI apps do.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 from types import TracebackType
@@ -40,10 +41,8 @@ class RawMcp:
     ) -> None:
         if self._writer is not None:
             self._writer.close()
-            try:
+            with contextlib.suppress(OSError):
                 await self._writer.wait_closed()
-            except OSError:
-                pass
 
     async def initialize(self) -> dict[str, Any]:
         result = await self.request(

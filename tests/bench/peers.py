@@ -121,18 +121,19 @@ class PeerSession:
     async def snapshot(self) -> str:
         return await self.call("snapshot", {})
 
-    async def click(self, ref: str, element: str) -> str:
+    async def click(self, target: str, element: str) -> str:
         if self.peer.key == "devtools":
-            return await self.call("click", {"uid": ref})
-        return await self.call("click", {"target": ref, "element": element})
+            return await self.call("click", {"uid": target})
+        return await self.call("click", {"target": target, "element": element})
 
-    def ref_of(self, snapshot: str, role: str, name: str) -> str:
-        """The peer's ref for an element in its own snapshot format."""
-        quoted = re.escape(json.dumps(name))
-        if self.peer.key == "devtools":
-            match = re.search(rf"uid=(\S+) {re.escape(role)} {quoted}", snapshot)
-        else:
-            match = re.search(rf"{re.escape(role)} {quoted}[^\n]*\[ref=([^\]]+)\]", snapshot)
+    async def click_target(self, selector: str, role: str, name: str) -> str:
+        """What to pass to ``click`` for an element. Playwright MCP renumbers its refs after
+        each action's snapshot, so it gets the selector (its tool takes "a unique element
+        selector" too); chrome-devtools-mcp's uids stay valid until the next snapshot."""
+        if self.peer.key == "playwright":
+            return selector
+        snapshot = await self.snapshot()
+        match = re.search(rf"uid=(\S+) {re.escape(role)} {re.escape(json.dumps(name))}", snapshot)
         if match is None:
             raise PeerError(f"no {role} {name!r} in {self.peer.label}'s snapshot:\n{snapshot}")
         return match.group(1)

@@ -10,6 +10,7 @@ bench can replay exactly those CDP commands straight to Chromium (the floor).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,8 +116,11 @@ def cdp_sequence(times: CallTimes) -> list[RelayCommand]:
     return [c for c in times.commands if c.cdp_method]
 
 
-async def replay(sequence: list[RelayCommand], send: Any) -> None:
-    """Send the recorded CDP commands again through ``send(method, params)``.
+async def replay(
+    sequence: list[RelayCommand], send: Any, note: Callable[[str, float], None] | None = None
+) -> None:
+    """Send the recorded CDP commands again through ``send(method, params)``; ``note`` gets
+    each command's method and milliseconds.
 
     Remote object ids are per session and per call: an ``objectId`` the recording got back is
     mapped to the one this replay got back, and substituted in later parameters.
@@ -124,7 +128,10 @@ async def replay(sequence: list[RelayCommand], send: Any) -> None:
     ids: dict[str, str] = {}
     for command in sequence:
         params = _substitute(command.params.get("params") or {}, ids)
+        started = time.perf_counter()
         result = await send(command.cdp_method, params)
+        if note is not None:
+            note(str(command.cdp_method), (time.perf_counter() - started) * 1000)
         _map_ids(command.result, result, ids)
 
 

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from httpmcp import RawMcp, http_get
+
 from e2e.chromium import EXTENSION_ID, chromium_path
 from e2e.harness import DefaultPortGuard, ExtensionBrowser, PageServer, free_port, wait_until
-from httpmcp import RawMcp, http_get
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import RELAY_TOKEN, TokenStore
@@ -102,18 +104,22 @@ class AppHome:
 
 
 class AppProcess:
-    """``tabrelay serve`` (``gui=False``) or the tray app (``gui=True``, Qt offscreen)."""
+    """``tabrelay serve`` (``gui=False``) or the tray app (``gui=True``): with Qt offscreen
+    (no tray, so the dashboard opens), or on ``display``, an X display with a tray."""
 
-    def __init__(self, home: AppHome, *, gui: bool) -> None:
+    def __init__(self, home: AppHome, *, gui: bool, display: str | None = None) -> None:
         self.home = home
         self.gui = gui
+        self.display = display
         self.process: subprocess.Popen[bytes] | None = None
         self.spawned_at = 0.0
         self.log_path = home.root / ("gui.log" if gui else "serve.log")
 
     @property
     def label(self) -> str:
-        return "tray app (qasync)" if self.gui else "tabrelay serve"
+        if not self.gui:
+            return "tabrelay serve"
+        return "tray app, in a tray (Xvfb)" if self.display else "tray app (qasync)"
 
     @property
     def pid(self) -> int:
@@ -125,6 +131,13 @@ class AppProcess:
             raise RigError(f"{TABRELAY} is missing: install the package (make bench does)")
         argv = [str(TABRELAY)] if self.gui else [str(TABRELAY), "serve"]
         extra = {"QT_QPA_PLATFORM": "offscreen"} if self.gui else {}
+        if self.gui and self.display:
+            # No session bus: Qt would autolaunch a dbus-daemon; the tray falls back to XEmbed.
+            extra = {
+                "QT_QPA_PLATFORM": "xcb",
+                "DISPLAY": self.display,
+                "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent",
+            }
         with self.log_path.open("ab") as log:
             self.spawned_at = time.perf_counter()
             self.process = subprocess.Popen(
@@ -193,6 +206,46 @@ async def app_process(home: AppHome, *, gui: bool) -> AsyncIterator[AppProcess]:
         yield app
     finally:
         await app.stop()
+
+
+@asynccontextmanager
+async def tray_display() -> AsyncIterator[str | None]:
+    """An X display (Xvfb) with a system tray (trayer), or ``None`` where either is missing
+    (``make bench`` installs Xvfb; trayer comes with the screenshot tools)."""
+    xvfb, trayer = shutil.which("Xvfb"), shutil.which("trayer")
+    if xvfb is None or trayer is None:
+        yield None
+        return
+    number = next(
+        n for n in range(90, 200)
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists()
+    )  # fmt: skip
+    display = f":{number}"
+    quiet = {
+        "stdin": subprocess.DEVNULL,
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.DEVNULL,
+    }
+    server = subprocess.Popen(
+        [xvfb, display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        start_new_session=True,
+        **quiet,  # type: ignore[call-overload]
+    )
+    tray: subprocess.Popen[bytes] | None = None
+    try:
+        await wait_for(
+            lambda: Path(f"/tmp/.X11-unix/X{number}").exists(), timeout=10, message="Xvfb"
+        )
+        tray = subprocess.Popen(
+            [trayer], env={**os.environ, "DISPLAY": display}, start_new_session=True, **quiet
+        )
+        await asyncio.sleep(1.0)  # trayer takes the tray selection; nothing to poll for
+        yield display
+    finally:
+        for process in (tray, server):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                await asyncio.to_thread(process.wait)
 
 
 def require_chromium() -> str:
