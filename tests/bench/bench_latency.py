@@ -24,30 +24,37 @@ import asyncio
 import itertools
 import json
 import re
+import socket as net
 import statistics
+import timeit
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcp import Client
-
-from e2e.harness import ExtensionBrowser, Page
 from httpmcp import RawMcp
+from mcp import Client
 from peers import PEERS, Peer, PeerSession, peer_session
 from probe import CallTimes, Probe, RelayCommand, cdp_sequence, replay
 from rig import EXTENSION_ID, AppHome, PageServer, app_process, extension_browser, wait_for
 from stats import Row, percentile, row, timed, verdict
+
+from e2e.harness import ExtensionBrowser, Page
 from support.harness import RelayHarness, running_core
 from support.mcp import mcp_client, text_of
+from tabrelay.endpoint import server as endpoint_server
+from tabrelay.protocol.messages import decode_json, encode
 from tabrelay.relay.browser import Browser
 
 OPS = ("evaluate", "navigate", "snapshot", "click")
 SIDES = {
     "floor": "CDP floor (straight to Chromium)",
     "relay": "relay command (app → extension → CDP)",
-    "inproc": "Tabrelay MCP, in-process client",
+    "inproc": "Tabrelay MCP, in-process SDK client",
+    "inproc-raw": "Tabrelay MCP, in-process raw HTTP client",
+    "inproc-tcp": "Tabrelay MCP, in-process SDK client, TCP_NODELAY (what-if)",
+    "inproc-tcp-raw": "Tabrelay MCP, in-process raw HTTP client, TCP_NODELAY (what-if)",
     "serve": "Tabrelay MCP: tabrelay serve",
     "serve-raw": "Tabrelay MCP: tabrelay serve, raw HTTP client",
     "gui": "Tabrelay MCP: tray app (qasync)",
@@ -68,15 +75,23 @@ Agent = Callable[..., Awaitable[str]]
 
 @dataclass(frozen=True)
 class Plan:
-    fast: int = 200  # evaluate, snapshot, click on our side
-    nav: int = 50
+    """Samples per side and operation (navigation takes longer, peers much longer)."""
+
+    cdp: int = 200  # floor and relay: evaluate, snapshot, click
+    cdp_nav: int = 50
+    fast: int = 100  # MCP tool calls: evaluate, snapshot, click
+    nav: int = 40
     peer_fast: int = 50
     peer_nav: int = 30
     warmup: int = 10
 
     @classmethod
     def quick(cls) -> Plan:
-        return cls(fast=40, nav=15, peer_fast=10, peer_nav=8, warmup=3)
+        return cls(cdp=40, cdp_nav=15, fast=30, nav=10, peer_fast=10, peer_nav=8, warmup=3)
+
+    def raw(self) -> Plan:
+        """The raw-client sides: half the samples (they only separate the client's share)."""
+        return replace(self, fast=max(10, self.fast // 2), nav=max(5, self.nav // 2))
 
 
 _nav_counter = itertools.count()
@@ -121,7 +136,9 @@ def raw_agent(client: RawMcp) -> Agent:
 
 
 def our_ref(snapshot: str, role: str, name: str) -> str:
-    match = re.search(rf"^\s*{re.escape(role)} {re.escape(json.dumps(name))} \[(e\d+)\]", snapshot, re.M)
+    match = re.search(
+        rf"^\s*{re.escape(role)} {re.escape(json.dumps(name))} \[(e\d+)\]", snapshot, re.M
+    )
     if match is None:
         raise ToolFailed(f"no {role} {name!r} in the snapshot:\n{snapshot}")
     return match.group(1)
@@ -175,33 +192,43 @@ async def mcp_ops(agent: Agent, tab: int, pages: PageServer, plan: Plan) -> Samp
     return {op: await mcp_op(agent, op, tab, pages, plan) for op in OPS}
 
 
-# --- the in-process phase: floor, relay, MCP with probes ---------------------------------------
+# --- the in-process phases: floor, relay, MCP with probes ------------------------------------
+
+Calls = dict[str, list[tuple[float, CallTimes]]]  # op → (total ms, layers) per MCP call
 
 
 @dataclass
 class InProcess:
-    samples: dict[str, Samples]  # side → op → ms
-    calls: dict[str, list[tuple[float, CallTimes]]]  # op → (total ms, layers) per MCP call
-    sequences: dict[str, list[RelayCommand]]  # op → the CDP commands the tool sent
+    samples: dict[str, Samples] = field(default_factory=dict)  # side → op → ms
+    calls: dict[str, Calls] = field(default_factory=dict)  # side → op → per-call layers
+    sequences: dict[str, list[RelayCommand]] = field(default_factory=dict)  # the tool's CDP
+    commands: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # side → per cmd
 
 
-async def in_process(
-    harness: RelayHarness, chromium: ExtensionBrowser, home: AppHome, pages: PageServer, plan: Plan
-) -> InProcess:
+async def cdp_phase(
+    harness: RelayHarness,
+    chromium: ExtensionBrowser,
+    home: AppHome,
+    pages: PageServer,
+    plan: Plan,
+    out: InProcess,
+) -> None:
+    """Record the CDP commands each tool sends, then time them straight to Chromium (floor)
+    and through the relay; navigation on both until the tab's load event."""
     probe = Probe().install()
     try:
         async with mcp_client(harness.base_mcp(), home.token, name="bench") as client:
             agent = sdk_agent(client)
-            start_url = pages.url(f"{FORM}?side=inproc")
+            start_url = pages.url(f"{FORM}?side=cdp")
             tab = await open_tab(agent, start_url)
             page = await chromium.attach_page(start_url)
             browser = harness.core.registry.resolve()
-            return await _in_process(agent, probe, browser, harness, page, tab, pages, plan)
+            await _cdp_phase(agent, probe, browser, harness, page, tab, pages, plan, out)
     finally:
         probe.remove()
 
 
-async def _in_process(
+async def _cdp_phase(
     agent: Agent,
     probe: Probe,
     browser: Browser,
@@ -210,11 +237,11 @@ async def _in_process(
     tab: int,
     pages: PageServer,
     plan: Plan,
-) -> InProcess:
-    samples: dict[str, Samples] = {"floor": {}, "relay": {}, "inproc": {}}
-    calls: dict[str, list[tuple[float, CallTimes]]] = {}
-    sequences: dict[str, list[RelayCommand]] = {}
+    out: InProcess,
+) -> None:
     session = page.session
+    out.samples.update(floor={}, relay={})
+    out.commands.update(floor={}, relay={})
 
     async def direct(method: str, params: dict[str, Any]) -> Any:
         return await session.send(method, params)
@@ -222,53 +249,50 @@ async def _in_process(
     async def relayed(method: str, params: dict[str, Any]) -> Any:
         return await browser.cdp(tab, method, params)
 
-    async def record(call: Callable[[], Awaitable[str]]) -> list[RelayCommand]:
+    sends = (("floor", direct), ("relay", relayed))
+
+    async def record(op: str, call: Callable[[], Awaitable[str]]) -> None:
         await call()  # warm: domains enabled, refs known
         probe.reset()
         await call()
-        return cdp_sequence(probe.reset())
+        out.sequences[op] = cdp_sequence(probe.reset())
 
-    def probed(op: str) -> dict[str, Any]:
-        calls[op] = []
-        return {"before": probe.reset, "after": lambda ms: calls[op].append((ms, probe.reset()))}
+    async def time_replays(op: str) -> None:
+        for side, send in sends:
+            per_command = out.commands[side]
 
-    # evaluate and snapshot, on the form page
+            def note(
+                method: str, ms: float, per_command: dict[str, list[float]] = per_command
+            ) -> None:
+                per_command.setdefault(f"{op}: {method}", []).append(ms)
+
+            out.samples[side][op] = await timed(
+                lambda _, send=send, note=note: bounded(replay(out.sequences[op], send, note)),
+                plan.cdp,
+                warmup=plan.warmup,
+            )
+
     await agent("browser_navigate", url=pages.url(FORM), tab_id=tab)
-    sequences["evaluate"] = await record(
-        lambda: agent("browser_evaluate", expression="1+1", tab_id=tab)
-    )
-    sequences["snapshot"] = await record(lambda: agent("browser_snapshot", tab_id=tab))
-    for side, send in (("floor", direct), ("relay", relayed)):
-        samples[side]["evaluate"] = await timed(
+    await record("evaluate", lambda: agent("browser_evaluate", expression="1+1", tab_id=tab))
+    await record("snapshot", lambda: agent("browser_snapshot", tab_id=tab))
+    for side, send in sends:
+        out.samples[side]["evaluate"] = await timed(
             lambda _, send=send: bounded(send("Runtime.evaluate", EVALUATE)),
-            plan.fast,
+            plan.cdp,
             warmup=plan.warmup,
         )
-        samples[side]["snapshot"] = await timed(
-            lambda _, send=send: bounded(replay(sequences["snapshot"], send)),
-            plan.fast,
-            warmup=plan.warmup,
-        )
-    for op in ("evaluate", "snapshot"):
-        samples["inproc"][op] = await mcp_op(agent, op, tab, pages, plan, **probed(op))
+    await time_replays("snapshot")
 
-    # click, on the widgets page
     await agent("browser_navigate", url=pages.url(WIDGETS), tab_id=tab)
     ref = our_ref(await agent("browser_snapshot", tab_id=tab), *COUNTER)
-    sequences["click"] = await record(lambda: agent("browser_click", ref=ref, tab_id=tab))
-    for side, send in (("floor", direct), ("relay", relayed)):
-        samples[side]["click"] = await timed(
-            lambda _, send=send: bounded(replay(sequences["click"], send)),
-            plan.fast,
-            warmup=plan.warmup,
-        )
-    samples["inproc"]["click"] = await mcp_op(agent, "click", tab, pages, plan, **probed("click"))
+    await record("click", lambda: agent("browser_click", ref=ref, tab_id=tab))
+    await time_replays("click")
 
-    # navigate, to a new URL each time, until the load event
     await session.send("Page.enable")
     loads = page.browser.cdp.listen(
-        lambda e: e.get("sessionId") == session.session_id
-        and e.get("method") == "Page.loadEventFired"
+        lambda e: (
+            e.get("sessionId") == session.session_id and e.get("method") == "Page.loadEventFired"
+        )
     )
     subscription = harness.core.hub.subscribe(
         maxlen=100,
@@ -287,15 +311,64 @@ async def _in_process(
         await bounded(subscription.wait())
 
     try:
-        samples["floor"]["navigate"] = await timed(floor_navigate, plan.nav, warmup=3)
-        samples["relay"]["navigate"] = await timed(relay_navigate, plan.nav, warmup=3)
+        out.samples["floor"]["navigate"] = await timed(floor_navigate, plan.cdp_nav, warmup=3)
+        out.samples["relay"]["navigate"] = await timed(relay_navigate, plan.cdp_nav, warmup=3)
     finally:
         page.browser.cdp.unlisten(loads)
         subscription.close()
-    samples["inproc"]["navigate"] = await mcp_op(
-        agent, "navigate", tab, pages, plan, **probed("navigate")
-    )
-    return InProcess(samples, calls, sequences)
+
+
+async def mcp_phase(
+    harness: RelayHarness, home: AppHome, pages: PageServer, plan: Plan, side: str, out: InProcess
+) -> None:
+    """MCP tool calls from this process with probes on every layer; and a raw client."""
+    probe = Probe().install()
+    calls: Calls = {}
+
+    def probed(op: str) -> dict[str, Any]:
+        calls[op] = []
+        return {"before": probe.reset, "after": lambda ms: calls[op].append((ms, probe.reset()))}
+
+    try:
+        async with mcp_client(harness.base_mcp(), home.token, name="bench") as client:
+            agent = sdk_agent(client)
+            tab = await open_tab(agent, pages.url(f"{FORM}?side={side}"))
+            out.samples[side] = {
+                op: await mcp_op(agent, op, tab, pages, plan, **probed(op)) for op in OPS
+            }
+            async with RawMcp(harness.mcp_port, home.token) as raw:
+                await raw.initialize()
+                out.samples[f"{side}-raw"] = await mcp_ops(raw_agent(raw), tab, pages, plan.raw())
+    finally:
+        probe.remove()
+    out.calls[side] = calls
+
+
+class TcpSockets:
+    """The proposed fix, applied from outside for a what-if run.
+
+    The MCP endpoint creates its listening socket as ``socket.socket(AF_INET, SOCK_STREAM)``
+    (protocol 0), and asyncio sets TCP_NODELAY only on sockets whose protocol is IPPROTO_TCP.
+    With Nagle's algorithm on, the last chunk of every keep-alive response waits for the
+    client's delayed ACK (about 40 ms on Linux). This stands in for the endpoint module's
+    ``socket`` while a core starts, creating the listening socket with IPPROTO_TCP.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(net, name)
+
+    @staticmethod
+    def socket(family: int = net.AF_INET, kind: int = net.SOCK_STREAM, proto: int = 0) -> Any:
+        if kind == net.SOCK_STREAM and proto == 0:
+            proto = net.IPPROTO_TCP
+        return net.socket(family, kind, proto)
+
+    def __enter__(self) -> TcpSockets:
+        endpoint_server.socket = self  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        endpoint_server.socket = net
 
 
 # --- the apps as processes ---------------------------------------------------------------------
@@ -315,7 +388,7 @@ async def app_side(
             sdk = await mcp_ops(agent, tab, pages, plan)
             async with RawMcp(home.mcp_port, home.token) as raw:
                 await raw.initialize()
-                raw_samples = await mcp_ops(raw_agent(raw), tab, pages, plan)
+                raw_samples = await mcp_ops(raw_agent(raw), tab, pages, plan.raw())
     return {key: sdk, f"{key}-raw": raw_samples}
 
 
@@ -337,9 +410,9 @@ async def _peer_ops(session: PeerSession, pages: PageServer, plan: Plan) -> Samp
         lambda _: bounded(session.snapshot()), plan.peer_fast, warmup=plan.warmup // 2
     )
     await session.navigate(pages.url(WIDGETS))
-    ref = session.ref_of(await session.snapshot(), *COUNTER)
+    target = await session.click_target("#counter", *COUNTER)
     out["click"] = await timed(
-        lambda _: bounded(session.click(ref, "the counter button")),
+        lambda _: bounded(session.click(target, "the counter button")),
         plan.peer_fast,
         warmup=plan.warmup // 2,
     )
@@ -354,42 +427,63 @@ async def _peer_ops(session: PeerSession, pages: PageServer, plan: Plan) -> Samp
 
 async def latency_benchmarks(ctx: Any) -> list[Row]:
     plan = Plan.quick() if ctx.quick else Plan()
-    samples: dict[str, Samples] = {}
+    measured = InProcess()
     errors: list[Row] = []
     with PageServer() as pages:
-        inproc_home = AppHome.create(ctx.home / "inproc")
+        home = AppHome.create(ctx.home / "inproc")
         async with AsyncExitStack() as outer:
-            core = AsyncExitStack()
-            harness = await core.enter_async_context(
-                running_core(inproc_home.paths, paired=(EXTENSION_ID,))
-            )
-            chromium = await outer.enter_async_context(extension_browser(harness.port))
-            try:
-                await wait_for(
-                    lambda: len(harness.core.registry), timeout=20, message="the extension"
-                )
-                measured = await in_process(harness, chromium, inproc_home, pages, plan)
-            finally:
-                await core.aclose()
-            samples.update(measured.samples)
+            chromium: ExtensionBrowser | None = None
+            # The app as shipped, then with the TCP_NODELAY fix (what-if, same code otherwise).
+            for side, fix in (("inproc", False), ("inproc-tcp", True)):
+                async with AsyncExitStack() as core:
+                    if fix:
+                        core.enter_context(TcpSockets())
+                    harness = await core.enter_async_context(
+                        running_core(home.paths, paired=(EXTENSION_ID,))
+                    )
+                    if chromium is None:
+                        chromium = await outer.enter_async_context(extension_browser(harness.port))
+                    else:
+                        await chromium.set_relay_port(harness.port)
+                    await wait_for(
+                        lambda h=harness: len(h.core.registry),
+                        timeout=20,
+                        message="the extension connects",
+                    )
+                    if not fix:
+                        await cdp_phase(harness, chromium, home, pages, plan, measured)
+                    await mcp_phase(harness, home, pages, plan, side, measured)
+            assert chromium is not None
             for gui in (False, True):
-                home = AppHome.create(
-                    ctx.home / ("gui" if gui else "serve"), relay_token=inproc_home.relay_token
+                app_home = AppHome.create(
+                    ctx.home / ("gui" if gui else "serve"), relay_token=home.relay_token
                 )
-                samples.update(await app_side(gui, chromium, home, pages, plan))
+                measured.samples.update(await app_side(gui, chromium, app_home, pages, plan))
         for peer in PEERS:
             try:
-                samples[peer.key] = await peer_side(peer, pages, plan, ctx.log_dir)
+                measured.samples[peer.key] = await peer_side(peer, pages, plan, ctx.log_dir)
             # A peer is someone else's program fetched from npm: report its failure, go on.
             except Exception as exc:
-                errors.append(row(f"{peer.label} could not be measured: {exc}", 0, "", group="errors"))
+                errors.append(
+                    row(f"{peer.label} could not be measured: {leaf(exc)}", 0, "", group="errors")
+                )
+    samples = measured.samples
     return [
         *latency_rows(samples),
         *breakdown_rows(measured),
+        *command_rows(measured),
+        *decode_rows(measured),
         *ratio_rows(samples),
         *target_rows(samples),
         *errors,
     ]
+
+
+def leaf(exc: BaseException) -> str:
+    """The first real error inside (anyio wraps a peer's failure in exception groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def p50(samples: dict[str, Samples], side: str, op: str) -> float | None:
@@ -420,50 +514,102 @@ def latency_rows(samples: dict[str, Samples]) -> list[Row]:
     return rows
 
 
+VARIANTS = {"inproc": "as shipped", "inproc-tcp": "with TCP_NODELAY (what-if)"}
+PARTS = {
+    "total": "total, in-process SDK client",
+    "transport": "client SDK + HTTP transport (total − server)",
+    "sdk": "MCP SDK server: session, JSON-RPC, SSE (server − tool)",
+    "runner": "tool runner: validate, tab, policy, waiting for events",
+    "log": "command log row (thread hop + SQLite commit)",
+    "relay_other": "relay: tabs.get and other non-CDP calls",
+    "relay_cdp": "relay: the tool's CDP commands",
+    "floor": "the same CDP commands straight to Chromium",
+    "round_trips": "relay round trips per call",
+}
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
 def breakdown_rows(measured: InProcess) -> list[Row]:
     """Where one in-process MCP call's time goes, by layer (medians of per-call figures)."""
     rows = []
-    floor = measured.samples["floor"]
-    relay = measured.samples["relay"]
+    floor = measured.samples.get("floor", {})
+    for side, variant in VARIANTS.items():
+        for op in OPS:
+            calls = measured.calls.get(side, {}).get(op, [])
+            if not calls:
+                continue
+            parts = {
+                "total": _median([t for t, _ in calls]),
+                "transport": _median([t - c.asgi for t, c in calls]),
+                "sdk": _median([c.asgi - c.endpoint for _, c in calls]),
+                "runner": _median(
+                    [c.endpoint - c.relay_cdp - c.relay_other - c.log for _, c in calls]
+                ),
+                "log": _median([c.log for _, c in calls]),
+                "relay_other": _median([c.relay_other for _, c in calls]),
+                "relay_cdp": _median([c.relay_cdp for _, c in calls]),
+                "floor": percentile(floor[op], 0.5) if op in floor else 0.0,
+                "round_trips": _median([float(len(c.commands)) for _, c in calls]),
+            }
+            for part, value in parts.items():
+                rows.append(
+                    row(f"{op} · {variant} · {PARTS[part]}", value,
+                        "" if part == "round_trips" else "ms",
+                        group="breakdown", op=op, side=side, part=part)
+                )  # fmt: skip
     for op in OPS:
-        calls = measured.calls.get(op, [])
+        calls = measured.calls.get("inproc-tcp", {}).get(op, [])
         if not calls:
             continue
-
-        def median(values: list[float]) -> float:
-            return statistics.median(values) if values else 0.0
-
-        parts = {
-            "total (in-process MCP call)": median([t for t, _ in calls]),
-            "client SDK + HTTP transport (total − server)": median([t - c.asgi for t, c in calls]),
-            "MCP server SDK: session, JSON-RPC, SSE (server − tool)": median(
-                [c.asgi - c.endpoint for _, c in calls]
-            ),
-            "tool runner: validate, resolve tab, policy, waits (tool − relay − log)": median(
-                [c.endpoint - c.relay_cdp - c.relay_other - c.log for _, c in calls]
-            ),
-            "command log row (thread hop + SQLite)": median([c.log for _, c in calls]),
-            "relay calls other than CDP (tabs.get…)": median([c.relay_other for _, c in calls]),
-            "relay CDP commands": median([c.relay_cdp for _, c in calls]),
-            "  of which the same CDP commands straight to Chromium (floor)": (
-                percentile(floor[op], 0.5) if op in floor else 0.0
-            ),
-            "  the same CDP commands through the relay alone": (
-                percentile(relay[op], 0.5) if op in relay else 0.0
-            ),
-        }
-        counts = {
-            "relay round trips per call": median([len(c.commands) for _, c in calls]),
-        }
-        for part, value in parts.items():
-            rows.append(row(f"{op} · {part}", value, "ms", group="breakdown", op=op, part=part))
-        for part, value in counts.items():
-            rows.append(row(f"{op} · {part}", value, "", group="breakdown", op=op, part=part))
-        sequence = ", ".join(c.cdp_method or c.method for c in measured.sequences.get(op, []))
-        if sequence:
+        steps: dict[tuple[int, str], list[float]] = {}
+        for _, times in calls:
+            for position, command in enumerate(times.commands, 1):
+                name = command.cdp_method or command.method
+                steps.setdefault((position, name), []).append(command.ms)
+        for (position, name), values in sorted(steps.items()):
             rows.append(
-                row(f"{op} · CDP commands of one call: {sequence}", len(measured.sequences[op]), "",
-                    group="breakdown", op=op, part="sequence", sequence=sequence)
+                row(f"{op} · relay step {position}: {name}", _median(values), "ms",
+                    group="steps", op=op, position=position, command=name)
+            )  # fmt: skip
+    for op, sequence in measured.sequences.items():
+        methods = [c.cdp_method or c.method for c in sequence]
+        rows.append(
+            row(f"{op} · CDP commands the tool sends: {', '.join(methods)}", len(methods), "",
+                group="sequence", op=op, sequence=methods)
+        )  # fmt: skip
+    return rows
+
+
+def command_rows(measured: InProcess) -> list[Row]:
+    """Each CDP command of the snapshot and click tools, straight and through the relay."""
+    rows = []
+    for side in ("floor", "relay"):
+        for command, values in measured.commands.get(side, {}).items():
+            rows.append(
+                row(f"{command} p50 · {SIDES[side]}", percentile(values, 0.5), "ms",
+                    group="commands", side=side, command=command)
+            )  # fmt: skip
+    return rows
+
+
+def decode_rows(measured: InProcess) -> list[Row]:
+    """What parsing one large relay answer costs the app (the snapshot's CDP results)."""
+    rows = []
+    for command in measured.sequences.get("snapshot", []):
+        frame = encode({"id": "1", "result": command.result})
+        loads = timeit.repeat(lambda frame=frame: json.loads(frame), number=1, repeat=30)
+        checked = timeit.repeat(lambda frame=frame: decode_json(frame), number=1, repeat=30)
+        label = f"{command.cdp_method} answer ({len(frame) / 1024:.0f} KiB)"
+        for what, values in (
+            ("json.loads", loads),
+            ("decode_json (json.loads + depth walk)", checked),
+        ):
+            rows.append(
+                row(f"relay parse · {label} · {what}", statistics.median(values) * 1000, "ms",
+                    group="decode", command=command.cdp_method, bytes=len(frame), step=what)
             )  # fmt: skip
     return rows
 
@@ -548,4 +694,3 @@ def target_rows(samples: dict[str, Samples]) -> list[Row]:
                 )
             )
     return rows
-
