@@ -13,9 +13,11 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,15 +59,29 @@ async def run(selected: list[str], *, quick: bool) -> tuple[list[Row], dict[str,
     rows: list[Row] = []
     durations: dict[str, float] = {}
     log_dir = RESULTS / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(log_dir, ignore_errors=True)  # the previous run's app and peer logs
+    log_dir.mkdir(parents=True)
     for name in selected:
         with tempfile.TemporaryDirectory(prefix=f"tabrelay-bench-{name}-") as tmp:
             os.environ["TABRELAY_HOME"] = tmp
             started = time.perf_counter()
-            found = await BENCHMARKS[name](Context(Path(tmp), quick, log_dir))
+            try:
+                found = await BENCHMARKS[name](Context(Path(tmp), quick, log_dir))
+            # One benchmark failing (no Chromium, a port taken) must not lose the others' rows.
+            except Exception as exc:
+                traceback.print_exc()
+                found = [{"name": f"{name} failed: {exc!r}", "value": 0, "unit": "",
+                          "group": "errors", "failed": True}]  # fmt: skip
             rows += [{"benchmark": name, **r} for r in found]
             durations[name] = time.perf_counter() - started
-            print(f"# {name}: {durations[name]:.1f} s", file=sys.stderr, flush=True)
+            load = os.getloadavg()[0]
+            rows.append(
+                {"benchmark": name, "name": f"{name}: load average (1 min) at its end",
+                 "value": load, "unit": "", "group": "machine"}
+            )  # fmt: skip
+            print(
+                f"# {name}: {durations[name]:.1f} s, load {load:.2f}", file=sys.stderr, flush=True
+            )
     return rows, durations
 
 
@@ -97,10 +113,11 @@ def main() -> int:
     latest = RESULTS / "latest.json"
     latest.write_text(json.dumps(record, indent=2, ensure_ascii=False))
     print(f"results written to {latest}")
-    if not args.no_docs and not args.quick and set(selected) == set(BENCHMARKS):
+    failed = any(r.get("failed") for r in rows)
+    if not args.no_docs and not args.quick and set(selected) == set(BENCHMARKS) and not failed:
         write_docs(record)
         print(f"tables written to {DOCS}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
