@@ -13,6 +13,7 @@ core's asyncio callbacks while no loop is running.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -51,15 +52,29 @@ def pytest_asyncio_loop_factories(
 
 def expect(signal: SignalInstance) -> asyncio.Future[tuple[Any, ...]]:
     """A future for the next emission of ``signal`` (connect before the action)."""
-    future: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
 
     def fire(*args: Any) -> None:
         if not future.done():
             future.set_result(args)
-        signal.disconnect(fire)
+            # Not from inside the emission: disconnect once it is over.
+            loop.call_soon(_disconnect, signal, fire)
 
     signal.connect(fire)
     return future
+
+
+def _disconnect(signal: SignalInstance, slot: Callable[..., None]) -> None:
+    with contextlib.suppress(RuntimeError, TypeError):  # the sender may be gone already
+        signal.disconnect(slot)
+
+
+async def unlocked(dialog: Any) -> None:
+    """Wait until a dialog's Allow buttons wake up (they may already have)."""
+    woke = expect(dialog.allow_unlocked)
+    if not dialog.allow_enabled:
+        await within(woke)
 
 
 async def within(awaitable: Awaitable[T], timeout: float = 5.0) -> T:

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from gui.conftest import expect, until, within
+from gui.conftest import expect, unlocked, until, within
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.approval.policy import offers_always
 from tabrelay.ui.approval_dialog import ALLOW_DELAY, ApprovalDialog, DialogApprover
@@ -168,7 +168,7 @@ async def test_one_dialog_at_a_time_with_the_queue_count_and_answers_in_order(
     assert dialog.queue_badge.text() == "2 more waiting" and dialog.queue_badge.isVisible()
 
     next_shown = expect(approver.dialog_shown)
-    await within(expect(dialog.allow_unlocked))
+    await unlocked(dialog)
     qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
     assert await within(first) is Choice.ALLOW_ONCE
     (dialog2,) = await within(next_shown)

@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from gui.conftest import Desk, DesktopFactory, expect, within
+from gui.conftest import Desk, DesktopFactory, expect, unlocked, within
 from support.mcp import mcp_client, text_of
 from tabrelay.config.settings import PolicyRule, Settings
 from tabrelay.store.commandlog import CommandEntry
@@ -28,13 +28,6 @@ async def newest_row(desk: Desk) -> CommandEntry:
     assert log is not None
     rows = await asyncio.to_thread(log.recent, 1)
     return rows[0]
-
-
-async def allow_ready(dialog: ApprovalDialog) -> None:
-    """Wait until the dialog's Allow buttons wake up (they may already have)."""
-    ready = expect(dialog.allow_unlocked)
-    if not dialog.allow_enabled:
-        await within(ready)
 
 
 async def start_navigate(
@@ -69,7 +62,7 @@ async def test_an_acting_call_waits_for_the_dialog_and_runs_once_allowed(
             assert extension.tabs[1]["url"] == "https://example.com/"
             assert desk.harness.core.gate.pending
 
-            await allow_ready(dialog)
+            await unlocked(dialog)
             qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
             result = await within(call, 10)
 
@@ -108,7 +101,7 @@ async def test_allow_for_the_session_creates_a_session_rule_for_that_client_tool
     async with connected(desktop) as (desk, extension, token):
         async with mcp_client(desk.harness.base_mcp(), token) as client:
             call, dialog = await start_navigate(desk, client, "https://example.com/a")
-            await allow_ready(dialog)
+            await unlocked(dialog)
             qtbot.mouseClick(dialog.session_button, Qt.MouseButton.LeftButton)
             assert not (await within(call, 10)).is_error
             # The same tool on the same site now runs without a dialog.
@@ -135,7 +128,7 @@ async def test_always_allow_saves_the_rule_in_the_settings(
     async with connected(desktop) as (desk, _extension, token):
         async with mcp_client(desk.harness.base_mcp(), token) as client:
             call, dialog = await start_navigate(desk, client)
-            await allow_ready(dialog)
+            await unlocked(dialog)
             qtbot.mouseClick(dialog.always_button, Qt.MouseButton.LeftButton)
             assert not (await within(call, 10)).is_error
         settings = await asyncio.to_thread(desk.harness.core.settings_store.load)

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from e2e.chromium import extension_id_from_key
-from gui.conftest import DesktopFactory, expect, until, within
+from gui.conftest import DesktopFactory, expect, unlocked, until, within
 from support.fake_extension import OTHER_EXTENSION_ID
 from support.http import raw_request
 from tabrelay.protocol.constants import CONFIG_PATH
@@ -37,9 +37,7 @@ async def test_allowing_the_pairing_dialog_pairs_the_extension(
         assert desk.ui.tray.state().value == "attention"
         assert desk.ui.notifier.history[-1].title == "A browser extension asks to pair"
 
-        ready = expect(dialog.allow_unlocked)
-        if not dialog.allow_button.isEnabled():
-            await within(ready)
+        await unlocked(dialog)
         qtbot.mouseClick(dialog.allow_button, Qt.MouseButton.LeftButton)
         await until(lambda: desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID))
         answer = await ask_config(desk.harness.port)

@@ -36,6 +36,7 @@ from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.tools.catalog import BY_NAME
 from tabrelay.ui.icons import app_icon
 from tabrelay.ui.text import arguments_text, visible
+from tabrelay.ui.windows import Retired, bring_to_front
 
 logger = logging.getLogger(__name__)
 
@@ -311,6 +312,7 @@ class DialogApprover(QObject):
         self._queue: list[_Pending] = []
         self.current: ApprovalDialog | None = None
         self._current_item: _Pending | None = None
+        self._retired = Retired()
 
     @property
     def waiting(self) -> int:
@@ -339,9 +341,7 @@ class DialogApprover(QObject):
     def bring_up(self) -> None:
         """Show the current dialog again (tray, notification, dashboard)."""
         if self.current is not None:
-            self.current.showNormal()
-            self.current.raise_()
-            self.current.activateWindow()
+            bring_to_front(self.current)
 
     # --- the queue --------------------------------------------------------------------------
 
@@ -361,10 +361,10 @@ class DialogApprover(QObject):
         dialog.answered.connect(lambda choice: self._answered(item, choice))
         self.current, self._current_item = dialog, item
         dialog.show()
-        dialog.raise_()
-        dialog.activateWindow()
+        bring_to_front(dialog)
         self.dialog_shown.emit(dialog)
-        QTimer.singleShot(int(self.notice_delay * 1000), lambda: self._check_seen(dialog))
+        # The dialog as context: no call once it is gone.
+        QTimer.singleShot(int(self.notice_delay * 1000), dialog, lambda: self._check_seen(dialog))
 
     def _answered(self, item: _Pending, choice: Choice) -> None:
         if not item.future.done():
@@ -389,7 +389,7 @@ class DialogApprover(QObject):
         dialog, self.current, self._current_item = self.current, None, None
         if dialog is not None:
             dialog.dismiss()
-            dialog.deleteLater()
+            self._retired.add(dialog)  # often inside its own button's click: no delete now
 
     def _check_seen(self, dialog: ApprovalDialog) -> None:
         if dialog is not self.current:

@@ -34,6 +34,7 @@ from tabrelay.ui.icons import app_icon
 from tabrelay.ui.tabs_page import TabsPage
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.tray import TrayActions
+from tabrelay.ui.windows import bring_to_front
 
 BANNER_STYLE = {
     "warning": "background: #FEF7E0; color: #594300; padding: 8px; border-radius: 4px;",
@@ -183,9 +184,7 @@ class DashboardWindow(QMainWindow):
         self.pages.setCurrentIndex(self.PAGES.index(name))
 
     def bring_up(self) -> None:
-        self.showNormal()
-        self.raise_()
-        self.activateWindow()
+        bring_to_front(self)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # The window hides; the app (relay, MCP endpoint, approvals) keeps running.

@@ -30,6 +30,7 @@ from tabrelay.ui.settings_dialog import SettingsDialog
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import visible
 from tabrelay.ui.tray import TrayController
+from tabrelay.ui.windows import Retired, bring_to_front
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class DesktopUi(QObject):
         self.connect_dialog: ConnectClientDialog | None = None
         self.pair_dialog: PairBrowserDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
+        self._retired = Retired()
 
         self.bridge.browser_connected.connect(self._browser_connected)
         self.bridge.browser_disconnected.connect(self._browser_lost)
@@ -176,23 +178,18 @@ class DesktopUi(QObject):
 
     def connect_client(self, kind: str | None) -> None:
         if self.connect_dialog is not None:
-            self.connect_dialog.close()
-            self.connect_dialog.deleteLater()
+            self._retired.add(self.connect_dialog)
         self.connect_dialog = ConnectClientDialog(self.core, self.tasks, kind=kind)
         self.connect_dialog.client_created.connect(
             lambda _name: self.dashboard.clients_page.refresh()
         )
-        self.connect_dialog.show()
-        self.connect_dialog.raise_()
-        self.connect_dialog.activateWindow()
+        bring_to_front(self.connect_dialog)
 
     def pair_browser(self) -> None:
         if self.pair_dialog is None:
             self.pair_dialog = PairBrowserDialog(self.core, self.tasks)
         self.pair_dialog.refresh()
-        self.pair_dialog.show()
-        self.pair_dialog.raise_()
-        self.pair_dialog.activateWindow()
+        bring_to_front(self.pair_dialog)
 
     def autostart_enabled(self) -> bool:
         return self.autostart.is_enabled()
@@ -210,13 +207,10 @@ class DesktopUi(QObject):
 
     def open_settings(self) -> None:
         if self.settings_dialog is not None:
-            self.settings_dialog.close()
-            self.settings_dialog.deleteLater()
+            self._retired.add(self.settings_dialog)
         self.settings_dialog = SettingsDialog(self.core, self.tasks, self.autostart)
         self.settings_dialog.saved.connect(self._settings_saved)
-        self.settings_dialog.show()
-        self.settings_dialog.raise_()
-        self.settings_dialog.activateWindow()
+        bring_to_front(self.settings_dialog)
 
     @Slot()
     def _settings_saved(self) -> None:

@@ -30,6 +30,7 @@ from tabrelay.ui.icons import app_icon
 from tabrelay.ui.prompts import ask
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import visible
+from tabrelay.ui.windows import Retired, bring_to_front
 
 ALLOW_DELAY = 0.8
 # The id Chrome derives from the extension manifest's pinned "key" (a GUI test checks it).
@@ -113,6 +114,10 @@ class PairingDialog(QDialog):
         self.allow_button.setEnabled(True)
         self.allow_unlocked.emit()
 
+    @property
+    def allow_enabled(self) -> bool:
+        return self.allow_button.isEnabled()
+
     def answer(self, allowed: bool) -> None:
         if self._done or (allowed and not self.allow_button.isEnabled()):
             return
@@ -150,6 +155,7 @@ class DialogPairingApprover(QObject):
         super().__init__(parent)
         self.allow_delay = allow_delay
         self.dialogs: dict[str, PairingDialog] = {}
+        self._retired = Retired()
 
     async def approve_pairing(self, extension_id: str) -> bool:
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
@@ -157,8 +163,7 @@ class DialogPairingApprover(QObject):
         dialog.answered.connect(lambda allowed: _settle(future, allowed))
         self.dialogs[extension_id] = dialog
         dialog.show()
-        dialog.raise_()
-        dialog.activateWindow()
+        bring_to_front(dialog)
         self.requested.emit(extension_id)
         self.dialog_shown.emit(dialog)
         try:
@@ -166,13 +171,11 @@ class DialogPairingApprover(QObject):
         finally:
             self.dialogs.pop(extension_id, None)
             dialog.dismiss()
-            dialog.deleteLater()
+            self._retired.add(dialog)
 
     def bring_up(self) -> None:
         for dialog in self.dialogs.values():
-            dialog.showNormal()
-            dialog.raise_()
-            dialog.activateWindow()
+            bring_to_front(dialog)
 
 
 def _settle(future: asyncio.Future[bool], value: bool) -> None:

@@ -1,0 +1,33 @@
+"""Top-level windows: bringing one to the front, and letting one go without a crash.
+
+A window made in Python without a parent belongs to its Python wrapper; when the last
+reference goes, PySide deletes it at once — which crashes Qt if that happens inside the
+window's own signal (an answer button's ``clicked``). ``Retired`` keeps closed windows alive
+until Qt deletes them itself on the next turn of the event loop.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QWidget
+
+
+def bring_to_front(window: QWidget) -> None:
+    window.showNormal()
+    window.raise_()
+    window.activateWindow()
+
+
+class Retired:
+    """Closed windows waiting for ``deleteLater``; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._windows: set[QWidget] = set()
+
+    def __len__(self) -> int:
+        return len(self._windows)
+
+    def add(self, window: QWidget) -> None:
+        window.hide()
+        self._windows.add(window)
+        window.destroyed.connect(lambda *_: self._windows.discard(window))
+        window.deleteLater()
