@@ -40,6 +40,7 @@ help:
 	@echo "make test    set up and run every test: lint, types, extension, unit, integration, GUI, e2e"
 	@echo "make lint    ruff (format + lint) and mypy --strict"
 	@echo "make bench   benchmarks (not part of make test); results in tests/bench/results/"
+	@echo "make screenshots  the tray app under Xvfb with real Chromium, pictures into docs/"
 
 run: system-run $(RUN_STAMP)
 	$(BIN)/tabrelay

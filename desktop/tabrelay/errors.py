@@ -124,7 +124,13 @@ class TargetChanged(ToolError):
 
 
 class ApprovalDenied(ToolError):
+    """A call was not allowed; ``decision`` says by whom, for the command log."""
+
     title = "Denied"
+
+    def __init__(self, message: str, *, decision: str = "denied") -> None:
+        super().__init__(message)
+        self.decision = decision
 
 
 class UsageError(TabrelayError):

@@ -125,7 +125,7 @@ async def test_a_denied_call_leaves_the_page_untouched_and_says_so(home: Paths) 
         assert extension.tabs[1]["url"] == "https://example.com/"
         assert not [c for c in extension.cdp_calls if c[1] == "Page.navigate"]
         [row] = await rows(app)
-        assert (row.status, row.decision) == ("denied", "not reached")
+        assert (row.status, row.decision) == ("denied", "denied by the person")
         assert "denied by the person" in (row.error or "")
 
 
@@ -419,3 +419,27 @@ async def test_with_only_shared_tabs_in_scope_other_tabs_are_not_even_listed(
     assert hidden.is_error and "does not exist or is not shared" in text_of(hidden)
     new_id = opened.structured_content["tab_id"]
     assert [t["id"] for t in again.structured_content["tabs"]] == [2, new_id]
+
+
+async def test_the_log_says_how_each_call_was_denied_and_activity_is_counted(
+    app: RelayHarness,
+) -> None:
+    assert app.core.runner is not None
+    counts: list[int] = []
+    app.core.runner.add_activity_listener(counts.append)
+    store = app.core.settings_store
+    await asyncio.to_thread(
+        store.update,
+        lambda s: s.policy_rules.append(PolicyRule(tool="browser_navigate", decision="deny")),
+    )
+    token = await app.add_client()
+    async with mcp_client(app.base_mcp(), token) as client:
+        await client.call_tool("browser_navigate", {"url": "https://example.org/"})
+        app.core.gate.set_paused(True)
+        await client.call_tool("browser_list_tabs", {})
+        app.core.gate.set_paused(False)
+    by_rule, paused = await rows(app)
+    assert by_rule.decision == "denied by deny browser_navigate"
+    assert paused.decision == "denied: agent access paused"
+    assert counts == [1, 0, 1, 0]
+    assert app.core.runner.active_calls == 0

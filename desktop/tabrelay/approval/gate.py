@@ -138,14 +138,16 @@ class ApprovalGate:
         """
         if self._paused:
             raise ApprovalDenied(
-                "denied: the person paused agent access in Tabrelay; wait until they resume it"
+                "denied: the person paused agent access in Tabrelay; wait until they resume it",
+                decision="denied: agent access paused",
             )
         verdict = self.verdict(client=client, tool=tool, origin=origin)
         if verdict.decision == "allow":
             return Approval(f"allowed by {verdict.describe()}")
         if verdict.decision == "deny":
             raise ApprovalDenied(
-                f"denied by a rule ({verdict.describe()}); ask the person to change it"
+                f"denied by a rule ({verdict.describe()}); ask the person to change it",
+                decision=f"denied by {verdict.describe()}",
             )
         approver = self.approver
         if approver is None:
@@ -153,7 +155,8 @@ class ApprovalGate:
             raise ApprovalDenied(
                 f"{tool} needs the person's approval, but Tabrelay is running headless "
                 "(`tabrelay serve`) with no approval dialog. Start the Tabrelay tray app, or "
-                f"allow it ahead of time: `tabrelay policy set {tool} allow{site}`"
+                f"allow it ahead of time: `tabrelay policy set {tool} allow{site}`",
+                decision="denied: needs approval, but no approval dialog (headless)",
             )
         timeout = self.settings().approval_timeout
         request = ApprovalRequest(
@@ -180,7 +183,8 @@ class ApprovalGate:
                 return await approver.decide(request)
         except TimeoutError:
             raise ApprovalDenied(
-                f"denied: the person did not answer within {request.timeout:g} s"
+                f"denied: the person did not answer within {request.timeout:g} s",
+                decision="denied: no answer in time",
             ) from None
         finally:
             del self.pending[request.id]
@@ -188,7 +192,10 @@ class ApprovalGate:
 
     async def _apply(self, choice: Choice, request: ApprovalRequest) -> Approval:
         if choice is Choice.DENY:
-            raise ApprovalDenied(f"denied by the person: they did not allow {request.tool}")
+            raise ApprovalDenied(
+                f"denied by the person: they did not allow {request.tool}",
+                decision="denied by the person",
+            )
         if choice is Choice.ALLOW_ONCE:
             return Approval("approved once by the person", waited=True)
         rule = PolicyRule(

@@ -81,6 +81,27 @@ class ToolRunner:
         self._status = status
         self.agent_tabs: set[tuple[str, int]] = set()
         self._running: Counter[str] = Counter()
+        self._activity_listeners: list[Callable[[int], None]] = []
+
+    @property
+    def active_calls(self) -> int:
+        """How many tool calls are running now (the tray shows "working" while any are)."""
+        return sum(self._running.values())
+
+    def add_activity_listener(self, listener: Callable[[int], None]) -> Callable[[], None]:
+        """Call ``listener(active_calls)`` whenever a call starts or ends."""
+        self._activity_listeners.append(listener)
+        return lambda: self._activity_listeners.remove(listener)
+
+    def _activity(self, delta: int, client: str) -> None:
+        self._running[client] += delta
+        count = self.active_calls
+        for listener in list(self._activity_listeners):
+            try:
+                listener(count)
+            # A listener is UI code; it must not break the call.
+            except Exception:
+                logger.exception("an activity listener failed")
 
     async def call(
         self, spec: ToolSpec, arguments: dict[str, Any], caller: Caller, progress: Progress
@@ -95,10 +116,11 @@ class ToolRunner:
             )
             await self._record(row, started, "error", error=error)
             raise error
-        self._running[caller.client] += 1
+        self._activity(+1, caller.client)
         try:
             result = await self._call(spec, arguments, caller, progress, row)
         except ApprovalDenied as denied:
+            row.decision = denied.decision
             await self._record(row, started, "denied", error=denied)
             raise
         except TabrelayError as error:
@@ -108,7 +130,7 @@ class ToolRunner:
             await asyncio.shield(self._record(row, started, "cancelled"))
             raise
         finally:
-            self._running[caller.client] -= 1
+            self._activity(-1, caller.client)
         if result.secret_arguments:
             row.arguments = _summary(arguments, secret=result.secret_arguments)
         await self._record(row, started, "ok", size=result.size)

@@ -1,7 +1,7 @@
 """The tray icon and its menu (DESIGN §7). The menu is rebuilt each time it opens.
 
 The icon shows the most urgent state that holds: needs attention (a request waits for the
-person), paused, working (a command is on its way to a browser, or just finished), connected,
+person), paused, working (a tool call is running, or just finished), connected,
 no browser. The status line and tooltip say the same in words: "Chromium 156 · 7 tabs ·
 2 clients". Each entry calls the ``TrayActions`` the desktop UI implements.
 """
@@ -108,8 +108,9 @@ class TrayController(QObject):
         if core.gate.paused:
             return TrayState.PAUSED
         browsers = core.registry.all()
+        running = core.runner is not None and core.runner.active_calls > 0
         recent = self._clock() - self.bridge.last_command_at < WORKING_AFTER
-        if browsers and (recent or any(b.pending_count for b in browsers)):
+        if browsers and (running or recent):
             return TrayState.WORKING
         return TrayState.CONNECTED if browsers else TrayState.NO_BROWSER
 
