@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import AsyncIterator
 
 import httpx2
@@ -164,3 +165,30 @@ async def test_too_many_calls_at_once_from_one_client_are_refused(app: RelayHarn
         results = await asyncio.gather(*calls)
     assert extra.is_error and "already has 16 calls running" in text_of(extra)
     assert sum(not r.is_error for r in results) == 16
+
+
+async def test_connections_are_accepted_with_nagle_off(app: RelayHarness) -> None:
+    """asyncio turns TCP_NODELAY on for accepted sockets only when the listening socket says
+    IPPROTO_TCP; with Nagle on, every MCP call waited ~40 ms for a delayed ACK."""
+    assert app.core.endpoint is not None and app.core.endpoint._server is not None
+    [listening] = [s for server in app.core.endpoint._server.servers for s in server.sockets]
+    assert listening.proto == socket.IPPROTO_TCP
+    _, writer = await asyncio.open_connection("127.0.0.1", app.mcp_port)
+    try:
+        accepted = await _accepted_socket(app, writer)
+        assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+    finally:
+        writer.close()
+
+
+async def _accepted_socket(app: RelayHarness, writer: asyncio.StreamWriter) -> socket.socket:
+    """The server side of our connection, found among uvicorn's open transports."""
+    assert app.core.endpoint is not None and app.core.endpoint._server is not None
+    local = writer.get_extra_info("sockname")
+    async with asyncio.timeout(5):
+        while True:
+            for connection in app.core.endpoint._server.server_state.connections:
+                transport = getattr(connection, "transport", None)
+                if transport is not None and transport.get_extra_info("peername") == local:
+                    return transport.get_extra_info("socket")
+            await asyncio.sleep(0.01)
