@@ -305,13 +305,18 @@ async def test_waiting_for_text_elements_load_states_and_time(
     assert "exactly one of" in both
 
 
-async def test_cancelling_a_wait_stops_it_at_once(agent: Agent, pages: PageServer) -> None:
+async def test_cancelling_a_wait_stops_it_at_once(
+    agent: Agent, pages: PageServer, app: AppUnderTest
+) -> None:
     tab = await agent.open(pages.url("tools/slow.html"))
+    runner = app.harness.core.runner
+    assert runner is not None
     call = asyncio.create_task(
         agent.call("browser_wait_for", tab_id=tab, text="never there", timeout=60)
     )
-    await asyncio.sleep(0.5)
+    await wait_until(lambda: runner.active_calls == 1, timeout=10, message="the wait runs")
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert "Results" in await agent.ok("browser_get_content", tab_id=tab, format="text")
+    await wait_until(lambda: runner.active_calls == 0, timeout=2, message="the wait stops")
+    assert "Slow page" in await agent.ok("browser_get_content", tab_id=tab, format="text")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -67,7 +68,9 @@ INSTRUCTIONS = (
 )
 
 
+@functools.cache
 def tool_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's input schema, generated once: the SDK asks for it on every call."""
     return spec.params.model_json_schema()
 
 

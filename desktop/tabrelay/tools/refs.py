@@ -8,6 +8,7 @@ checked like a person would: visible, enabled, and not covered by something else
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections import OrderedDict
@@ -246,10 +247,10 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
         raise ToolError(
             f"there is no ref {ref!r} for tab {tab.id}; take a snapshot (browser_snapshot) first"
         )
-    loaders = await frame_loaders(ctx)
+    # resolveNode needs the document requested; both reads go out together.
+    loaders, _ = await asyncio.gather(frame_loaders(ctx), ctx.cdp("DOM.getDocument", {"depth": 0}))
     if loaders.get(target.frame_id) != target.loader_id:
         raise ToolError(STALE.format(ref=ref))
-    await ctx.cdp("DOM.getDocument", {"depth": 0})  # resolveNode needs the document requested
     try:
         resolved = await ctx.cdp("DOM.resolveNode", {"backendNodeId": target.backend_node_id})
     except CommandFailed:

@@ -7,6 +7,7 @@ and hands refs out through the tab's ``TabRefs`` so the same element keeps its r
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -85,11 +86,16 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     """Read the page and build its outline, assigning refs."""
     browser, tab = ctx.need_browser(), ctx.need_tab()
     refs = ctx.refs.tab(browser.id, tab.id)
-    tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
+    # Independent reads go out together: each is a round trip through the extension.
+    tree, main_nodes, layout, view = await asyncio.gather(
+        ctx.cdp("Page.getFrameTree"),
+        _ax_nodes(ctx, None),
+        ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": []}),
+        _viewport(ctx) if viewport else _nothing(),
+    )
     loaders: dict[str, str] = {}
-    frames = await _frames(ctx, tree, loaders, owner=None)
-    layout = await ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": []})
-    clickable, on_screen = _layout_facts(layout, await _viewport(ctx) if viewport else None)
+    frames = await _frames(ctx, tree["frameTree"], loaders, owner=None, nodes=main_nodes)
+    clickable, on_screen = _layout_facts(layout, view)
 
     def assign(backend: int, frame_id: str) -> str:
         return refs.assign(RefTarget(backend, frame_id, loaders.get(frame_id, "")))
@@ -104,31 +110,49 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     )
 
 
+async def _ax_nodes(ctx: ToolContext, frame_id: str | None) -> list[dict[str, Any]] | str:
+    """A frame's accessibility nodes, or why they cannot be read (an out-of-process frame)."""
+    try:
+        params = {"frameId": frame_id} if frame_id is not None else {}
+        return list((await ctx.cdp("Accessibility.getFullAXTree", params))["nodes"])
+    except CommandFailed as failed:
+        return failed.message
+
+
 async def _frames(
-    ctx: ToolContext, node: dict[str, Any], loaders: dict[str, str], *, owner: int | None
+    ctx: ToolContext,
+    node: dict[str, Any],
+    loaders: dict[str, str],
+    *,
+    owner: int | None,
+    nodes: list[dict[str, Any]] | str,
 ) -> list[FrameTree]:
     frame = node["frame"]
     loaders[frame["id"]] = frame.get("loaderId", "")
-    try:
-        params = {"frameId": frame["id"]} if owner is not None else {}
-        nodes = (await ctx.cdp("Accessibility.getFullAXTree", params))["nodes"]
-        found = [FrameTree(frame["id"], nodes, frame.get("url", ""), owner)]
-    except CommandFailed as failed:
+    if isinstance(nodes, str):
         if owner is None:
-            raise ToolError(
-                f"the page cannot be read yet ({failed.message}); wait for it"
-            ) from None
-        # An out-of-process (cross-origin) frame lives in another target.
-        found = [FrameTree(frame["id"], [], frame.get("url", ""), owner, error=failed.message)]
-    for child in node.get("childFrames", []):
-        try:
-            owner_id = (await ctx.cdp("DOM.getFrameOwner", {"frameId": child["frame"]["id"]}))[
-                "backendNodeId"
-            ]
-        except CommandFailed:
-            continue  # the frame went away meanwhile
-        found += await _frames(ctx, child, loaders, owner=int(owner_id))
+            raise ToolError(f"the page cannot be read yet ({nodes}); wait for it")
+        found = [FrameTree(frame["id"], [], frame.get("url", ""), owner, error=nodes)]
+    else:
+        found = [FrameTree(frame["id"], nodes, frame.get("url", ""), owner)]
+    children = node.get("childFrames", [])
+    owners = await asyncio.gather(*(_owner(ctx, c["frame"]["id"]) for c in children))
+    child_nodes = await asyncio.gather(*(_ax_nodes(ctx, c["frame"]["id"]) for c in children))
+    for child, owner_id, child_ax in zip(children, owners, child_nodes, strict=True):
+        if owner_id is not None:  # None: the frame went away meanwhile
+            found += await _frames(ctx, child, loaders, owner=owner_id, nodes=child_ax)
     return found
+
+
+async def _owner(ctx: ToolContext, frame_id: str) -> int | None:
+    try:
+        return int((await ctx.cdp("DOM.getFrameOwner", {"frameId": frame_id}))["backendNodeId"])
+    except CommandFailed:
+        return None
+
+
+async def _nothing() -> None:
+    return None
 
 
 async def _viewport(ctx: ToolContext) -> tuple[float, float, float, float]:
