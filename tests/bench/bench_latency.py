@@ -24,7 +24,6 @@ import asyncio
 import itertools
 import json
 import re
-import socket as net
 import statistics
 import timeit
 from collections.abc import Awaitable, Callable
@@ -43,7 +42,6 @@ from stats import Row, percentile, row, timed, verdict
 from e2e.harness import ExtensionBrowser, Page
 from support.harness import RelayHarness, running_core
 from support.mcp import mcp_client, text_of
-from tabrelay.endpoint import server as endpoint_server
 from tabrelay.protocol.messages import decode_json, encode
 from tabrelay.relay.browser import Browser
 
@@ -53,8 +51,6 @@ SIDES = {
     "relay": "relay command (app → extension → CDP)",
     "inproc": "Tabrelay MCP, in-process SDK client",
     "inproc-raw": "Tabrelay MCP, in-process raw HTTP client",
-    "inproc-tcp": "Tabrelay MCP, in-process SDK client, TCP_NODELAY (what-if)",
-    "inproc-tcp-raw": "Tabrelay MCP, in-process raw HTTP client, TCP_NODELAY (what-if)",
     "serve": "Tabrelay MCP: tabrelay serve",
     "serve-raw": "Tabrelay MCP: tabrelay serve, raw HTTP client",
     "gui": "Tabrelay MCP: tray app (qasync)",
@@ -344,33 +340,6 @@ async def mcp_phase(
     out.calls[side] = calls
 
 
-class TcpSockets:
-    """The proposed fix, applied from outside for a what-if run.
-
-    The MCP endpoint creates its listening socket as ``socket.socket(AF_INET, SOCK_STREAM)``
-    (protocol 0), and asyncio sets TCP_NODELAY only on sockets whose protocol is IPPROTO_TCP.
-    With Nagle's algorithm on, the last chunk of every keep-alive response waits for the
-    client's delayed ACK (about 40 ms on Linux). This stands in for the endpoint module's
-    ``socket`` while a core starts, creating the listening socket with IPPROTO_TCP.
-    """
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(net, name)
-
-    @staticmethod
-    def socket(family: int = net.AF_INET, kind: int = net.SOCK_STREAM, proto: int = 0) -> Any:
-        if kind == net.SOCK_STREAM and proto == 0:
-            proto = net.IPPROTO_TCP
-        return net.socket(family, kind, proto)
-
-    def __enter__(self) -> TcpSockets:
-        endpoint_server.socket = self  # type: ignore[assignment]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        endpoint_server.socket = net
-
-
 # --- the apps as processes ---------------------------------------------------------------------
 
 
@@ -432,33 +401,26 @@ async def latency_benchmarks(ctx: Any) -> list[Row]:
     with PageServer() as pages:
         home = AppHome.create(ctx.home / "inproc")
         async with AsyncExitStack() as outer:
-            chromium: ExtensionBrowser | None = None
-            # The app as shipped, then with the TCP_NODELAY fix (what-if, same code otherwise).
-            for side, fix in (("inproc", False), ("inproc-tcp", True)):
-                async with AsyncExitStack() as core:
-                    if fix:
-                        core.enter_context(TcpSockets())
-                    harness = await core.enter_async_context(
-                        running_core(home.paths, paired=(EXTENSION_ID,))
-                    )
-                    if chromium is None:
-                        chromium = await outer.enter_async_context(extension_browser(harness.port))
-                    else:
-                        await chromium.set_relay_port(harness.port)
-                    await wait_for(
-                        lambda h=harness: len(h.core.registry),
-                        timeout=20,
-                        message="the extension connects",
-                    )
-                    if not fix:
-                        await cdp_phase(harness, chromium, home, pages, plan, measured)
-                    await mcp_phase(harness, home, pages, plan, side, measured)
-            assert chromium is not None
-            for gui in (False, True):
-                app_home = AppHome.create(
-                    ctx.home / ("gui" if gui else "serve"), relay_token=home.relay_token
+            async with running_core(home.paths, paired=(EXTENSION_ID,)) as harness:
+                chromium = await outer.enter_async_context(extension_browser(harness.port))
+                await wait_for(
+                    lambda: len(harness.core.registry), timeout=20, message="the extension"
                 )
-                measured.samples.update(await app_side(gui, chromium, app_home, pages, plan))
+                await cdp_phase(harness, chromium, home, pages, plan, measured)
+                await mcp_phase(harness, home, pages, plan, "inproc", measured)
+            # The two apps in alternating rounds, half the samples each time: a machine whose
+            # load changes during the run then weighs on both alike.
+            half = replace(plan, fast=max(10, plan.fast // 2), nav=max(5, plan.nav // 2))
+            for round_ in range(2):
+                for gui in (False, True):
+                    key = "gui" if gui else "serve"
+                    app_home = AppHome.create(
+                        ctx.home / f"{key}-{round_}", relay_token=home.relay_token
+                    )
+                    found = await app_side(gui, chromium, app_home, pages, half)
+                    for side, ops in found.items():
+                        for op, values in ops.items():
+                            measured.samples.setdefault(side, {}).setdefault(op, []).extend(values)
         for peer in PEERS:
             try:
                 measured.samples[peer.key] = await peer_side(peer, pages, plan, ctx.log_dir)
@@ -514,17 +476,18 @@ def latency_rows(samples: dict[str, Samples]) -> list[Row]:
     return rows
 
 
-VARIANTS = {"inproc": "as shipped", "inproc-tcp": "with TCP_NODELAY (what-if)"}
+VARIANTS = {"inproc": "in-process"}
 PARTS = {
     "total": "total, in-process SDK client",
     "transport": "client SDK + HTTP transport (total − server)",
     "sdk": "MCP SDK server: session, JSON-RPC, SSE (server − tool)",
     "runner": "tool runner: validate, tab, policy, waiting for events",
     "log": "command log row (thread hop + SQLite commit)",
-    "relay_other": "relay: tabs.get and other non-CDP calls",
-    "relay_cdp": "relay: the tool's CDP commands",
+    "relay_other": "relay: tabs.get and other non-CDP calls (wall time)",
+    "relay_cdp": "relay: the tool's CDP commands (wall time)",
     "floor": "the same CDP commands straight to Chromium",
     "round_trips": "relay round trips per call",
+    "overlap": "most relay commands in flight at once",
 }
 
 
@@ -536,7 +499,7 @@ def breakdown_rows(measured: InProcess) -> list[Row]:
     """Where one in-process MCP call's time goes, by layer (medians of per-call figures)."""
     rows = []
     floor = measured.samples.get("floor", {})
-    for side, variant in VARIANTS.items():
+    for side in VARIANTS:
         for op in OPS:
             calls = measured.calls.get(side, {}).get(op, [])
             if not calls:
@@ -545,28 +508,28 @@ def breakdown_rows(measured: InProcess) -> list[Row]:
                 "total": _median([t for t, _ in calls]),
                 "transport": _median([t - c.asgi for t, c in calls]),
                 "sdk": _median([c.asgi - c.endpoint for _, c in calls]),
-                "runner": _median(
-                    [c.endpoint - c.relay_cdp - c.relay_other - c.log for _, c in calls]
-                ),
+                "runner": _median([c.endpoint - c.relay - c.log for _, c in calls]),
                 "log": _median([c.log for _, c in calls]),
                 "relay_other": _median([c.relay_other for _, c in calls]),
                 "relay_cdp": _median([c.relay_cdp for _, c in calls]),
                 "floor": percentile(floor[op], 0.5) if op in floor else 0.0,
                 "round_trips": _median([float(len(c.commands)) for _, c in calls]),
+                "overlap": _median([float(c.overlap) for _, c in calls]),
             }
             for part, value in parts.items():
                 rows.append(
-                    row(f"{op} · {variant} · {PARTS[part]}", value,
-                        "" if part == "round_trips" else "ms",
+                    row(f"{op} · {PARTS[part]}", value,
+                        "" if part in ("round_trips", "overlap") else "ms",
                         group="breakdown", op=op, side=side, part=part)
                 )  # fmt: skip
     for op in OPS:
-        calls = measured.calls.get("inproc-tcp", {}).get(op, [])
+        calls = measured.calls.get("inproc", {}).get(op, [])
         if not calls:
             continue
         steps: dict[tuple[int, str], list[float]] = {}
         for _, times in calls:
-            for position, command in enumerate(times.commands, 1):
+            ordered = sorted(times.commands, key=lambda c: c.started)
+            for position, command in enumerate(ordered, 1):
                 name = command.cdp_method or command.method
                 steps.setdefault((position, name), []).append(command.ms)
         for (position, name), values in sorted(steps.items()):

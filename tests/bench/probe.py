@@ -9,6 +9,7 @@ bench can replay exactly those CDP commands straight to Chromium (the floor).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,12 @@ class RelayCommand:
     method: str  # the relay method (cdp.send, tabs.get…)
     params: dict[str, Any]
     result: Any
-    ms: float
+    started: float  # perf_counter seconds
+    ended: float
+
+    @property
+    def ms(self) -> float:
+        return (self.ended - self.started) * 1000
 
     @property
     def cdp_method(self) -> str | None:
@@ -42,12 +48,39 @@ class CallTimes:
     commands: list[RelayCommand] = field(default_factory=list)
 
     @property
+    def relay(self) -> float:
+        """Time with at least one relay command in flight (commands may overlap)."""
+        return _covered(self.commands)
+
+    @property
     def relay_cdp(self) -> float:
-        return sum(c.ms for c in self.commands if c.cdp_method)
+        return _covered([c for c in self.commands if c.cdp_method])
 
     @property
     def relay_other(self) -> float:
-        return sum(c.ms for c in self.commands if not c.cdp_method)
+        return _covered([c for c in self.commands if not c.cdp_method])
+
+    @property
+    def overlap(self) -> int:
+        """The most relay commands in flight at once."""
+        edges = sorted(
+            [(c.started, 1) for c in self.commands] + [(c.ended, -1) for c in self.commands]
+        )
+        most = current = 0
+        for _, step in edges:
+            current += step
+            most = max(most, current)
+        return most
+
+
+def _covered(commands: list[RelayCommand]) -> float:
+    """Milliseconds covered by the union of the commands' intervals."""
+    total, end = 0.0, float("-inf")
+    for command in sorted(commands, key=lambda c: c.started):
+        if command.ended > end:
+            total += command.ended - max(command.started, end)
+            end = command.ended
+    return total * 1000
 
 
 class Probe:
@@ -69,8 +102,8 @@ class Probe:
         async def timed_send(self: Browser, method: str, params: Any = None, **kw: Any) -> Any:
             started = time.perf_counter()
             result = await send_command(self, method, params, **kw)
-            ms = (time.perf_counter() - started) * 1000
-            probe.current.commands.append(RelayCommand(method, dict(params or {}), result, ms))
+            command = RelayCommand(method, dict(params or {}), result, started, time.perf_counter())
+            probe.current.commands.append(command)
             return result
 
         async def timed_call(self: McpEndpoint, *args: Any, **kw: Any) -> Any:
@@ -112,27 +145,49 @@ class Probe:
 
 
 def cdp_sequence(times: CallTimes) -> list[RelayCommand]:
-    """The CDP commands of a recorded call, in order (the floor replays these)."""
-    return [c for c in times.commands if c.cdp_method]
+    """The CDP commands of a recorded call, in the order they were sent (the floor replays
+    these)."""
+    return sorted((c for c in times.commands if c.cdp_method), key=lambda c: c.started)
+
+
+def waves(sequence: list[RelayCommand]) -> list[list[RelayCommand]]:
+    """The commands grouped as the tool sent them: a command sent while others were still in
+    flight joins their wave, so a replay can send each wave at once, as the tool did."""
+    grouped: list[list[RelayCommand]] = []
+    end = float("-inf")
+    for command in sequence:
+        if grouped and command.started < end:
+            grouped[-1].append(command)
+            end = max(end, command.ended)
+        else:
+            grouped.append([command])
+            end = command.ended
+    return grouped
 
 
 async def replay(
     sequence: list[RelayCommand], send: Any, note: Callable[[str, float], None] | None = None
 ) -> None:
-    """Send the recorded CDP commands again through ``send(method, params)``; ``note`` gets
-    each command's method and milliseconds.
+    """Send the recorded CDP commands again through ``send(method, params)``, each wave at
+    once; ``note`` gets each command's method and milliseconds.
 
     Remote object ids are per session and per call: an ``objectId`` the recording got back is
     mapped to the one this replay got back, and substituted in later parameters.
     """
     ids: dict[str, str] = {}
-    for command in sequence:
+
+    async def one(command: RelayCommand) -> Any:
         params = _substitute(command.params.get("params") or {}, ids)
         started = time.perf_counter()
         result = await send(command.cdp_method, params)
         if note is not None:
             note(str(command.cdp_method), (time.perf_counter() - started) * 1000)
-        _map_ids(command.result, result, ids)
+        return result
+
+    for wave in waves(sequence):
+        results = await asyncio.gather(*(one(command) for command in wave))
+        for command, result in zip(wave, results, strict=True):
+            _map_ids(command.result, result, ids)
 
 
 def _substitute(value: Any, ids: dict[str, str]) -> Any:
