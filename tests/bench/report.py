@@ -95,7 +95,16 @@ def machine() -> dict[str, Any]:
     memory = 0
     with contextlib.suppress(OSError, AttributeError, ValueError):
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    changed: list[str] = []
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        status = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", "desktop", "extension"],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        changed = [line[3:] for line in status.stdout.splitlines() if line.strip()]
     return {
+        "commit": _run("git", "-C", str(REPO), "rev-parse", "--short", "HEAD"),
+        "uncommitted": sorted(changed),  # the bench measures the working tree
         "platform": platform.platform(),
         "cpu": cpu,
         "cpus": os.cpu_count(),
@@ -159,7 +168,13 @@ def render(record: dict[str, Any]) -> str:
 
     rows: list[Row] = record["rows"]
     m = record["machine"]
+    measured = f"commit {m.get('commit', '?')}"
+    if m.get("uncommitted"):
+        measured += " with uncommitted changes to " + ", ".join(
+            f"`{path}`" for path in m["uncommitted"]
+        )
     parts = [
+        f"Measured: {measured}.\n",
         f"Run {record['time']} on {m['cpu']} ({m['cpus']} CPUs, {m['memory_gib']} GiB), "
         f"{m['platform']}; load average at start {m['load_average_at_start']}. "
         f"{m['chromium']}; Python {m['python']}; node {m['node']}; "
@@ -225,7 +240,7 @@ def render(record: dict[str, Any]) -> str:
         for side, variant in VARIANTS.items():
             for op in OPS:
                 if _pick(breakdown, side=side, op=op):
-                    header.append(f"{op}, {variant}")
+                    header.append(op if len(VARIANTS) == 1 else f"{op}, {variant}")
                     columns.append((side, op))
         lines = [
             [label, *(_cell(_one(breakdown, side=s, op=o, part=part)) for s, o in columns)]
@@ -234,7 +249,7 @@ def render(record: dict[str, Any]) -> str:
         parts.append(_table(header, lines))
     steps = _pick(rows, group="steps")
     if steps:
-        parts.append("### Relay round trips of one tool call, in order (with TCP_NODELAY)\n")
+        parts.append("### Relay round trips of one tool call, in order (in-process)\n")
         lines = []
         for op in OPS:
             mine = sorted(_pick(steps, op=op), key=lambda r: r["position"])
