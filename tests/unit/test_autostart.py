@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import plistlib
+import subprocess
 import sys
 from pathlib import Path
 
@@ -141,6 +142,51 @@ def test_from_a_frozen_build_the_entry_runs_the_bundle(
     assert entry.command() == ["/opt/Tabrelay/Tabrelay"]
     entry.set_enabled(True)
     assert "Exec=/opt/Tabrelay/Tabrelay\n" in Path(entry.location).read_text()
+
+
+def test_from_a_frozen_windows_build_the_run_value_starts_the_windowed_tray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = tmp_path / "Tabrelay"
+    bundle.mkdir()
+    for name in ("tabrelay.exe", "tabrelay-tray.exe"):
+        (bundle / name).write_bytes(b"MZ")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    # Turned on from the console executable (`tabrelay` in a terminal), it still names the tray.
+    monkeypatch.setattr(sys, "executable", str(bundle / "tabrelay.exe"))
+    key = FakeRunKey()
+    entry = Autostart(platform="win32", env={}, run_key=key)
+    entry.set_enabled(True)
+    assert key.values == {"Tabrelay": subprocess.list2cmdline([str(bundle / "tabrelay-tray.exe")])}
+
+
+def test_from_a_frozen_macos_app_the_launch_agent_starts_the_app(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    executable = "/Applications/Tabrelay.app/Contents/MacOS/Tabrelay"
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", executable)
+    entry = Autostart(platform="darwin", env={}, home=tmp_path)
+    entry.set_enabled(True)
+    agent = plistlib.loads(Path(entry.location).read_bytes())
+    assert agent["ProgramArguments"] == [executable]
+
+
+def test_a_frozen_entry_names_the_bundles_icon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = tmp_path / "_internal"
+    (bundle / "resources" / "icons").mkdir(parents=True)
+    icon = bundle / "resources" / "icons" / "tabrelay-256.png"
+    icon.write_bytes(b"png")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(bundle), raising=False)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "tabrelay"))
+    entry = Autostart(platform="linux", env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    entry.set_enabled(True)
+    text = Path(entry.location).read_text()
+    assert f"Icon={icon}\n" in text
+    assert f"Exec={tmp_path / 'tabrelay'}\n" in text
 
 
 def test_the_macos_launch_agent_is_written_and_removed(tmp_path: Path) -> None:

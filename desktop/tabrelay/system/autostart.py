@@ -3,10 +3,11 @@
 Linux gets an XDG autostart entry (``$XDG_CONFIG_HOME/autostart/tabrelay.desktop``), macOS a
 LaunchAgent (``~/Library/LaunchAgents/<label>.plist``), Windows a value under
 ``HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run``. The command comes from
-``launcher.tabrelay_command()``, so an entry written from a source checkout runs that
-checkout's ``tabrelay`` and one written from a frozen build runs the bundle. A portable
-install's ``TABRELAY_HOME`` is carried along where the platform allows. This module only
-writes and removes those entries; it never decides to turn autostart on by itself.
+``launcher.tray_command()``, so an entry written from a source checkout runs that checkout's
+``tabrelay`` and one written from a frozen build runs the bundle's tray executable; the icon
+comes from ``resources.desktop_icon()``, resolved the same way. A portable install's
+``TABRELAY_HOME`` is carried along where the platform allows. This module only writes and
+removes those entries; it never decides to turn autostart on by itself.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any, Protocol
 from tabrelay.config.files import atomic_write
 from tabrelay.config.paths import HOME_VARIABLE
 from tabrelay.errors import ConfigError
-from tabrelay.system.launcher import tabrelay_command
+from tabrelay.system.launcher import tray_command
+from tabrelay.system.resources import desktop_icon
 
 APP_NAME = "Tabrelay"
 DESKTOP_FILE = "tabrelay.desktop"
@@ -220,7 +222,7 @@ class Autostart:
         home: Path | None = None,
         command: Sequence[str] | None = None,
         run_key: RunKey | None = None,
-        icon: str = "tabrelay",
+        icon: str | None = None,
     ) -> None:
         self._env = os.environ if env is None else env
         home = home or Path.home()
@@ -233,7 +235,7 @@ class Autostart:
             self.entry = WindowsRunAutostart(run_key or WinregRunKey())
         else:
             config_home = self._env.get("XDG_CONFIG_HOME") or str(home / ".config")
-            self.entry = XdgAutostart(Path(config_home), icon=icon)
+            self.entry = XdgAutostart(Path(config_home), icon=icon or desktop_icon())
 
     @property
     def location(self) -> str:
@@ -242,7 +244,9 @@ class Autostart:
 
     def command(self) -> list[str]:
         """What runs at login: the tray app, from this install (source or frozen)."""
-        return list(self._command) if self._command is not None else tabrelay_command()
+        if self._command is not None:
+            return list(self._command)
+        return tray_command(platform=self.platform)
 
     def environment(self) -> dict[str, str]:
         """Variables the entry carries: a portable install's ``TABRELAY_HOME``."""

@@ -1,8 +1,11 @@
 """How to start this Tabrelay again: from a frozen bundle, from a virtualenv, or from source.
 
-MCP client configs (stdio bridge), autostart entries and ``mcp-stdio`` starting the app
-headless all need the same answer, and it differs between a PyInstaller bundle and a source
-checkout.
+MCP client configs (stdio bridge), ``mcp-stdio`` starting the app headless, and autostart
+entries all need the answer, and it differs between a PyInstaller bundle and a source
+checkout. There are two questions: the command line (``tabrelay_command``), which must have
+stdio, and the tray app (``tray_command``), which must not open a console window. On Windows
+the bundle has an executable for each (``tabrelay.exe``, console; ``tabrelay-tray.exe``,
+windowed: ``installers/pyinstaller/``); on Linux and in the macOS app one executable is both.
 """
 
 from __future__ import annotations
@@ -11,15 +14,19 @@ import shutil
 import sys
 from pathlib import Path
 
+# The bundle's executables (installers/product.py names them the same; a test checks).
+CLI_EXECUTABLE = "tabrelay"
+TRAY_EXECUTABLE_WINDOWS = "tabrelay-tray"
+
 
 def is_frozen() -> bool:
     return bool(getattr(sys, "frozen", False))
 
 
-def tabrelay_command() -> list[str]:
-    """The argv prefix that runs ``tabrelay`` (append the subcommand and its arguments)."""
+def tabrelay_command(*, platform: str = sys.platform) -> list[str]:
+    """The argv prefix that runs ``tabrelay`` with stdio (append the subcommand and arguments)."""
     if is_frozen():
-        return [sys.executable]
+        return [str(_frozen_executable(CLI_EXECUTABLE, platform))]
     scripts = Path(sys.executable).parent
     for name in ("tabrelay", "tabrelay.exe"):
         candidate = scripts / name
@@ -29,3 +36,19 @@ def tabrelay_command() -> list[str]:
     if found:
         return [found]
     return [sys.executable, "-m", "tabrelay"]
+
+
+def tray_command(*, platform: str = sys.platform) -> list[str]:
+    """The argv that starts the tray app: what autostart and shortcuts run."""
+    if is_frozen():
+        return [str(_frozen_executable(TRAY_EXECUTABLE_WINDOWS, platform))]
+    return tabrelay_command(platform=platform)
+
+
+def _frozen_executable(windows_name: str, platform: str) -> Path:
+    """On Windows the named sibling of the running executable; elsewhere the running one."""
+    running = Path(sys.executable)
+    if platform != "win32":
+        return running
+    sibling = running.with_name(f"{windows_name}.exe")
+    return sibling if sibling.is_file() else running

@@ -1,21 +1,21 @@
 """The tray's state icons and the app icon, loaded from ``resources/icons``.
 
-A source checkout and a frozen build keep ``resources/`` in different places; ``resource``
-finds it in either. Where it is missing (a bare wheel install), a plain drawn icon of the
-state's colour keeps the tray usable rather than blank.
+``system/resources.py`` finds ``resources/`` in a source checkout and in a frozen build
+alike. Where it is missing (a bare wheel install), a plain drawn icon of the state's colour
+keeps the tray usable rather than blank.
 """
 
 from __future__ import annotations
 
 import enum
-import sys
-from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
+from tabrelay.system.resources import APP_ICON_SIZES, desktop_icon, resource
+
 TRAY_SIZES = (16, 22, 24, 32, 48, 64)
-APP_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+APP_SIZES = APP_ICON_SIZES
 
 
 class TrayState(enum.Enum):
@@ -42,27 +42,6 @@ _FALLBACK_COLOURS = {
     TrayState.PAUSED: "#5F6B7A",
     TrayState.ATTENTION: "#D93025",
 }
-
-
-def resources_dir() -> Path | None:
-    """``resources/`` of this install: the PyInstaller bundle's, or the source checkout's."""
-    candidates = []
-    bundle = getattr(sys, "_MEIPASS", None)
-    if bundle:
-        candidates.append(Path(bundle) / "resources")
-    candidates.append(Path(__file__).resolve().parents[3] / "resources")
-    for candidate in candidates:
-        if (candidate / "icons").is_dir():
-            return candidate
-    return None
-
-
-def resource(*parts: str) -> Path | None:
-    base = resources_dir()
-    if base is None:
-        return None
-    path = base.joinpath(*parts)
-    return path if path.exists() else None
 
 
 def _icon(name: str, sizes: tuple[int, ...], fallback: str) -> QIcon:
@@ -102,5 +81,4 @@ def app_icon() -> QIcon:
 
 def app_icon_path() -> str:
     """A file for places that take a path (the autostart entry), else the theme name."""
-    png = resource("icons", "tabrelay-256.png")
-    return str(png) if png is not None else "tabrelay"
+    return desktop_icon()
