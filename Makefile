@@ -9,6 +9,7 @@ BIN := $(VENV)/bin
 DEPS_HASH := $(shell sha1sum pyproject.toml | cut -c1-12)
 RUN_STAMP := $(VENV)/.run-$(DEPS_HASH)
 TEST_STAMP := $(VENV)/.test-$(DEPS_HASH)
+DIST_STAMP := $(VENV)/.dist-$(DEPS_HASH)
 
 # Debian packages: Qt's runtime libraries for the app; browsers, displays and a keychain for tests.
 APT_RUN := libegl1 libgl1 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 \
@@ -40,6 +41,9 @@ help:
 	@echo "make test    set up and run every test: lint, types, extension, unit, integration, GUI, e2e"
 	@echo "make lint    ruff (format + lint) and mypy --strict"
 	@echo "make bench   benchmarks (not part of make test); results in tests/bench/results/"
+	@echo "make dist    the app bundled by PyInstaller for this OS, in dist/ (docs/install.md)"
+	@echo "make deb     a Debian package: dist/tabrelay_<version>_<arch>.deb (runs make dist)"
+	@echo "make extension  the browser extension zipped for the Chrome Web Store, in dist/"
 	@echo "make screenshots  the tray app under Xvfb with real Chromium, pictures into docs/"
 
 run: system-run $(RUN_STAMP)
@@ -91,6 +95,25 @@ $(TEST_STAMP): pyproject.toml | python-venv
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+
+# Installers (docs/install.md). `dist` builds for the OS it runs on: dist/tabrelay/ on Linux
+# and Windows, dist/Tabrelay.app on macOS (installers/macos/build.sh signs it and makes the
+# dmg; installers/windows/tabrelay.iss makes the Windows setup).
+.PHONY: dist deb extension
+dist: system-run $(DIST_STAMP)
+	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist \
+		--workpath build/pyinstaller installers/pyinstaller/tabrelay.spec
+
+deb: dist
+	$(BIN)/python installers/linux/build_deb.py
+
+extension:
+	$(PYTHON) installers/pack_extension.py
+
+$(DIST_STAMP): pyproject.toml | python-venv
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dist]'
+	touch $@
 
 # PNGs of the tray app for the README (docs/screenshots/): the real app under Xvfb with openbox,
 # trayer as the system tray, real Chromium with the extension, and a scripted MCP client.
