@@ -343,6 +343,80 @@ def test_serve_from_the_installed_bundle_answers_healthz(package: Package, tmp_p
     assert secrets.stat().st_mode & 0o777 == 0o600
 
 
+def rpc(process: subprocess.Popen[str], message: dict[str, object]) -> None:
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+
+
+def read_reply(process: subprocess.Popen[str]) -> dict[str, object]:
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+    assert ready, f"no reply on stdout within {START_TIMEOUT} s"
+    reply: dict[str, object] = json.loads(process.stdout.readline())
+    return reply
+
+
+def test_an_mcp_client_gets_the_tools_through_the_installed_stdio_bridge(
+    package: Package, tmp_path: Path
+) -> None:
+    import psutil
+
+    home = tmp_path / "home"
+    ports_zero(home)
+    env = frozen_env(home)
+    added = subprocess.run(
+        [str(package.executable), "client", "add", "probe"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert added.returncode == 0, added.stderr
+    # Nothing runs yet: the bridge starts the bundle's own `tabrelay serve` in the background.
+    bridge = subprocess.Popen(
+        [str(package.executable), "mcp-stdio", "--client", "probe"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        client_info = {"name": "probe", "version": "1"}
+        rpc(
+            bridge,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": client_info,
+                },
+            },
+        )
+        assert read_reply(bridge)["id"] == 1
+        rpc(bridge, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        rpc(bridge, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        listed = read_reply(bridge)
+        tools = {tool["name"] for tool in listed["result"]["tools"]}  # type: ignore[index]
+        assert {"browser_status", "browser_snapshot", "browser_click"} <= tools
+        served = json.loads((home / "data" / "instance.json").read_text())
+        assert Path(psutil.Process(served["pid"]).exe()) == package.executable  # itself
+    finally:
+        assert bridge.stdin is not None
+        bridge.stdin.close()
+        bridge.wait(STOP_TIMEOUT)
+        with contextlib.suppress(OSError, ValueError, KeyError, psutil.Error):
+            headless = psutil.Process(
+                json.loads((home / "data" / "instance.json").read_text())["pid"]
+            )
+            headless.terminate()
+            headless.wait(STOP_TIMEOUT)
+
+
 def test_the_tray_app_starts_from_the_installed_bundle(package: Package, tmp_path: Path) -> None:
     home = tmp_path / "home"
     ports_zero(home)
