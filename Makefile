@@ -15,7 +15,8 @@ DIST_STAMP := $(VENV)/.dist-$(DEPS_HASH)
 APT_RUN := libegl1 libgl1 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0 libdbus-1-3 \
 	libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-xinerama0
-APT_TEST := $(APT_RUN) chromium xvfb xauth dbus-x11 gnome-keyring libsecret-tools
+APT_TEST := $(APT_RUN) chromium xvfb xauth dbus-x11 gnome-keyring libsecret-tools \
+	desktop-file-utils
 APT_SCREENSHOTS := trayer openbox imagemagick x11-apps
 
 # $(call apt_ensure,packages): install what is missing, as root or through sudo.

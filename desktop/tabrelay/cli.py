@@ -266,6 +266,8 @@ def _start_headless(paths: Paths) -> int | None:
             stderr=log,
             start_new_session=True,
             env=os.environ.copy(),
+            # Windows: no console window for the background app (0 elsewhere).
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),
         )
     deadline = time.monotonic() + APP_START_TIMEOUT
     while time.monotonic() < deadline:

@@ -104,7 +104,11 @@ def control(*, the_version: str, arch: str, installed_kib: int, depends: list[st
 def desktop_entry() -> str:
     """The menu entry: the packagers' template with the installed command and theme icon."""
     template = DESKTOP_TEMPLATE.read_text(encoding="utf-8")
-    return template.replace("@EXEC@", DEB_COMMAND).replace("@ICON@", PACKAGE)
+    return (
+        template.replace("@EXEC@", DEB_COMMAND)
+        .replace("@TRYEXEC@", DEB_COMMAND)
+        .replace("@ICON@", PACKAGE)
+    )
 
 
 def copyright_text() -> str:

@@ -244,7 +244,11 @@ def test_a_failure_to_write_is_a_readable_error(tmp_path: Path) -> None:
 def test_the_packagers_templates_match_what_the_app_writes() -> None:
     command = ["/usr/bin/tabrelay"]
     template = (RESOURCES / "linux" / "tabrelay.desktop.in").read_text(encoding="utf-8")
-    rendered = template.replace("@EXEC@", desktop_exec(command)).replace("@ICON@", "tabrelay")
+    rendered = (
+        template.replace("@EXEC@", desktop_exec(command))
+        .replace("@TRYEXEC@", command[0])
+        .replace("@ICON@", "tabrelay")
+    )
     assert rendered == desktop_entry(command, {}, icon="tabrelay")
 
     plist = (RESOURCES / "macos" / f"{autostart_module.LAUNCH_AGENT_LABEL}.plist.in").read_text()

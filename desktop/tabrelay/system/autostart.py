@@ -75,6 +75,8 @@ def desktop_entry(command: Sequence[str], env: Mapping[str, str], *, icon: str) 
         f"Name={APP_NAME}\n"
         f"Comment={COMMENT}\n"
         f"Exec={desktop_exec(argv)}\n"
+        # Desktops skip the entry once the program is gone (an uninstalled package, THREATS I2).
+        f"TryExec={command[0].replace(chr(92), chr(92) * 2)}\n"
         f"Icon={icon}\n"
         "Terminal=false\n"
         "Categories=Network;Utility;\n"
