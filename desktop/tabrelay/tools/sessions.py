@@ -21,6 +21,8 @@ from tabrelay.relay.registry import BrowserRegistry, Change
 logger = logging.getLogger(__name__)
 
 DEFAULT_DOMAINS: tuple[str, ...] = ("Page", "Runtime", "Log", "Network")
+# The tools need these whatever the dashboard shows: load events, dialogs, console errors.
+TOOL_DOMAINS: tuple[str, ...] = ("Page", "Runtime")
 Key = tuple[str, int]  # (browser id, tab id)
 
 
@@ -48,7 +50,7 @@ class TabSessions:
         """
         key = (browser.id, tab_id)
         self._last_used[key] = time.monotonic()
-        wanted = self.domains(*key)
+        wanted = tuple(dict.fromkeys((*TOOL_DOMAINS, *self.domains(*key))))
         enabled = self._enabled.setdefault(key, set())
         for domain in wanted:
             if domain not in enabled:
