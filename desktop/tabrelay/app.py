@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import signal
@@ -31,6 +30,7 @@ from tabrelay.system.autostart import Autostart
 from tabrelay.system.doctor import running_instance
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.system.logs import Redactor, setup_logging
+from tabrelay.ui.collector import GuiThreadCollector, freeze_startup_objects
 from tabrelay.ui.crash import CrashHandler
 from tabrelay.ui.icons import app_icon, app_icon_path
 from tabrelay.ui.single_instance import InstanceServer, instance_name
@@ -99,10 +99,13 @@ def main(paths: Paths | None = None, *, verbose: bool = False, driver: Driver | 
         print("tabrelay: Tabrelay is already running; its dashboard is shown", file=sys.stderr)
         return 0
     crash = CrashHandler(log_file=paths.log_file)
+    collector = GuiThreadCollector(app)
+    collector.start()
     try:
         result: int = qasync.run(_run(app, paths, redactor, instance, crash, started, driver))
         return result
     finally:
+        collector.stop()
         instance.close()
         crash.uninstall()
 
@@ -184,18 +187,6 @@ async def _run(
     if failure is not None:
         raise failure
     return 0
-
-
-def freeze_startup_objects() -> None:
-    """Keep the objects that live as long as the app out of the garbage collector's full scans.
-
-    Qt, the MCP SDK and pydantic leave a few hundred thousand long-lived objects; a full
-    collection over them stalls the GUI thread for about 100 ms, which a person sees as a
-    hitch in the Events page under a heavy CDP stream. ``gc.freeze`` moves them to a permanent
-    generation, so later full collections scan only what was created since.
-    """
-    gc.collect()
-    gc.freeze()
 
 
 async def _show_box(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,7 @@ from support.harness import RelayHarness, running_core
 from tabrelay.config.paths import Paths
 from tabrelay.system.autostart import Autostart
 from tabrelay.ui.approval_dialog import DialogApprover
+from tabrelay.ui.collector import GuiThreadCollector
 from tabrelay.ui.desktop import DesktopUi
 from tabrelay.ui.pairing import DialogPairingApprover
 
@@ -48,6 +49,18 @@ def pytest_asyncio_loop_factories(
     config: pytest.Config, item: pytest.Item
 ) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
     return {"qasync": _qasync_loop}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def gui_thread_collector(qapp: QApplication) -> Iterator[GuiThreadCollector]:
+    """Garbage is collected on the GUI thread only, as in the app (tabrelay/ui/collector.py).
+
+    Per module: the suites after these run without a Qt loop and need automatic collection back.
+    """
+    collector = GuiThreadCollector()
+    collector.start()
+    yield collector
+    collector.stop()
 
 
 def expect(signal: SignalInstance) -> asyncio.Future[tuple[Any, ...]]:

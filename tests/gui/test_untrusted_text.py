@@ -7,6 +7,7 @@ import asyncio
 import re
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
@@ -103,6 +104,7 @@ async def test_a_question_is_answered_without_blocking_the_loop(qtbot: QtBot) ->
     await until(lambda: len(ticks) > 3, message="the loop runs while the question is open")
     box.button(QMessageBox.StandardButton.Yes).click()
     assert await within(answer) is True
+    await until(lambda: not shiboken6.isValid(box), message="the answered box is deleted")
     ticker.cancel()
 
 
@@ -120,6 +122,7 @@ async def test_adding_a_rule_through_its_dialog_saves_it(desktop: DesktopFactory
         dialog.site_edit.setText("https://docs.example.com")
         dialog.accept()
         await within(task)
+        await until(lambda: not page.findChildren(RuleDialog), message="the dialog is deleted")
         (rule,) = desk.harness.core.settings.policy_rules
         assert (rule.tool, rule.decision, rule.site) == (
             "browser_navigate",

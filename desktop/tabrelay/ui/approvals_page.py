@@ -221,8 +221,11 @@ class ApprovalsPage(QWidget):
         dialog = RuleDialog(
             clients=[c.name for c in self.core.settings.clients], rule=rule, parent=self
         )
-        accepted = await finished(dialog) == QDialog.DialogCode.Accepted.value
-        return dialog.rule() if accepted else None
+        try:
+            accepted = await finished(dialog) == QDialog.DialogCode.Accepted.value
+            return dialog.rule() if accepted else None
+        finally:
+            dialog.deleteLater()
 
     # --- changes ----------------------------------------------------------------------------
 

@@ -32,9 +32,12 @@ async def ask(parent: QWidget | None, title: str, question: str) -> bool:
     )
     box.setWindowTitle(f"{title} — Tabrelay")
     box.setDefaultButton(QMessageBox.StandardButton.No)
-    await finished(box)
-    clicked = box.clickedButton()
-    return clicked is not None and box.standardButton(clicked) == QMessageBox.StandardButton.Yes
+    try:
+        await finished(box)
+        clicked = box.clickedButton()
+        return clicked is not None and box.standardButton(clicked) == QMessageBox.StandardButton.Yes
+    finally:
+        box.deleteLater()  # not left behind among the parent's children
 
 
 async def save_file_name(
@@ -43,7 +46,10 @@ async def save_file_name(
     """Where to save a file, or ``None`` if the person cancelled."""
     dialog = QFileDialog(parent, title, suggested, ";;".join(filters))
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-    if await finished(dialog) != QDialog.DialogCode.Accepted.value:
-        return None
-    files = dialog.selectedFiles()
-    return files[0] if files else None
+    try:
+        if await finished(dialog) != QDialog.DialogCode.Accepted.value:
+            return None
+        files = dialog.selectedFiles()
+        return files[0] if files else None
+    finally:
+        dialog.deleteLater()
