@@ -34,7 +34,7 @@ define apt_ensure
 	else echo "Not a Debian system: install the equivalents of: $(1)"; fi
 endef
 
-.PHONY: help run serve test lint bench system-run system-test node apt-nodejs python-venv \
+.PHONY: help run serve test lint bench system-run system-test node apt-nodejs apt-npm python-venv \
 	apt-python3-venv clean
 
 help:
@@ -62,7 +62,10 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff check desktop tests installers
 	$(BIN)/mypy
 
+# The peers come from npm (npx); trayer gives Xvfb a system tray for the tray app's figures.
 bench: system-test node $(TEST_STAMP)
+	$(call apt_ensure,trayer)
+	@command -v npx >/dev/null || $(MAKE) --no-print-directory apt-npm
 	$(BIN)/python tests/bench/run.py
 
 system-run:
@@ -76,6 +79,9 @@ node:
 
 apt-nodejs:
 	$(call apt_ensure,nodejs)
+
+apt-npm:
+	$(call apt_ensure,npm)
 
 python-venv:
 	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || $(MAKE) --no-print-directory apt-python3-venv

@@ -292,6 +292,7 @@ def render(record: dict[str, Any]) -> str:
     parts += _snapshot_tables(rows)
     parts += _events_tables(rows)
     parts += _idle_tables(rows)
+    parts += _reliability_table(rows)
     errors = _pick(rows, group="errors")
     if errors:
         parts.append("### Errors\n\n" + "".join(f"- {r['name']}\n" for r in errors))
@@ -365,6 +366,19 @@ def _events_tables(rows: list[Row]) -> list[str]:
             + "".join(f"- {r['phase']}: {r['value']:.0f} ms in `{r['stack']}`\n" for r in stalls)
         )
     return out
+
+
+def _reliability_table(rows: list[Row]) -> list[str]:
+    found = [r for r in _pick(rows, benchmark="reliability") if r.get("group") != "machine"]
+    if not found:
+        return []
+    return [
+        "### Reliability suites at full size\n",
+        _table(
+            ["", "measured"],
+            [[r["name"], f"{_value(r['value'], r['unit'])} {r['unit']}".rstrip()] for r in found],
+        ),
+    ]
 
 
 def _idle_tables(rows: list[Row]) -> list[str]:

@@ -30,6 +30,7 @@ from bench_events import events_benchmarks  # noqa: E402
 from bench_idle import idle_benchmarks  # noqa: E402
 from bench_latency import latency_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
+from bench_reliability import reliability_benchmarks  # noqa: E402
 from bench_snapshot import snapshot_benchmarks  # noqa: E402
 from report import DOCS, machine, print_table, write_docs  # noqa: E402
 from stats import Row  # noqa: E402
@@ -52,6 +53,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "snapshot": snapshot_benchmarks,
     "events": events_benchmarks,
     "idle": idle_benchmarks,
+    "reliability": reliability_benchmarks,
 }
 
 

@@ -25,13 +25,14 @@ from support.harness import RelayHarness, ScriptedApprover
 from support.http import raw_request
 from support.mcp import mcp_client, text_of
 from support.net import json_values
+from support.scale import examples
 from support.threaded import CoreThread
 from tabrelay.config.settings import PolicyRule
 from tabrelay.tools.catalog import TOOLS
 
 PAIRED = f"chrome-extension://{EXTENSION_ID}"
 SLOW = settings(
-    max_examples=80,
+    max_examples=examples(80),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

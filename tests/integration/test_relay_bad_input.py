@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from support.fake_extension import FakeExtension
 from support.harness import RelayHarness, running_core
 from support.net import json_scalars, json_values
+from support.scale import examples
 from support.threaded import CoreThread
 from tabrelay.config.paths import Paths
 from tabrelay.protocol.constants import MAX_FRAME_AFTER_AUTH, MAX_FRAME_BEFORE_AUTH, CloseCode
@@ -213,7 +214,7 @@ frames = st.one_of(
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.net import json_values
+from support.scale import examples
 from tabrelay.errors import ProtocolViolation
 from tabrelay.protocol.messages import (
     AuthResponse,
@@ -144,27 +146,14 @@ def test_decode_json_keeps_unicode() -> None:
     assert decode_json('{"t": "ü‮"}') == {"t": "ü\u202e"}
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=20,
-)
-
-
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(st.text(max_size=400))
 def test_arbitrary_text_is_parsed_or_rejected_never_crashes(text: str) -> None:
     with contextlib.suppress(ProtocolViolation):
         parse_extension_message(text)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(
     st.dictionaries(
         st.sampled_from(
