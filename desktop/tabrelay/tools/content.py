@@ -13,8 +13,6 @@ import json
 import re
 from typing import Literal
 
-from bs4 import BeautifulSoup
-from markdownify import markdownify
 from pydantic import Field
 
 from tabrelay.errors import ToolError
@@ -144,12 +142,20 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
     )
 
 
+# bs4 and markdownify are imported on first use: ≈ 0.1–0.2 s and a few MiB at every start
+# otherwise (docs/benchmarks.md, "Ready").
+
+
 def to_markdown(html: str) -> str:
+    from markdownify import markdownify
+
     text = markdownify(html, heading_style="ATX", bullets="-", strip=["form", "fieldset"])
     return _tidy(text)
 
 
 def to_text(html: str) -> str:
+    from bs4 import BeautifulSoup
+
     soup = BeautifulSoup(html, "html.parser")
     for br in soup.find_all("br"):
         br.replace_with("\n")
