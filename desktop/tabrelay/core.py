@@ -171,14 +171,18 @@ class Core:
         ]
 
     async def stop(self) -> None:
+        # First: browsers disconnecting below must not schedule a notification that would
+        # outlive the core (a task left pending when the loop closes).
+        self._unsubscribe()
+        if self._notify is not None:
+            self._notify.cancel()
+            self._notify = None
         tasks, self._tasks = [*self._tasks, *self._notifications], []
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if self._notify is not None:
-            self._notify.cancel()
         await self.pairing.close()
         if self.endpoint is not None:
             await self.endpoint.stop()

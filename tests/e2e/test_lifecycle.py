@@ -38,9 +38,20 @@ async def app(module_paths: Paths) -> AsyncIterator[AppUnderTest]:
 
 
 async def attached_tab(relay: Browser, pages: PageServer) -> int:
-    tab = await relay.create_tab(pages.url("index.html"))
+    url = pages.url("index.html")
+    tab = await relay.create_tab(url)
     await relay.attach(tab.id)
     await wait_until(lambda: tab.id in relay.attached_tabs, timeout=5, message="attached")
+
+    async def loaded() -> bool:
+        # Not the first about:blank: a document still to commit would end a pending evaluate.
+        expression = "[location.href, document.readyState]"
+        state = await relay.cdp(
+            tab.id, "Runtime.evaluate", {"expression": expression, "returnByValue": True}
+        )
+        return bool(state["result"]["value"] == [url, "complete"])
+
+    await wait_until(loaded, timeout=5, message="the page loaded")
     return tab.id
 
 
@@ -108,7 +119,10 @@ async def test_a_stopped_worker_fails_commands_at_once_and_its_alarm_brings_it_b
             tab, "Runtime.evaluate", {"expression": "new Promise(() => {})", "awaitPromise": True}
         )
     )
-    await wait_until(lambda: relay.pending_count == 1, timeout=5, message="the command is sent")
+    await wait_until(
+        lambda: relay.pending_count == 1 or command.done(), timeout=5, message="the command is sent"
+    )
+    assert not command.done(), f"the command ended early: {command.exception()!r}"
 
     # Chrome stops the worker (as after a crash, or serviceworker-internals' Stop).
     await browser.cdp.send("Target.closeTarget", {"targetId": await browser.worker_target_id()})

@@ -21,6 +21,7 @@ from support.mcp import mcp_client, text_of
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.core import NOTIFY_DELAY
 
 TRANSPORTS = ["http", "sse"]
 
@@ -399,6 +400,27 @@ async def test_clients_hear_when_the_tab_list_changes(app: RelayHarness, mode: s
                 async with asyncio.timeout(5):
                     event = await anext(aiter(events))
                 assert type(event).__name__ == "ResourcesListChanged"
+
+
+async def test_a_stopping_app_announces_nothing_after_it_stopped(home: Paths) -> None:
+    announced: list[float] = []
+    async with running_core(home) as app:
+        endpoint = app.core.endpoint
+        assert endpoint is not None
+
+        async def record() -> None:
+            announced.append(asyncio.get_running_loop().time())
+
+        endpoint.resources_changed = record  # type: ignore[method-assign]
+        await app.extension()
+        await app.browser_count(1)
+        async with asyncio.timeout(5):
+            while not announced:  # the connection's own notification
+                await asyncio.sleep(0.01)
+        announced.clear()
+    await asyncio.sleep(NOTIFY_DELAY * 3)  # stopping disconnected the browser: a change
+    assert announced == []
+    assert not [t for t in asyncio.all_tasks() if "resources_changed" in repr(t.get_coro())]
 
 
 async def test_with_only_shared_tabs_in_scope_other_tabs_are_not_even_listed(
