@@ -53,11 +53,8 @@ class RulesModel(RowsModel[RuleRow]):
 
     def set_rules(self, saved: list[PolicyRule], session: list[PolicyRule]) -> None:
         rows = [RuleRow(r, "saved") for r in saved] + [RuleRow(r, "session") for r in session]
-        if rows == self._rows:
-            return
-        self.beginResetModel()
-        self._rows = rows
-        self.endResetModel()
+        if rows != self._rows:
+            self.replace_rows(rows)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         cell = self.cell(index)
@@ -92,10 +89,8 @@ class PendingModel(RowsModel[ApprovalRequest]):
     def set_requests(self, requests: list[ApprovalRequest]) -> None:
         if [r.id for r in requests] == [r.id for r in self._rows]:
             self.refresh_column("Time left")
-            return
-        self.beginResetModel()
-        self._rows = list(requests)
-        self.endResetModel()
+        else:
+            self.replace_rows(list(requests))
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         cell = self.cell(index)

@@ -73,13 +73,7 @@ class ClientsModel(RowsModel[ClientRow]):
         self._clock = clock
 
     def set_rows(self, rows: list[ClientRow]) -> None:
-        if [r.name for r in rows] == [r.name for r in self._rows]:
-            self._rows = rows
-            self.refresh_all()
-            return
-        self.beginResetModel()
-        self._rows = rows
-        self.endResetModel()
+        self.replace_rows(rows, key=lambda r: r.name)
 
     def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         cell = self.cell(index)

@@ -82,9 +82,7 @@ class CommandsModel(RowsModel[CommandEntry]):
         self.limit = limit
 
     def set_entries(self, entries: list[CommandEntry]) -> None:
-        self.beginResetModel()
-        self._rows = list(entries[: self.limit])
-        self.endResetModel()
+        self.replace_rows(list(entries[: self.limit]))
 
     def add(self, entry: CommandEntry) -> None:
         if any(row.id == entry.id for row in self._rows[:20]):

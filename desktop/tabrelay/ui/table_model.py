@@ -6,6 +6,7 @@ headers and row lookup are the same everywhere. Flat tables only: ``parent`` is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
@@ -45,6 +46,17 @@ class RowsModel(QAbstractTableModel, Generic[T]):
         if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(self.COLUMNS):
             return self.COLUMNS[section]
         return None
+
+    def replace_rows(self, rows: list[T], key: Callable[[T], object] | None = None) -> None:
+        """Show ``rows``. Where ``key`` lists the same rows as shown, they are swapped in place
+        and repainted, so the view keeps its selection and scroll; otherwise the model resets."""
+        if key is not None and [key(r) for r in rows] == [key(r) for r in self._rows]:
+            self._rows = rows
+            self.refresh_all()
+            return
+        self.beginResetModel()
+        self._rows = rows
+        self.endResetModel()
 
     def refresh_column(self, name: str) -> None:
         """Repaint one column of every row (times that age, countdowns)."""

@@ -86,13 +86,7 @@ class TabsModel(RowsModel[TabRow]):
 
     def set_rows(self, rows: list[TabRow]) -> None:
         """Show these tabs; rows that stay keep their place (and the selection)."""
-        if [r.key for r in rows] == [r.key for r in self._rows]:
-            self._rows = rows
-            self.refresh_all()
-            return
-        self.beginResetModel()
-        self._rows = rows
-        self.endResetModel()
+        self.replace_rows(rows, key=lambda r: r.key)
 
     def row_of(self, key: tuple[str, int]) -> int:
         for number, row in enumerate(self._rows):
