@@ -161,4 +161,5 @@ async def _desktop(home: Paths, xdg: Path) -> AsyncIterator[Desk]:
         finally:
             approver.deny_all()
             await ui.close()
-            ui.dashboard.deleteLater()
+            if ui.dashboard_built:
+                ui.dashboard.deleteLater()

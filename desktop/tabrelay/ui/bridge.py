@@ -3,13 +3,16 @@
 The core calls plain listeners: the browser registry and the approval gate on the loop's
 thread, the command log from a worker thread. ``CoreBridge`` subscribes to each once and
 re-emits Qt signals on the GUI thread, coalesced so a burst of tab events is one repaint and
-the CDP stream arrives in batches about ten times a second, never one signal per event.
+the CDP stream arrives in batches about ten times a second, never one signal per event. Until
+the Events page exists (the dashboard is built on first use) it also keeps the newest events,
+as they came, for the page to start from.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
@@ -19,6 +22,7 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import HubEvent, Subscription
 from tabrelay.relay.registry import Change
 from tabrelay.store.commandlog import CommandEntry
+from tabrelay.ui.events_model import CAPACITY
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +61,8 @@ class CoreBridge(QObject):
         self._events: Subscription | None = None
         self._alerts: Subscription | None = None
         self._settings_seen: tuple[int, int] = (-1, -1)
+        # The Events page's ring, kept here until the page takes it (take_recent_events).
+        self._recent: deque[HubEvent] | None = deque(maxlen=CAPACITY)
 
         self._browsers_timer = QTimer(self, singleShot=True, interval=int(BROWSER_COALESCE * 1000))
         self._browsers_timer.timeout.connect(self.browsers_changed)
@@ -91,6 +97,7 @@ class CoreBridge(QObject):
         self._event_timer.stop()
         self._settings_timer.stop()
         self._browsers_timer.stop()
+        self._recent = None
 
     @property
     def dropped_events(self) -> int:
@@ -120,6 +127,16 @@ class CoreBridge(QObject):
 
     # --- events -----------------------------------------------------------------------------
 
+    def take_recent_events(self) -> list[HubEvent]:
+        """Hand over the newest events kept so far, oldest first, and stop keeping them.
+
+        The Events page calls this once, when it is built, and takes later events from
+        ``events_received``; at most the page's capacity is kept, and later calls return
+        nothing.
+        """
+        recent, self._recent = self._recent, None
+        return list(recent) if recent is not None else []
+
     def drain_now(self) -> None:
         """Deliver queued events at once (tests; the timer does this in the app)."""
         self._drain_events()
@@ -136,6 +153,8 @@ class CoreBridge(QObject):
         for event in batch:
             if event.tab_id is not None and event.browser_id:
                 self.tab_activity[(event.browser_id, event.tab_id)] = event.time
+        if self._recent is not None:
+            self._recent.extend(batch)  # the deque's maxlen drops the oldest
         self.events_received.emit(batch)
 
     # --- settings ---------------------------------------------------------------------------

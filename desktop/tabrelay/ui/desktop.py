@@ -3,6 +3,7 @@
 ``app.py`` builds the approvers, the core and then this; tests do the same with a core on free
 ports. ``DesktopUi`` implements the tray's actions, turns core errors into dialogs, and keeps
 "Pause agent access" honest: pausing also denies every request already on screen or queued.
+The dashboard is built on first use: most of the time the app only sits in the tray.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QMessageBox, QSystemTrayIcon
@@ -23,7 +25,6 @@ from tabrelay.ui.approval_dialog import DialogApprover, tool_title
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.connect_dialog import ConnectClientDialog
 from tabrelay.ui.crash import CrashHandler
-from tabrelay.ui.dashboard import DashboardWindow
 from tabrelay.ui.notifications import Notifier
 from tabrelay.ui.pairing import DialogPairingApprover, PairBrowserDialog
 from tabrelay.ui.settings_dialog import SettingsDialog
@@ -31,6 +32,9 @@ from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import visible
 from tabrelay.ui.tray import TrayController
 from tabrelay.ui.windows import Retired, bring_to_front
+
+if TYPE_CHECKING:
+    from tabrelay.ui.dashboard import DashboardWindow
 
 logger = logging.getLogger(__name__)
 
@@ -70,14 +74,7 @@ class DesktopUi(QObject):
             core, self.bridge, self, pairing_pending=lambda: len(pairing_approver.dialogs)
         )
         self.notifier = Notifier(self.tray.icon if tray_available else None)
-        self.dashboard = DashboardWindow(
-            core,
-            self.bridge,
-            self.tasks,
-            self,
-            deny_all=approver.deny_all,
-            has_tray=tray_available,
-        )
+        self._dashboard: DashboardWindow | None = None
         self.connect_dialog: ConnectClientDialog | None = None
         self.pair_dialog: PairBrowserDialog | None = None
         self.settings_dialog: SettingsDialog | None = None
@@ -101,7 +98,37 @@ class DesktopUi(QObject):
         for dialog in (self.connect_dialog, self.pair_dialog, self.settings_dialog):
             if dialog is not None:
                 dialog.close()
-        self.dashboard.hide()
+        if self._dashboard is not None:
+            self._dashboard.hide()
+
+    # --- the dashboard ----------------------------------------------------------------------
+
+    @property
+    def dashboard(self) -> DashboardWindow:
+        """The dashboard window, built the first time it is asked for.
+
+        A person may never open it: built and hidden it costs ≈ 5 MiB, shown ≈ 15 MiB
+        (docs/benchmarks.md, "Idle memory"). Everything it shows is read from the core when it
+        is built; the Events page starts from the events the bridge kept until then.
+        """
+        if self._dashboard is None:
+            # Imported here too: its pages' modules are ≈ 1 MiB the tray alone never needs.
+            from tabrelay.ui.dashboard import DashboardWindow
+
+            self._dashboard = DashboardWindow(
+                self.core,
+                self.bridge,
+                self.tasks,
+                self,
+                deny_all=self.approver.deny_all,
+                has_tray=self.has_tray,
+            )
+        return self._dashboard
+
+    @property
+    def dashboard_built(self) -> bool:
+        """Whether the dashboard exists yet (asking ``dashboard`` builds it)."""
+        return self._dashboard is not None
 
     # --- errors -----------------------------------------------------------------------------
 
@@ -180,10 +207,14 @@ class DesktopUi(QObject):
         if self.connect_dialog is not None:
             self._retired.add(self.connect_dialog)
         self.connect_dialog = ConnectClientDialog(self.core, self.tasks, kind=kind)
-        self.connect_dialog.client_created.connect(
-            lambda _name: self.dashboard.clients_page.refresh()
-        )
+        self.connect_dialog.client_created.connect(self._client_created)
         bring_to_front(self.connect_dialog)
+
+    @Slot(str)
+    def _client_created(self, _name: str) -> None:
+        # A dashboard built later reads the clients when it is built.
+        if self._dashboard is not None:
+            self._dashboard.clients_page.refresh()
 
     def pair_browser(self) -> None:
         if self.pair_dialog is None:

@@ -1,7 +1,8 @@
 """The dashboard's Events page: the live CDP stream, filtered, pausable, with each event's JSON.
 
 The model (``events_model.py``) keeps a bounded ring and takes batches; this page adds the
-filters, pause, clear and the JSON of the selected event.
+filters, pause, clear and the JSON of the selected event. It starts from the events the bridge
+kept before the page was built (the dashboard is built on first use).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class EventsPage(QWidget):
         self.pause_button.toggled.connect(self.set_paused)
         self.clear_button.clicked.connect(self.clear)
         self.view.selectionModel().selectionChanged.connect(self._show_detail)
+        self.add_events(bridge.take_recent_events())
         self._refresh_choices()
         self._refresh_domains()
         self._update_status()
