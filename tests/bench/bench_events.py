@@ -3,9 +3,8 @@
 The app side (``events_app.py``) is the real core and desktop UI on a qasync loop, offscreen,
 in its own process, with the dashboard open on the Events page. This process is the browser: a
 scripted extension over a real WebSocket that authenticates like the real one and sends CDP
-events. Four runs: a steady 10,000 events/s for a few seconds; a burst as fast as this process
-can send; the same burst with the dashboard closed (what the view costs); and one after
-``gc.freeze()`` (a what-if: the longest stalls are full garbage collections). Rate = events
+events. Three runs: a steady 10,000 events/s for a few seconds; a burst as fast as this process
+can send; the same burst with the dashboard closed (what the view costs). Rate = events
 that reached the model / (time the end marker reached the model − time the first event was
 sent), on the machine-wide monotonic clock.
 """
@@ -134,10 +133,6 @@ async def events_benchmarks(ctx: Any) -> list[Row]:
             await app.tell("hide")
             assert (await app.read(timeout=10)).get("hidden")
             hidden = await run_phase(app, extension, burst_total, None)
-            for command in ("show", "freeze"):
-                await app.tell(command)
-                await app.read(timeout=10)
-            frozen = await run_phase(app, extension, burst_total, None)
         finally:
             await extension.close()
     finally:
@@ -147,7 +142,6 @@ async def events_benchmarks(ctx: Any) -> list[Row]:
         ("steady 10,000/s", steady),
         ("burst", burst),
         ("burst, dashboard closed", hidden),
-        ("burst, after gc.freeze() (what-if)", frozen),
     )
     for label, result in phases:
         common = {"group": "events", "phase": label}

@@ -4,8 +4,9 @@
 loop) with a prepared TABRELAY_HOME. It prints one JSON line with the relay port when ready.
 A QTimer heartbeat every 5 ms measures how late the loop gets to it: the UI's stalls. Lines
 on stdin steer it: ``arm`` resets the meter and counts (answer: ``armed``); ``hide`` and
-``show`` close and open the dashboard; ``freeze`` calls ``gc.freeze()`` (a what-if for the
-app). When the ``Bench.end`` event reaches the Events page's model it prints what arrived.
+``show`` close and open the dashboard. Garbage is collected as in the app (app.py): on the GUI
+thread's timer, with the objects of the start frozen. When the ``Bench.end`` event reaches the
+Events page's model it prints what arrived.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from tabrelay.relay.events import HubEvent  # noqa: E402
 from tabrelay.system.autostart import Autostart  # noqa: E402
 from tabrelay.ui.approval_dialog import DialogApprover  # noqa: E402
 from tabrelay.ui.bridge import CoreBridge  # noqa: E402
+from tabrelay.ui.collector import GuiThreadCollector, freeze_startup_objects  # noqa: E402
 from tabrelay.ui.desktop import DesktopUi  # noqa: E402
 from tabrelay.ui.pairing import DialogPairingApprover  # noqa: E402
 
@@ -245,6 +247,7 @@ async def main(home: Path) -> None:
         )
         ui.open_dashboard()
         ui.dashboard.show_page("Events")
+        freeze_startup_objects()  # as app.py does once the UI is up
         meter = StallMeter()
         sampler = StallSampler(meter)
         counter = Counter(meter, ui, drains, sampler, GcPauses())
@@ -264,9 +267,6 @@ async def main(home: Path) -> None:
             elif line == "show":
                 ui.open_dashboard()
                 say({"shown": True})
-            elif line == "freeze":  # what-if: the app freezing its startup objects
-                gc.freeze()
-                say({"frozen": gc.get_freeze_count()})
             elif line in ("quit", ""):
                 done.set()
 
@@ -287,4 +287,6 @@ if __name__ == "__main__":
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
+    collector = GuiThreadCollector(app)
+    collector.start()
     qasync.run(main(Path(sys.argv[1])))
