@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QAbstractTableModel, QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QGroupBox,
     QHBoxLayout,
@@ -35,7 +34,7 @@ from tabrelay.errors import SettingsError
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.prompts import finished
 from tabrelay.ui.rule_dialog import RuleDialog
-from tabrelay.ui.table_model import ModelIndex, RowsModel
+from tabrelay.ui.table_model import ModelIndex, RowsModel, rows_view
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import one_line
 
@@ -184,11 +183,7 @@ class ApprovalsPage(QWidget):
         self.refresh()
 
     def _table(self, model: QAbstractTableModel) -> QTableView:
-        view = QTableView(self)
-        view.setModel(model)
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        view.verticalHeader().hide()
+        view = rows_view(model, self)
         view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         return view
 

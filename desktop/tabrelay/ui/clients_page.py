@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -28,12 +26,11 @@ from PySide6.QtWidgets import (
 from tabrelay.core import Core
 from tabrelay.endpoint.auth import ClientActivity
 from tabrelay.ui.bridge import CoreBridge
-from tabrelay.ui.prompts import ask
-from tabrelay.ui.table_model import ModelIndex, RowsModel
+from tabrelay.ui.prompts import Confirm, ask
+from tabrelay.ui.table_model import ModelIndex, RowsModel, rows_view
 from tabrelay.ui.tabs_page import relative_time
 from tabrelay.ui.tasks import BackgroundTasks
 
-Confirm = Callable[[str, str], Awaitable[bool]]
 ACTIVE_WINDOW = 600.0  # seconds since the last request in which a client counts as active
 
 
@@ -112,11 +109,7 @@ class ClientsPage(QWidget):
             self,
         )
         intro.setWordWrap(True)
-        self.view = QTableView(self)
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.verticalHeader().hide()
+        self.view = rows_view(self.model, self)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.empty = QLabel(
             "No MCP client yet. Press “New client…” (or use the tray's “Connect an MCP client”) "

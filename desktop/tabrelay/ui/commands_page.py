@@ -18,17 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Slot
-from PySide6.QtGui import QColor, QFontDatabase
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -38,7 +35,7 @@ from tabrelay.errors import ConfigError
 from tabrelay.store.commandlog import CommandEntry, CommandLog
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.prompts import save_file_name
-from tabrelay.ui.table_model import ModelIndex, RowsModel
+from tabrelay.ui.table_model import ModelIndex, RowsModel, detail_text, rows_view
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import arguments_text, one_line
 
@@ -176,13 +173,9 @@ class CommandsPage(QWidget):
         top.addWidget(self.search_edit, 1)
         top.addWidget(self.export_button)
 
-        self.view = QTableView(self)
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view = rows_view(self.model, self)
         self.view.setWordWrap(False)
         self.view.setAlternatingRowColors(True)
-        self.view.verticalHeader().hide()
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -194,10 +187,7 @@ class CommandsPage(QWidget):
             if width:
                 self.view.setColumnWidth(column, width)
 
-        self.detail = QPlainTextEdit(self)
-        self.detail.setReadOnly(True)
-        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.detail.setPlaceholderText("Select a command to see everything the log kept.")
+        self.detail = detail_text("Select a command to see everything the log kept.", self)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(self.view)
         splitter.addWidget(self.detail)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication
@@ -41,11 +40,10 @@ from tabrelay.system.clients import (
     merge_into_config,
 )
 from tabrelay.system.launcher import tabrelay_command
-from tabrelay.ui.prompts import ask
+from tabrelay.ui.prompts import Confirm, ask
 from tabrelay.ui.tasks import BackgroundTasks
 
 OTHER = "other"
-Confirm = Callable[[str, str], Awaitable[bool]]
 
 
 def endpoint_url(core: Core) -> str:

@@ -10,19 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, Qt, Slot
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -31,6 +27,7 @@ from tabrelay.core import Core
 from tabrelay.relay.events import HubEvent
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.events_model import EventFilter, EventsModel
+from tabrelay.ui.table_model import detail_text, rows_view
 from tabrelay.ui.text import arguments_text, one_line
 
 DETAIL_LIMIT = 100_000  # characters of JSON shown for one event
@@ -68,12 +65,8 @@ class EventsPage(QWidget):
         filters.addWidget(self.pause_button)
         filters.addWidget(self.clear_button)
 
-        self.view = QTableView(self)
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view = rows_view(self.model, self)
         self.view.setWordWrap(False)
-        self.view.verticalHeader().hide()
         # Fixed row heights and column widths: the view never measures thousands of rows.
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
@@ -83,10 +76,7 @@ class EventsPage(QWidget):
         for column, width in enumerate((100, 130, 95, 260)):
             self.view.setColumnWidth(column, width)
 
-        self.detail = QPlainTextEdit(self)
-        self.detail.setReadOnly(True)
-        self.detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.detail.setPlaceholderText("Select an event to see its JSON.")
+        self.detail = detail_text("Select an event to see its JSON.", self)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.view)
         splitter.addWidget(self.detail)

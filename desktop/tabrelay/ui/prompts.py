@@ -9,6 +9,7 @@ the same dialogs with ``open()`` and await the answer instead.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 
@@ -19,6 +20,10 @@ async def finished(dialog: QDialog) -> int:
     dialog.finished.connect(lambda result: None if done.done() else done.set_result(result))
     dialog.open()
     return await done
+
+
+# A yes/no question to the person: ``ask`` bound to a parent widget, or a test's stand-in.
+Confirm = Callable[[str, str], Awaitable[bool]]
 
 
 async def ask(parent: QWidget | None, title: str, question: str) -> bool:

@@ -1,7 +1,8 @@
-"""The base of the dashboard's table models: a list of rows and named columns.
+"""The base of the dashboard's tables: a model of rows with named columns, and its views.
 
-Each page's model subclasses it with its ``COLUMNS`` and its ``data``; row and column counts,
-headers and row lookup are the same everywhere. Flat tables only: ``parent`` is never valid.
+Each page's model subclasses ``RowsModel`` with its ``COLUMNS`` and its ``data``; row and column
+counts, headers and row lookup are the same everywhere. Flat tables only: ``parent`` is never
+valid. ``rows_view`` and ``detail_text`` build the widgets every page shows them in.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QAbstractItemView, QPlainTextEdit, QTableView, QWidget
 
 T = TypeVar("T")
 ModelIndex = QModelIndex | QPersistentModelIndex
@@ -68,3 +71,23 @@ class RowsModel(QAbstractTableModel, Generic[T]):
         if self._rows:
             last = self.index(len(self._rows) - 1, len(self.COLUMNS) - 1)
             self.dataChanged.emit(self.index(0, 0), last)
+
+
+def rows_view(model: QAbstractTableModel, parent: QWidget) -> QTableView:
+    """A view of ``model`` as every dashboard table shows one: whole rows, one selected at a
+    time, no row numbers."""
+    view = QTableView(parent)
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.verticalHeader().hide()
+    return view
+
+
+def detail_text(placeholder: str, parent: QWidget) -> QPlainTextEdit:
+    """The read-only, fixed-width pane that shows the selected row in full."""
+    detail = QPlainTextEdit(parent)
+    detail.setReadOnly(True)
+    detail.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    detail.setPlaceholderText(placeholder)
+    return detail

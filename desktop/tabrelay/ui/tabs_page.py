@@ -13,14 +13,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
     QStackedWidget,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -30,7 +28,7 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.tools.guard import origin_of
 from tabrelay.tools.sessions import DEFAULT_DOMAINS
 from tabrelay.ui.bridge import CoreBridge
-from tabrelay.ui.table_model import ModelIndex, RowsModel
+from tabrelay.ui.table_model import ModelIndex, RowsModel, rows_view
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import one_line
 
@@ -149,11 +147,7 @@ class TabsPage(QWidget):
         self.explainer.setObjectName("explainer")
         self.explainer.setTextFormat(Qt.TextFormat.RichText)
 
-        self.view = QTableView(self)
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.verticalHeader().hide()
+        self.view = rows_view(self.model, self)
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
         header = self.view.horizontalHeader()
