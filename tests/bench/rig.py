@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from httpmcp import RawMcp, http_get
 
 from e2e.chromium import EXTENSION_ID, chromium_path
 from e2e.harness import DefaultPortGuard, ExtensionBrowser, PageServer, free_port, wait_until
+from support.processes import log_tail, stop_group
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import RELAY_TOKEN, TokenStore
@@ -178,24 +178,11 @@ class AppProcess:
         return int(json.loads(body)["browsers"]) if status == 200 else 0
 
     def log_tail(self, lines: int = 20) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
+        return log_tail(self.log_path, lines)
 
     async def stop(self) -> None:
-        process = self.process
-        if process is None or process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(asyncio.to_thread(process.wait), 15)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await asyncio.to_thread(process.wait)
+        if self.process is not None:
+            await asyncio.to_thread(stop_group, self.process, grace=15)
 
 
 @asynccontextmanager

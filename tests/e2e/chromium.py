@@ -14,10 +14,11 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
+
+from support.processes import log_tail, stop_group
 
 REPO = Path(__file__).resolve().parents[2]
 EXTENSION_DIR = REPO / "extension"
@@ -102,22 +103,11 @@ class Chromium:
                 await asyncio.sleep(0.05)
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except FileNotFoundError:
-            return "(no log)"
+        return log_tail(self.log_path, lines)
 
     async def stop(self) -> None:
-        process = self.process
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(asyncio.to_thread(process.wait), 10)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                await asyncio.to_thread(process.wait)
+        if self.process is not None:
+            await asyncio.to_thread(stop_group, self.process, grace=10)
         shutil.rmtree(self.profile, ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
             self.log_path.unlink()

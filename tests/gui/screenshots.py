@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +26,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
+
+from support.processes import stop_group  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
 SCREEN = (1440, 900)
@@ -67,14 +68,7 @@ def process(argv: list[str], **kwargs: Any) -> Iterator[subprocess.Popen[bytes]]
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_group(proc, grace=5)
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
