@@ -88,15 +88,13 @@ async def console_messages(ctx: ToolContext, params: ConsoleParams) -> ToolResul
         lines.insert(0, f"({log.console_dropped} older messages were dropped)")
     if params.clear:
         log.console.clear()
-    text = (
-        "\n".join(lines)
-        if lines
-        else "No console messages (since Tabrelay began watching this tab)."
+    return _listing(
+        ctx,
+        lines,
+        len(messages),
+        none="No console messages",
+        more="ask for a smaller limit or one level",
     )
-    fitted = fit_text(
-        text, ctx.budget_bytes, continuation=lambda _: "ask for a smaller limit or one level"
-    )
-    return ToolResult(fitted.text, data={"count": len(messages)})
 
 
 class NetworkParams(TabParams):
@@ -125,15 +123,20 @@ async def network_requests(ctx: ToolContext, params: NetworkParams) -> ToolResul
         lines.append(
             f"{_clock(r.time)} {r.method} {outcome} {r.resource_type or '?'}{size} {r.url}"
         )
-    text = (
-        "\n".join(lines)
-        if lines
-        else "No matching requests (since Tabrelay began watching this tab)."
+    return _listing(
+        ctx,
+        lines,
+        len(requests),
+        none="No matching requests",
+        more="filter with url_contains or limit",
     )
-    fitted = fit_text(
-        text, ctx.budget_bytes, continuation=lambda _: "filter with url_contains or limit"
-    )
-    return ToolResult(fitted.text, data={"count": len(requests)})
+
+
+def _listing(ctx: ToolContext, lines: list[str], count: int, *, none: str, more: str) -> ToolResult:
+    """One line per buffered item within the response budget, or why there is none."""
+    text = "\n".join(lines) if lines else f"{none} (since Tabrelay began watching this tab)."
+    fitted = fit_text(text, ctx.budget_bytes, continuation=lambda _: more)
+    return ToolResult(fitted.text, data={"count": count})
 
 
 def _clock(timestamp: float) -> str:
