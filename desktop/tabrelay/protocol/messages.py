@@ -171,7 +171,10 @@ def decode_json(text: str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
         raise ProtocolViolation(
             "invalid_json", f"message is not valid JSON ({_reason(exc)})"
         ) from None
-    if _depth_exceeds(value, max_depth):
+    # Every level opens with a bracket, so a text with few brackets cannot be too deep: the walk
+    # (in Python, over every value) runs for large frames only, not for each small CDP event.
+    may_be_deep = text.count("{") + text.count("[") > max_depth
+    if may_be_deep and _depth_exceeds(value, max_depth):
         raise ProtocolViolation("too_deep", f"message is nested deeper than {max_depth} levels")
     return value
 
