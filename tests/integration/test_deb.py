@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from support.installers import INSTALLERS, ROOT, load_installer_module
+from support.keychain import SECRET_SERVICE_MISSING, run_in_keyring_session
 from tabrelay import __version__
 from tabrelay.system import autostart, launcher, resources
 
@@ -430,36 +431,18 @@ def test_the_tray_app_starts_from_the_installed_bundle(package: Package, tmp_pat
     assert "Traceback" not in log
 
 
-def keyring_session(home: Path, command: str, *, tmp: Path) -> subprocess.CompletedProcess[str]:
-    """Run a shell command in a private D-Bus session with an unlocked GNOME Keyring."""
-    for folder in ("xdg-home", "data", "runtime"):
-        (tmp / folder).mkdir(mode=0o700)
-    env = {k: v for k, v in frozen_env(home).items() if k != "PYTHON_KEYRING_BACKEND"} | {
-        "HOME": str(tmp / "xdg-home"),
-        "XDG_DATA_HOME": str(tmp / "data"),
-        "XDG_RUNTIME_DIR": str(tmp / "runtime"),
-    }
-    script = f'eval "$(printf pw | gnome-keyring-daemon --unlock --components=secrets)"\n{command}'
-    return subprocess.run(
-        ["dbus-run-session", "--", "bash", "-euc", script],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.mark.keychain
 def test_the_bundle_keeps_tokens_in_the_secret_service_when_one_runs(
     package: Package, tmp_path: Path
 ) -> None:
-    if not (shutil.which("dbus-run-session") and shutil.which("gnome-keyring-daemon")):
-        pytest.skip("needs dbus-run-session and gnome-keyring-daemon (make test installs them)")
+    if SECRET_SERVICE_MISSING is not None:
+        pytest.skip(SECRET_SERVICE_MISSING)
     home = tmp_path / "home"
     exe = package.executable
-    result = keyring_session(
-        home, f'"{exe}" client add cursor >/dev/null\n"{exe}" doctor || true', tmp=tmp_path
+    result = run_in_keyring_session(
+        f'"{exe}" client add cursor >/dev/null\n"{exe}" doctor || true',
+        env=frozen_env(home),
+        folder=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     assert "[ok  ] secrets: SecretService.Keyring" in result.stdout

@@ -3,43 +3,18 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from support.keychain import SECRET_SERVICE_MISSING, run_in_keyring_session
+
 pytestmark = [
     pytest.mark.keychain,
-    pytest.mark.skipif(
-        not (shutil.which("dbus-run-session") and shutil.which("gnome-keyring-daemon")),
-        reason="needs dbus-run-session and gnome-keyring-daemon (make test installs them)",
-    ),
+    pytest.mark.skipif(SECRET_SERVICE_MISSING is not None, reason=str(SECRET_SERVICE_MISSING)),
 ]
-
-
-def run_in_keyring_session(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
-    """Run a shell snippet inside a fresh D-Bus session with an unlocked GNOME Keyring."""
-    for folder in ("home", "data", "runtime", "tabrelay"):
-        (tmp_path / folder).mkdir(mode=0o700)
-    env = {key: value for key, value in os.environ.items() if key != "PYTHON_KEYRING_BACKEND"} | {
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_RUNTIME_DIR": str(tmp_path / "runtime"),
-        "TABRELAY_HOME": str(tmp_path / "tabrelay"),
-        "PYTHON": sys.executable,
-    }
-    script = 'eval "$(printf pw | gnome-keyring-daemon --unlock --components=secrets)"\n' + body
-    return subprocess.run(
-        ["dbus-run-session", "--", "bash", "-euc", script],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_tokens_live_in_the_secret_service_when_one_is_running(tmp_path: Path) -> None:
@@ -64,10 +39,12 @@ def test_tokens_live_in_the_secret_service_when_one_is_running(tmp_path: Path) -
         print("ok")
         """
     )
+    (tmp_path / "tabrelay").mkdir(mode=0o700)
     result = run_in_keyring_session(
-        tmp_path,
         f'"$PYTHON" -c {_quote(probe)}\n'
         'set +e\n"$PYTHON" -m tabrelay doctor\necho "doctor exit $?"\n',
+        env={**os.environ, "TABRELAY_HOME": str(tmp_path / "tabrelay"), "PYTHON": sys.executable},
+        folder=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     assert "backend: SecretService.Keyring" in result.stdout
