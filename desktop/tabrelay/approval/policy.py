@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tabrelay.config.settings import PolicyRule
+from tabrelay.protocol.urls import InvalidUrl, parse_url, site_origin
 
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
@@ -61,7 +62,22 @@ def offers_always(tool: str) -> bool:
 
 
 def normalize_origin(origin: str) -> str:
-    """Lower-case scheme and host, no trailing slash: the form rules and tabs are compared in."""
+    """The form rules and tabs are compared in.
+
+    An http(s) origin is read as the browser reads it, its host as a site, so
+    ``HTTPS://EXAMPLE.com./``, ``https://example.com:443`` and ``https://example.com`` are
+    one, and an IDN is its Punycode. Anything else is lower-cased without a trailing slash.
+    """
+    try:
+        url = parse_url(origin)
+        if (
+            url.scheme in ("http", "https")
+            and not url.has_credentials
+            and (url.path, url.query, url.fragment) == ("/", None, None)
+        ):
+            return site_origin(url)
+    except InvalidUrl:
+        pass  # not an origin: compared as written, so it matches no tab
     origin = origin.strip().rstrip("/")
     scheme, sep, rest = origin.partition("://")
     return f"{scheme.lower()}{sep}{rest.lower()}" if sep else origin.lower()

@@ -5,42 +5,68 @@ own ports, never private-network addresses unless allowed, and applies the perso
 block and allow lists (and the "only these sites" mode). Sites in the lists are written as a
 host (``example.com``, which covers its subdomains), a wildcard host (``*.example.com``) or an
 origin (``https://example.com:8443``). Loopback stays reachable so agents can work on local
-development servers; Tabrelay's own ports are refused there.
+development servers; Tabrelay's own ports are refused there. URLs, hosts and list entries are
+all read by ``tabrelay.protocol.urls``, the way the browser reads them, so ``127.1``,
+``0x7f000001`` or ``[::ffff:127.0.0.1]`` are the loopback address they name.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
 
 from tabrelay.config.settings import NavigationSettings
 from tabrelay.errors import NavigationBlocked
+from tabrelay.protocol.urls import (
+    InvalidUrl,
+    IPAddress,
+    ParsedUrl,
+    host_address,
+    parse_host,
+    parse_url,
+    preprocess,
+    serialize_origin,
+    site_host,
+    site_origin,
+    url_scheme,
+)
 
 ALLOWED_SCHEMES = ("http", "https")
-LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
+# Names Chromium answers with loopback itself, without asking DNS (net::IsLocalHostname).
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "localhost6", "localhost6.localdomain6")
+# ``http:///x`` is ``http://x/`` to the browser, which is not what a person reading it sees.
+_EMPTY_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+\-.]*:[/\\]{3}")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052 well-known prefix
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # RFC 4291 §2.5.5.1, deprecated
 
 
 @dataclass(frozen=True, slots=True)
 class Site:
+    """What the lists compare: scheme, host without its root dot, and the port connected to."""
+
     scheme: str
     host: str
     port: int
 
     @property
     def origin(self) -> str:
-        default = {"http": 80, "https": 443}.get(self.scheme)
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.scheme}://{host}" + ("" if self.port == default else f":{self.port}")
+        return serialize_origin(self.scheme, self.host, self.port)
 
 
 def origin_of(url: str) -> str | None:
-    """The origin of an http(s) URL (``https://example.com``), else ``None``."""
+    """The origin of an http(s) URL (``https://example.com``), else ``None``.
+
+    The host is read as the browser reads it and as a site (``https://EXAMPLE.com./`` gives
+    ``https://example.com``); URLs with credentials have none.
+    """
     try:
-        parts = urlsplit(url)
-        return _site(parts).origin if parts.scheme.lower() in ALLOWED_SCHEMES else None
-    except (ValueError, NavigationBlocked):
+        parsed = parse_url(url)
+        if parsed.scheme not in ALLOWED_SCHEMES or parsed.has_credentials:
+            return None
+        return site_origin(parsed)
+    except InvalidUrl:
         return None
 
 
@@ -50,31 +76,37 @@ class NavigationGuard:
         self.own_ports = frozenset(p for p in own_ports if p)
 
     def check(self, url: str) -> str:
-        """Return ``url`` if an agent may open it.
+        """Return the URL to send the browser if an agent may open ``url``.
+
+        The URL returned is ``url`` as the browser serialises it (``HTTP://127.1`` is
+        ``http://127.0.0.1/``): the exact URL that was checked.
 
         Raises:
             NavigationBlocked: with the reason, phrased for the agent.
         """
-        if url.strip() == "about:blank":
+        text = preprocess(url)
+        scheme = url_scheme(text)
+        if scheme == "about" and text[len("about:") :] == "blank":
             return "about:blank"
-        try:
-            parts = urlsplit(url.strip())
-        except ValueError:
-            raise NavigationBlocked(f"{_short(url)} is not a valid URL") from None
-        scheme = parts.scheme.lower()
         if scheme not in ALLOWED_SCHEMES:
             shown = f"{scheme}: URLs are" if scheme else "URLs without http:// or https:// are"
             raise NavigationBlocked(
                 f"{shown} refused: Tabrelay lets agents open http, https and about:blank only"
             )
-        site = _site(parts)
-        address = _ip(site.host)
-        loopback = (
-            site.host in LOOPBACK_NAMES
-            or site.host.endswith(".localhost")
-            or bool(address and (address.is_loopback or address.is_unspecified))
-        )
-        if loopback and site.port in self.own_ports:
+        if _EMPTY_AUTHORITY.match(text):
+            raise NavigationBlocked(
+                f"{_short(url)} has no host: nothing stands between // and the next /"
+            )
+        try:
+            parsed = parse_url(text)
+        except InvalidUrl as invalid:
+            raise NavigationBlocked(f"{_short(url)} is not a valid URL: {invalid}") from None
+        if parsed.has_credentials:
+            raise NavigationBlocked("URLs with credentials (user:password@) are refused")
+        site = _site(parsed)
+        address = host_address(site.host)
+        loopback = _loopback_name(site.host) or (address is not None and _loopback(address))
+        if (loopback or _embeds_loopback(address)) and site.port in self.own_ports:
             raise NavigationBlocked(
                 f"{site.origin} is Tabrelay itself; agents may not open Tabrelay's own ports"
             )
@@ -92,48 +124,92 @@ class NavigationGuard:
                 f"{site.origin} is a private-network address; the person must allow it (or "
                 "private networks) in Tabrelay's settings first"
             )
-        return parts.geturl()
+        return parsed.href
 
     @staticmethod
     def _listed(site: Site, patterns: Iterable[str]) -> bool:
         return any(_pattern_matches(p, site) for p in patterns)
 
 
-def _site(parts: SplitResult) -> Site:
-    host = (parts.hostname or "").lower().rstrip(".")
-    if not host:
-        raise NavigationBlocked("the URL has no host")
-    if parts.username or parts.password:
-        raise NavigationBlocked("URLs with credentials (user:password@) are refused")
+def _site(url: ParsedUrl) -> Site:
+    """``url`` as the lists see it.
+
+    Raises:
+        NavigationBlocked: the host without its trailing dots is not a valid host.
+    """
     try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower(), 0)
-    except ValueError:
-        raise NavigationBlocked("the URL's port is not a number between 0 and 65535") from None
-    return Site(parts.scheme.lower(), host, port)
+        host = site_host(url.host)
+    except InvalidUrl as invalid:
+        raise NavigationBlocked(f"{_short(url.href)} is not a valid URL: {invalid}") from None
+    return Site(url.scheme, host, url.effective_port)
 
 
 def _pattern_matches(pattern: str, site: Site) -> bool:
-    pattern = pattern.strip().lower().rstrip("/")
+    pattern = pattern.strip()
     if not pattern:
         return False
     if "://" in pattern:
         try:
-            return _site(urlsplit(pattern)).origin == site.origin
-        except (ValueError, NavigationBlocked):
+            parsed = parse_url(pattern)
+            return parsed.scheme in ALLOWED_SCHEMES and site_origin(parsed) == site.origin
+        except InvalidUrl:
             return False
-    host = pattern.removeprefix("*.")
+    host = _pattern_host(pattern.removeprefix("*.").rstrip("/"))
+    address = host_address(host)
+    if address is not None:  # an address names one host, however written, never a "subdomain"
+        return host_address(site.host) == address
     return site.host == host or site.host.endswith("." + host)
 
 
-def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+def _pattern_host(text: str) -> str:
+    """A list entry's host as the browser would read it, so ``EXAMPLE.com.``, ``bücher.de``
+    or ``0xc0a80101`` match the tab they name; an entry that is no host stays as written."""
+    bracketed = f"[{text}]" if ":" in text and not text.startswith("[") else text
     try:
-        return ipaddress.ip_address(host)
-    except ValueError:
+        return site_host(parse_host(bracketed))
+    except InvalidUrl:
+        return text.lower().rstrip(".")
+
+
+def _loopback_name(host: str) -> bool:
+    return host in LOOPBACK_NAMES or host.endswith(".localhost")
+
+
+def _loopback(address: IPAddress) -> bool:
+    # 0.0.0.0 and :: reach the machine's own services on Linux.
+    return address.is_loopback or address.is_unspecified
+
+
+def _embedded_ipv4(address: IPAddress | None) -> ipaddress.IPv4Address | None:
+    """The IPv4 address inside an IPv4-compatible, NAT64 or 6to4 IPv6 address."""
+    if not isinstance(address, ipaddress.IPv6Address) or _loopback(address):
         return None
+    if address in _IPV4_COMPATIBLE or address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address.sixtofour
 
 
-def _private(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    return address.is_private or address.is_link_local or address.is_reserved
+def _embeds_loopback(address: IPAddress | None) -> bool:
+    embedded = _embedded_ipv4(address)
+    return embedded is not None and _loopback(embedded)
+
+
+def _private(address: IPAddress) -> bool:
+    """Private, link-local, reserved, shared (100.64/10), multicast, or an IPv6 form of one."""
+    embedded = _embedded_ipv4(address)
+    if embedded is not None and (_loopback(embedded) or _private(embedded)):
+        return True
+    if embedded is not None and address in _NAT64:
+        return False  # a public IPv4 address behind the NAT64 prefix (which Python calls reserved)
+    site_local = isinstance(address, ipaddress.IPv6Address) and address.is_site_local
+    return (
+        not address.is_global  # also 100.64.0.0/10, which is neither private nor global
+        or address.is_private
+        or address.is_link_local
+        or address.is_reserved
+        or address.is_multicast
+        or site_local
+    )
 
 
 def _short(text: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import (
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from tabrelay.approval.policy import ANY_TOOL, DECISIONS, NEVER_ALWAYS_TOOLS, normalize_origin
 from tabrelay.config.settings import PolicyRule
+from tabrelay.protocol import urls
 from tabrelay.tools.catalog import BY_NAME
 
 EXPIRY_CHOICES: tuple[tuple[str, float | None], ...] = (
@@ -45,19 +45,18 @@ def site_origin(text: str) -> str | None:
         return None
     if "://" not in text:
         text = "https://" + text
-    parts = urlsplit(text)
-    if parts.scheme.lower() not in ("http", "https"):
+    if urls.url_scheme(text) not in ("http", "https"):
         raise ValueError("A site is an http:// or https:// origin, like https://example.com")
     try:
-        port = parts.port
-    except ValueError:
-        raise ValueError("The port is not a number between 0 and 65535") from None
-    if not parts.hostname or parts.username or parts.password:
+        url = urls.parse_url(text)
+        origin = urls.site_origin(url)
+    except urls.InvalidUrl as invalid:
+        raise ValueError(f"The browser would not open this site: {invalid}") from None
+    if url.has_credentials:
         raise ValueError("A site needs a host name, like https://example.com")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
+    if url.path != "/" or url.query is not None or url.fragment is not None:
         raise ValueError("A rule applies to a whole site: leave out the path, like https://x.com")
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
-    return normalize_origin(f"{parts.scheme}://{host}" + (f":{port}" if port else ""))
+    return normalize_origin(origin)
 
 
 class RuleDialog(QDialog):
