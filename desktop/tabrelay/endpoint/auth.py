@@ -1,10 +1,12 @@
 """Bearer-token authentication for the MCP endpoint, as plain ASGI (DESIGN §4.6, THREATS M1, M4).
 
 Every HTTP request needs ``Authorization: Bearer <client token>``; the token table is read per
-request, so a revoked token stops working at once. Failures get a plain 401 with
-``WWW-Authenticate: Bearer`` (no OAuth metadata) and are rate-limited. A success marks the
-request with the client's name, both for our tools and for the SDK's session binding, which
-then refuses a session id presented with another client's token.
+request, so a revoked token stops working at once. A success marks the request with the client's
+name, both for our tools and for the SDK's session binding, which then refuses a session id
+presented with another client's token. Failures get a plain 401 with ``WWW-Authenticate: Bearer``
+(no OAuth metadata) and are rate-limited per offender: by the browser Origin, else by a digest
+of the wrong credential, else by the source address. A valid token is never rate-limited. This
+module does not limit what authenticated clients do (sessions, calls): see ``server``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import hashlib
 import hmac
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +24,16 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tabrelay.relay.ratelimit import FailureLimiter
+from tabrelay.relay.ratelimit import FailureLimits
 
 logger = logging.getLogger(__name__)
 
 CLIENT_KEY = "tabrelay_client"
+RATE_LIMITED = "mcp_auth_rate_limited"  # the alert kind passed to ``on_limit``
+HINT = b"Send Authorization: Bearer <client token>; `tabrelay client add NAME` creates one."
+MISSING = b"Unauthorized: no client token. " + HINT
+WRONG = b"Unauthorized: wrong or revoked client token. " + HINT
+SHOWN_ORIGIN = 100  # characters of an Origin shown in an alert
 
 
 @dataclass
@@ -44,32 +51,52 @@ def client_of(scope: Scope) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    """The last value of header ``name`` (lower case), or ``None``."""
+    found = None
+    for key, value in scope.get("headers", []):
+        if key == name:
+            found = value
+    return found
+
+
+def _bearer_token(credential: bytes) -> bytes:
+    """The token of ``Bearer <token>``; empty for any other scheme or an empty token."""
+    scheme, _, token = credential.partition(b" ")
+    return token.strip() if scheme.lower() == b"bearer" else b""
+
+
+def _shown(value: bytes) -> str:
+    """An attacker-chosen header value, made safe to show in the dashboard's log."""
+    text = "".join(c if c.isprintable() else "?" for c in value.decode("latin-1"))
+    return text if len(text) <= SHOWN_ORIGIN else text[: SHOWN_ORIGIN - 1] + "…"
+
+
 class BearerAuth:
     def __init__(
         self,
         app: ASGIApp,
         tokens: Callable[[], dict[str, str]],
         *,
-        limiter: FailureLimiter | None = None,
+        limits: FailureLimits | None = None,
+        on_limit: Callable[[str, str], None] | None = None,
     ) -> None:
         self.app = app
         self._tokens = tokens
-        self.limiter = limiter or FailureLimiter(max_failures=20, window=10, cooldown=30)
+        self.limits = limits or FailureLimits(max_failures=20, window=10, cooldown=30)
+        self._on_limit = on_limit
         self.activity: dict[str, ClientActivity] = {}
 
     def identify(self, scope: Scope) -> str | None:
-        header = b""
-        for key, value in scope.get("headers", []):
-            if key == b"authorization":
-                header = value
-        scheme, _, presented = header.decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not presented.strip():
+        """The name of the client whose token the request presents, else ``None``."""
+        token = _bearer_token((_header(scope, b"authorization") or b"").strip())
+        if not token:
             return None
         # Compare digests: equal length whatever was presented, so length leaks nothing.
-        given = hashlib.sha256(presented.strip().encode("utf-8", "surrogateescape")).digest()
+        given = hashlib.sha256(token).digest()
         found = None
-        for name, token in self._tokens().items():
-            if hmac.compare_digest(given, hashlib.sha256(token.encode("utf-8")).digest()):
+        for name, known in self._tokens().items():
+            if hmac.compare_digest(given, hashlib.sha256(known.encode("utf-8")).digest()):
                 found = name
         return found
 
@@ -77,24 +104,9 @@ class BearerAuth:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
-        if self.limiter.blocked():
-            await _plain(
-                send,
-                429,
-                b"Too many failed attempts; retry later",
-                [(b"retry-after", str(int(self.limiter.retry_after()) + 1).encode())],
-            )
-            return
         name = self.identify(scope)
         if name is None:
-            if self.limiter.record_failure():
-                logger.warning("possible attack: many MCP requests with wrong tokens")
-            await _plain(
-                send,
-                401,
-                b"Unauthorized: send Authorization: Bearer <client token>",
-                [(b"www-authenticate", b'Bearer realm="tabrelay"')],
-            )
+            await self._refuse(scope, send)
             return
         # The SDK binds sessions to client_id; the token itself never leaves this middleware.
         user = AccessToken(token="-", client_id=name, scopes=[])  # noqa: S106
@@ -108,6 +120,55 @@ class BearerAuth:
         finally:
             activity.open_requests -= 1
             activity.last_seen = time.time()
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        """Answer a request without a valid token: 429 while its key cools down, else 401."""
+        credential = (_header(scope, b"authorization") or b"").strip()
+        presented = bool(_bearer_token(credential)) or (
+            bool(credential) and credential.lower() != b"bearer"
+        )
+        key, offender = self._offender(scope, credential if presented else b"")
+        if self.limits.blocked(key):
+            retry = int(self.limits.retry_after(key)) + 1
+            await _plain(
+                send,
+                429,
+                b"Too many failed attempts; retry later",
+                [(b"retry-after", str(retry).encode())],
+            )
+            return
+        if self.limits.record_failure(key):
+            message = (
+                f"{self.limits.max_failures} MCP requests {offender} failed authentication in "
+                f"{self.limits.window:g} s; its requests are refused for "
+                f"{self.limits.cooldown:g} s. Clients with a valid token still work."
+            )
+            logger.warning("possible attack: %s", message)
+            if self._on_limit is not None:
+                self._on_limit(RATE_LIMITED, message)
+        await _plain(
+            send,
+            401,
+            WRONG if presented else MISSING,
+            [(b"www-authenticate", b'Bearer realm="tabrelay"')],
+        )
+
+    def _offender(self, scope: Scope, credential: bytes) -> tuple[Hashable, str]:
+        """What a failure counts against, and how an alert names it.
+
+        The browser Origin first: a web page can vary the token it sends, not its Origin. Keys
+        hold digests, so neither a credential nor a huge header is kept.
+        """
+        origin = _header(scope, b"origin")
+        if origin is not None:
+            key = ("origin", hashlib.sha256(origin).digest())
+            return key, f"from the web page {_shown(origin)} (a browser Origin)"
+        if credential:
+            key = ("credential", hashlib.sha256(credential).digest())
+            return key, "with the same wrong client token (a program may be guessing one)"
+        client = scope.get("client")
+        source = str(client[0]) if client else "an unknown address"
+        return ("source", source), f"without a client token from {source}"
 
 
 async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

@@ -2,8 +2,9 @@
 
 The only module (with its siblings) that imports ``mcp``. It publishes the tool catalog and the
 ``tabrelay://`` resources, turns each call into a ``ToolRunner`` call, and a failure into an
-``isError`` result with the message as written. It runs uvicorn inside the app's own loop
-(qasync or asyncio) on a socket bound here, so a taken port is an ordinary error.
+``isError`` result with the message as written. It caps the sessions each client holds (the SDK
+caps only all clients together). It runs uvicorn inside the app's own loop (qasync or asyncio) on
+a socket bound here, so a taken port is an ordinary error.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.sse import SseServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import (
@@ -48,8 +50,14 @@ from tabrelay import __version__
 from tabrelay.endpoint import MCP_PATH, SSE_PATH
 from tabrelay.endpoint.auth import BearerAuth, ClientActivity, client_of
 from tabrelay.endpoint.calls import Caller, ToolRunner
+from tabrelay.endpoint.sessions import (
+    SESSION_IDLE_TIMEOUT,
+    SESSIONS_PER_CLIENT,
+    ClientSessions,
+    SessionCap,
+)
 from tabrelay.errors import StartupError, TabrelayError
-from tabrelay.relay.ratelimit import FailureLimiter
+from tabrelay.relay.ratelimit import FailureLimits
 from tabrelay.tools.catalog import BY_NAME, TOOLS, ToolSpec
 from tabrelay.tools.context import ToolResult
 
@@ -59,7 +67,7 @@ TABS_URI = "tabrelay://tabs"
 TAB_URI = re.compile(r"tabrelay://tab/(?P<browser>[^/]+)/(?P<tab_id>\d+)")
 MESSAGES_PATH = "/messages/"
 MAX_BODY = 4 * 1024 * 1024
-MAX_SESSIONS = 64  # per transport; 2026-07-28 clients have none and are not counted
+MAX_SESSIONS = 1024  # all clients together, a backstop: the per-client caps bind first
 INSTRUCTIONS = (
     "Tabrelay lets you use the person's real browser: their open tabs and logins. Start with "
     "browser_status and browser_list_tabs. Read pages before acting on them. The person sees "
@@ -191,21 +199,37 @@ class McpEndpoint:
         tokens: Callable[[], dict[str, str]],
         host: str,
         port: int,
-        limiter: FailureLimiter | None = None,
+        limits: FailureLimits | None = None,
+        sessions_per_client: int = SESSIONS_PER_CLIENT,
+        session_idle_timeout: float = SESSION_IDLE_TIMEOUT,
+        on_limit: Callable[[str, str], None] | None = None,
     ) -> None:
+        """Configure the endpoint; ``start`` listens.
+
+        Args:
+            limits: failed-authentication limits, per Origin, wrong credential or source.
+            sessions_per_client: the most sessions one client may hold, both transports.
+            session_idle_timeout: a Streamable HTTP session with no request for this long ends.
+            on_limit: called with an alert kind and a message a person can read, once when a
+                key's authentication cool-down starts and once when a client reaches its
+                session cap.
+        """
         self.runner = runner
         self.host = host
         self.port = port
         self._tokens = tokens
-        self._limiter = limiter
+        self._limits = limits
+        self._sessions_per_client = sessions_per_client
+        self._session_idle_timeout = session_idle_timeout
+        self._on_limit = on_limit
         self.bus = InMemorySubscriptionBus()
         self.legacy = _LegacySessions()
         self.mcp = _TabrelayMcp(self, self.bus)
         self._advertise_list_changed()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
-        self._sse_open = 0
         self.auth: BearerAuth | None = None
+        self.sessions: ClientSessions | None = None
 
     # --- calls ------------------------------------------------------------------------------
 
@@ -282,6 +306,10 @@ class McpEndpoint:
         """Each client's last request time and open requests (sessions, streams)."""
         return dict(self.auth.activity) if self.auth is not None else {}
 
+    def session_counts(self) -> dict[str, int]:
+        """How many sessions each client holds now (those opening included)."""
+        return self.sessions.counts() if self.sessions is not None else {}
+
     async def resources_changed(self) -> None:
         """Notify every client that the tab list changed (call from the app's own code)."""
         await self.bus.publish(ResourcesListChanged())
@@ -295,25 +323,35 @@ class McpEndpoint:
             allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
             allowed_origins=[],  # MCP clients are native programs: every browser Origin is refused
         )
-        http = self.mcp.streamable_http_app(
+        # Only for its session manager (self.mcp.session_manager): the route is ours, below.
+        self.mcp.streamable_http_app(
             streamable_http_path=MCP_PATH,
             transport_security=security,
             host=self.host,
+            session_idle_timeout=self._session_idle_timeout,
             max_sessions=MAX_SESSIONS,
             max_request_body_size=MAX_BODY,
         )
         sse = SseServerTransport(
             MESSAGES_PATH, security_settings=security, max_request_body_size=MAX_BODY
         )
+        self.sessions = sessions = ClientSessions(
+            per_client=self._sessions_per_client,
+            idle_timeout=self._session_idle_timeout,
+            on_limit=self._on_limit,
+        )
+        streamable = StreamableHTTPASGIApp(self.mcp.session_manager)
         starlette = Starlette(
             routes=[
-                *http.routes,
-                Route(SSE_PATH, endpoint=_SseEndpoint(self, sse), methods=["GET"]),
+                Route(MCP_PATH, endpoint=SessionCap(streamable, sessions)),
+                Route(SSE_PATH, endpoint=_SseEndpoint(self, sse, sessions), methods=["GET"]),
                 Mount(MESSAGES_PATH, app=sse.handle_post_message),
             ],
             lifespan=self._lifespan,
         )
-        self.auth = BearerAuth(starlette, self._tokens, limiter=self._limiter)
+        self.auth = BearerAuth(
+            starlette, self._tokens, limits=self._limits, on_limit=self._on_limit
+        )
         return self.auth
 
     @contextlib.asynccontextmanager
@@ -378,24 +416,26 @@ class McpEndpoint:
 
 
 class _SseEndpoint:
-    """GET /sse as raw ASGI, capped (the SDK's SSE transport has no session limit)."""
+    """GET /sse as raw ASGI, within the client's session cap (the SDK's SSE transport has none)."""
 
-    def __init__(self, endpoint: McpEndpoint, transport: SseServerTransport) -> None:
+    def __init__(
+        self, endpoint: McpEndpoint, transport: SseServerTransport, sessions: ClientSessions
+    ) -> None:
         self._endpoint = endpoint
         self._transport = transport
+        self._sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self._endpoint
-        if endpoint._sse_open >= MAX_SESSIONS:
-            response = PlainTextResponse("Too many open sessions", status_code=503)
-            await response(scope, receive, send)
+        client = client_of(scope) or ""  # always set behind BearerAuth
+        refusal = self._sessions.reserve(client)
+        if refusal is not None:
+            await PlainTextResponse(refusal, status_code=429)(scope, receive, send)
             return
-        endpoint._sse_open += 1
-        low = endpoint.mcp._lowlevel_server
+        low = self._endpoint.mcp._lowlevel_server
         try:
             async with self._transport.connect_sse(scope, receive, send) as (read, write):
                 await low.run(read, write, low.create_initialization_options())
         except ValueError:
             pass  # a bad Host or Origin: connect_sse already answered 421 or 403
         finally:
-            endpoint._sse_open -= 1
+            self._sessions.release(client)
