@@ -21,9 +21,11 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from tabrelay.config.files import make_private_dir, make_private_file
+
 logger = logging.getLogger(__name__)
 
-Status = Literal["ok", "error", "denied", "cancelled"]
+Status = Literal["ok", "error", "denied", "cancelled", "timeout"]
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS commands (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -67,7 +69,12 @@ COLUMNS = [f.name for f in fields(CommandEntry) if f.name != "id"]
 
 class CommandLog:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(path.parent)
+        # SQLite creates a database with the umask's mode, and its -wal, -shm and -journal with
+        # the database's (os_unix.c, findCreateFileMode): a 0600 database keeps all private.
+        make_private_file(path)
+        for companion in ("-wal", "-shm", "-journal"):
+            make_private_file(path.with_name(path.name + companion), create=False)
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)

@@ -4,10 +4,12 @@ Redaction happens when a record is created (a log record factory), so every hand
 redacted text: our rotating file, stderr, pytest's capture, uvicorn's and websockets' loggers.
 It replaces known secrets verbatim and anything shaped like a credential (``?token=``,
 ``Bearer …``, ``"token": "…"``). It does not decide what gets logged; callers log metadata.
+The log file and its rollovers are its owner's alone (0600, in a 0700 folder).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import re
@@ -16,7 +18,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tabrelay.config.files import make_private_dir, private_opener
+
 REDACTED = "[redacted]"
+PAYLOAD_LOGGERS = ("mcp", "sse_starlette", "uvicorn", "httpx", "httpcore", "httpx2", "httpcore2")
 _MIN_SECRET_LENGTH = 8
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -74,6 +79,26 @@ def install_redaction(redactor: Redactor) -> None:
     logging.setLogRecordFactory(factory)
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log file that only its owner may read, whatever the umask.
+
+    Each file is opened through ``private_opener`` (0600, an existing one tightened); rollovers
+    rename the file, so ``tabrelay.log.1`` … keep its mode.
+    """
+
+    def _open(self) -> io.TextIOWrapper:
+        # FileHandler._open, with the opener; called on start, after each rollover and on reopen.
+        stream = open(  # noqa: SIM115 - the handler owns the stream and closes it
+            self.baseFilename,
+            self.mode,
+            encoding=self.encoding,
+            errors=self.errors,
+            opener=private_opener,
+        )
+        assert isinstance(stream, io.TextIOWrapper)  # "a": a text mode
+        return stream
+
+
 def setup_logging(
     redactor: Redactor, *, log_file: Path | None, level: int = logging.INFO, stderr: bool = True
 ) -> None:
@@ -86,9 +111,9 @@ def setup_logging(
     formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     handlers: list[logging.Handler] = []
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(log_file.parent)
         handlers.append(
-            logging.handlers.RotatingFileHandler(
+            PrivateRotatingFileHandler(
                 log_file, maxBytes=2_000_000, backupCount=5, encoding="utf-8"
             )
         )
@@ -104,3 +129,7 @@ def setup_logging(
     logging.getLogger("websockets").setLevel(
         logging.INFO if level <= logging.DEBUG else logging.WARNING
     )
+    # These log whole messages at DEBUG (the MCP SDK's SSE transport logs every request body,
+    # typed passwords included; the HTTP libraries their traffic): never below INFO.
+    for name in PAYLOAD_LOGGERS:
+        logging.getLogger(name).setLevel(max(level, logging.INFO))
