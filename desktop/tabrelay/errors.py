@@ -11,6 +11,7 @@ nothing here knows about those boundaries. The tree::
     │   ├── StartupError              (port taken, non-loopback host)
     │   ├── ProtocolViolation         (a peer sent something malformed)
     │   ├── AuthenticationError
+    │   ├── EventsClosed              (the events a waiter listened to ended)
     │   └── BrowserError
     │       ├── NoBrowserError
     │       ├── BrowserDisconnected
@@ -75,6 +76,13 @@ class ProtocolViolation(RelayError):
 
 class AuthenticationError(RelayError):
     title = "Authentication failed"
+
+
+class EventsClosed(RelayError):
+    """The event subscription a waiter listened to was closed (its owner left, or Tabrelay is
+    stopping): the waiter stops instead of waiting for events that cannot come."""
+
+    title = "Events ended"
 
 
 class BrowserError(RelayError):

@@ -169,7 +169,8 @@ async def test_pausing_denies_the_open_request_and_every_call_until_resumed(
         async with mcp_client(desk.harness.base_mcp(), token) as client:
             call, _dialog = await start_navigate(desk, client)
             desk.ui.set_paused(True)
-            assert text_of(await within(call, 10)).startswith("denied by the person")
+            assert text_of(await within(call, 10)).startswith("denied: paused by the person")
+            assert desk.approver.current is None, "the dialog went away with the question"
             paused = await within(client.call_tool("browser_list_tabs", {}), 10)
             assert paused.is_error and "paused agent access" in text_of(paused)
             assert desk.ui.tray.state().value == "paused"

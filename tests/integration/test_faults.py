@@ -63,6 +63,54 @@ async def test_the_extension_dropping_mid_call_fails_the_call_at_once_with_a_cle
         assert app.core.runner is not None and sum(app.core.runner._running.values()) == 0
 
 
+async def test_an_unexpected_error_inside_a_tool_is_a_clear_tool_error_and_a_log_row(
+    home: Paths,
+) -> None:
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await app.extension()
+        await app.browser_count(1)
+
+        async def history_without_index(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+            return {"entries": []}  # a browser answering in a shape the tool did not expect
+
+        extension.cdp_handlers["Page.getNavigationHistory"] = history_without_index
+        token = await app.add_client()
+        async with mcp_client(app.base_mcp(), token) as client:
+            result = await client.call_tool("browser_navigate", {"action": "back"})
+            after = await client.call_tool("browser_list_tabs", {})
+        text = text_of(result)
+        assert result.is_error
+        assert "browser_navigate failed because of an internal error in Tabrelay (KeyError)" in text
+        assert "browser_snapshot" in text  # what to try next
+        assert "currentIndex" not in text, "never the bare exception text"
+        assert not after.is_error, "the app keeps answering"
+        assert app.core.command_log is not None
+        row = next(r for r in app.core.command_log.recent(5) if r.tool == "browser_navigate")
+        assert row.status == "error" and row.error == text
+
+
+async def test_a_browser_that_never_answers_ends_the_call_as_timed_out(home: Paths) -> None:
+    allow_everything(home)
+    SettingsStore(home.settings_file).update(lambda s: setattr(s, "command_timeout", 0.5))
+    async with running_core(home) as app:
+        extension = await app.extension()
+        await app.browser_count(1)
+
+        async def never_answers(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+            await asyncio.Event().wait()
+            return {}
+
+        extension.cdp_handlers["Page.reload"] = never_answers
+        token = await app.add_client()
+        async with mcp_client(app.base_mcp(), token) as client:
+            result = await client.call_tool("browser_navigate", {"action": "reload"})
+        assert result.is_error and "did not answer" in text_of(result)
+        assert app.core.command_log is not None
+        row = next(r for r in app.core.command_log.recent(5) if r.tool == "browser_navigate")
+        assert row.status == "timeout"
+
+
 WRITER = textwrap.dedent(
     """
     import sys, time

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import tracemalloc
 
+import pytest
+
+from tabrelay.errors import EventsClosed
 from tabrelay.relay.events import EventHub, HubEvent
 
 
@@ -49,7 +52,29 @@ async def test_subscribers_can_filter_and_close() -> None:
     alerts.close()
     hub.publish(event(3, "alert"))
     assert alerts.drain() == []
-    assert await alerts.wait() == []  # a closed subscription does not block
+    with pytest.raises(EventsClosed):  # a closed subscription neither blocks nor spins
+        await alerts.wait()
+
+
+async def test_closing_a_subscription_wakes_its_waiter_with_an_error() -> None:
+    hub = EventHub()
+    subscription = hub.subscribe()
+    waiter = asyncio.create_task(subscription.wait())
+    await asyncio.sleep(0)
+    subscription.close()
+    async with asyncio.timeout(1):
+        with pytest.raises(EventsClosed):
+            await waiter
+
+
+async def test_events_queued_before_the_close_are_still_delivered_once() -> None:
+    hub = EventHub()
+    subscription = hub.subscribe()
+    hub.publish(event(1))
+    subscription.close()
+    assert [e.params["n"] for e in await subscription.wait()] == [1]
+    with pytest.raises(EventsClosed):
+        await subscription.wait()
 
 
 async def test_iteration_ends_when_the_hub_closes() -> None:

@@ -129,6 +129,37 @@ async def test_pause_denies_everything_at_once_until_resumed(home: Paths) -> Non
     await click(gate, tool="browser_snapshot")
 
 
+async def test_pausing_withdraws_questions_already_waiting_in_the_gate(home: Paths) -> None:
+    gate, approver = gate_for(home, choice=None)
+    asking = [asyncio.create_task(click(gate)) for _ in range(3)]
+    async with asyncio.timeout(5):
+        while len(approver.requests) < 3:  # three dialogs are up
+            await asyncio.sleep(0)
+    gate.set_paused(True)
+    async with asyncio.timeout(1):
+        outcomes = await asyncio.gather(*asking, return_exceptions=True)
+    for outcome in outcomes:
+        assert isinstance(outcome, ApprovalDenied)
+        assert "paused by the person" in str(outcome)
+        assert outcome.decision == "denied: agent access paused"
+    assert approver.cancelled.is_set(), "the dialog was told to go away"
+    assert gate.pending == {}
+
+
+async def test_a_cancelled_call_withdraws_its_question_and_the_gate_forgets_it(home: Paths) -> None:
+    gate, approver = gate_for(home, choice=None)
+    asking = asyncio.create_task(click(gate))
+    async with asyncio.timeout(5):
+        while not approver.requests:
+            await asyncio.sleep(0)
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    assert approver.cancelled.is_set()
+    assert gate.pending == {}
+    assert not gate.paused
+
+
 async def test_a_deny_rule_refuses_without_asking(home: Paths) -> None:
     gate, approver = gate_for(home)
     SettingsStore(home.settings_file).update(

@@ -1,10 +1,11 @@
 """The approval gate every tool call passes before it touches the browser (DESIGN §6).
 
 It evaluates the policy; on "ask" it hands an ``ApprovalRequest`` to the ``Approver`` (the
-tray's dialog) and waits, failing closed: no approver (headless), no answer in time, a pause,
-or a cancelled call all mean deny. The person's choice becomes a rule for the session or, for
-"always", in the settings. No tool and no relay message can reach the policy through here;
-only the approver's answer and the settings file change it.
+tray's dialog) and waits, failing closed: no approver (headless), no answer in time, a pause
+(which also withdraws every question already waiting), or a cancelled call all mean deny. The
+person's choice becomes a rule for the session or, for "always", in the settings. No tool and
+no relay message can reach the policy through here; only the approver's answer and the
+settings file change it.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class ApprovalGate:
         self._ids = itertools.count(1)
         self.session_rules: list[PolicyRule] = []
         self.pending: dict[int, ApprovalRequest] = {}
+        self._asking: dict[int, asyncio.Future[Choice]] = {}  # the approver's answer, by id
         self._paused = False
         self._listeners: list[Callable[[], None]] = []
 
@@ -93,8 +95,12 @@ class ApprovalGate:
         return self._paused
 
     def set_paused(self, paused: bool) -> None:
+        """Pause or resume agent access; pausing withdraws every question still waiting."""
         self._paused = paused
         logger.info("agent access %s", "paused" if paused else "resumed")
+        if paused:
+            for answer in self._asking.values():
+                answer.cancel()  # _ask turns a withdrawn question into "paused"
         self._changed()
 
     def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
@@ -137,10 +143,7 @@ class ApprovalGate:
             ApprovalDenied: a rule, a pause, the person, a timeout, or a missing approver.
         """
         if self._paused:
-            raise ApprovalDenied(
-                "denied: the person paused agent access in Tabrelay; wait until they resume it",
-                decision="denied: agent access paused",
-            )
+            raise _paused()
         verdict = self.verdict(client=client, tool=tool, origin=origin)
         if verdict.decision == "allow":
             return Approval(f"allowed by {verdict.describe()}")
@@ -176,11 +179,18 @@ class ApprovalGate:
         return await self._apply(choice, request)
 
     async def _ask(self, approver: Approver, request: ApprovalRequest) -> Choice:
+        answer = asyncio.ensure_future(approver.decide(request))
         self.pending[request.id] = request
+        self._asking[request.id] = answer
         self._changed()
         try:
             async with asyncio.timeout(request.timeout):
-                return await approver.decide(request)
+                # wait() rather than await: the answer may be withdrawn (cancelled) by a pause
+                # without this call being cancelled.
+                await asyncio.wait({answer})
+            if answer.cancelled():
+                raise _paused()
+            return answer.result()
         except TimeoutError:
             raise ApprovalDenied(
                 f"denied: the person did not answer within {request.timeout:g} s",
@@ -188,7 +198,10 @@ class ApprovalGate:
             ) from None
         finally:
             del self.pending[request.id]
+            del self._asking[request.id]
             self._changed()
+            answer.cancel()  # the dialog goes away with the question
+            await asyncio.gather(answer, return_exceptions=True)
 
     async def _apply(self, choice: Choice, request: ApprovalRequest) -> Approval:
         if choice is Choice.DENY:
@@ -216,3 +229,11 @@ class ApprovalGate:
     def forget_client(self, client: str) -> None:
         """Drop the session grants of a client whose token was revoked."""
         self.session_rules = [r for r in self.session_rules if r.client != client]
+
+
+def _paused() -> ApprovalDenied:
+    return ApprovalDenied(
+        "denied: paused by the person (they paused agent access in Tabrelay); wait until they "
+        "resume it",
+        decision="denied: agent access paused",
+    )

@@ -1,10 +1,14 @@
-"""One tool call from start to finish: validate, resolve the tab, approve, re-check, run, log.
+"""One tool call from start to finish: validate, resolve the tab, redact, approve, re-check,
+run, log.
 
-Every call, allowed or not, ends as one command log row. The tab's origin comes from the
-browser, not the agent, and is read again right before the tool runs, so a page that moved to
-another site after approval aborts the call (THREATS A4). Failures surface as
-``TabrelayError`` subclasses whose messages tell the agent what to do next; the MCP layer
-turns them into ``isError`` results.
+Every call, allowed or not, ends as one command log row. Secrets are redacted at the door: the
+approval dialog and the log only ever get the masked copy of the arguments
+(``tools/redaction.py``), whatever the outcome. The tab's origin comes from the browser, not
+the agent, and is read again right before the tool runs, so a page that moved to another site
+after approval aborts the call (THREATS A4). Failures surface as ``TabrelayError`` subclasses
+whose messages tell the agent what to do next; anything else a tool raises is turned into one
+here, the single error boundary. The MCP layer turns them into ``isError`` results. A call that
+fails or is cancelled lets go of any input it held down.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,6 +29,8 @@ from tabrelay.config.settings import SettingsStore
 from tabrelay.errors import (
     ApprovalDenied,
     CommandFailed,
+    CommandTimeout,
+    NavigationBlocked,
     TabrelayError,
     TargetChanged,
     ToolError,
@@ -34,10 +40,11 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
-from tabrelay.tools.catalog import DIALOG_SAFE, ToolSpec
+from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
 from tabrelay.tools.context import Progress, ToolContext, ToolResult
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.observer import TabObserver
+from tabrelay.tools.redaction import redact
 from tabrelay.tools.refs import RefBook
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tabs import in_scope
@@ -63,7 +70,7 @@ class ToolRunner:
         hub: EventHub,
         settings: SettingsStore,
         log: CommandLog,
-        own_ports: Callable[[], list[int]],
+        guard: Callable[[], NavigationGuard],
         status: Callable[[], dict[str, Any]],
         sessions: TabSessions,
         observer: TabObserver,
@@ -77,7 +84,7 @@ class ToolRunner:
         self.hub = hub
         self.settings_store = settings
         self.log = log
-        self._own_ports = own_ports
+        self._guard = guard
         self._status = status
         self.agent_tabs: set[tuple[str, int]] = set()
         self._running: Counter[str] = Counter()
@@ -108,7 +115,9 @@ class ToolRunner:
     ) -> ToolResult:
         """Run one tool call; raises ``TabrelayError`` (after logging) when it fails."""
         started = time.time()
-        row = _Row(caller.client, spec.name, _summary(arguments))
+        row = _Row(
+            caller.client, spec.name, arguments, spec.secrets.names if spec.secrets else None
+        )
         if self._running[caller.client] >= MAX_CALLS_PER_CLIENT:
             error = ToolError(
                 f"{caller.client} already has {MAX_CALLS_PER_CLIENT} calls running; wait for "
@@ -123,18 +132,37 @@ class ToolRunner:
             row.decision = denied.decision
             await self._record(row, started, "denied", error=denied)
             raise
+        except CommandTimeout as error:
+            await self._record(row, started, "timeout", error=error)
+            raise
         except TabrelayError as error:
             await self._record(row, started, "error", error=error)
             raise
         except asyncio.CancelledError:
             await asyncio.shield(self._record(row, started, "cancelled"))
             raise
+        # The error boundary for what no tool meant to raise (a page answering in a shape the
+        # tool did not expect): the agent gets a sentence it can act on, the log a row and the
+        # traceback; never the bare exception text.
+        except Exception as exc:
+            logger.exception("%s failed with an unexpected error", spec.name)
+            internal = ToolError(
+                f"{spec.name} failed because of an internal error in Tabrelay "
+                f"({type(exc).__name__}). Look at the page again (browser_snapshot) and retry; "
+                "if it fails again, tell the person: the details are in Tabrelay's log."
+            )
+            await self._record(row, started, "error", error=internal)
+            raise internal from None
         finally:
             self._activity(-1, caller.client)
-        if result.secret_arguments:
-            row.arguments = _summary(arguments, secret=result.secret_arguments)
         await self._record(row, started, "ok", size=result.size)
         return result
+
+    async def close(self) -> None:
+        """Stop what calls left running in the background (input behind a dialog)."""
+        for task in list(self.background):
+            task.cancel()
+        await asyncio.gather(*self.background, return_exceptions=True)
 
     async def _call(
         self,
@@ -153,7 +181,7 @@ class ToolRunner:
             browser=None,
             tab=None,
             settings=settings,
-            guard=NavigationGuard(settings.navigation, own_ports=self._own_ports()),
+            guard=self._guard(),
             hub=self.hub,
             progress=progress,
             refs=self.refs,
@@ -161,6 +189,8 @@ class ToolRunner:
             status=self._status,
             agent_tabs=self.agent_tabs,
             background=self.background,
+            secrets=row.secrets,
+            sessions=self.sessions,
         )
         if spec.target != "none":
             ctx.browser = self.registry.resolve(getattr(params, "browser", None))
@@ -168,10 +198,14 @@ class ToolRunner:
         if spec.target == "tab":
             ctx.tab = await self._tab(ctx, getattr(params, "tab_id", None))
             row.tab_id, row.origin = ctx.tab.id, origin_of(ctx.tab.url)
+            self._refuse_blocked(ctx, spec, ctx.tab)
+            self._refuse_behind_dialog(ctx, spec)
+        if spec.secrets is not None:
+            row.cleared = await spec.secrets.clear(ctx, params)
         approval = await self.gate.check(
             client=caller.client,
             tool=spec.name,
-            arguments=arguments,
+            arguments=row.shown(),
             origin=row.origin,
             tab_title=ctx.tab.title if ctx.tab else None,
             tab_id=row.tab_id,
@@ -183,8 +217,40 @@ class ToolRunner:
             if approval.waited:  # time passed while the person decided: look again
                 await self._recheck(ctx, row.origin)
             self._refuse_behind_dialog(ctx, spec)
-            await self.sessions.prepare(ctx.need_browser(), ctx.tab.id)
-        return await spec.run(ctx, params)
+            await self.sessions.prepare(ctx.need_browser(), ctx.tab.id, guard=True)
+        try:
+            result = await spec.run(ctx, params)
+        except BaseException:
+            await ctx.release_input()
+            raise
+        if ctx.tab is not None and spec.name not in LEAVES_PAGE:
+            # What the tool read or did must not have come from a blocked site meanwhile.
+            self._refuse_blocked(
+                ctx, spec, await _fresh(ctx.need_browser(), ctx.tab.id), after=True
+            )
+        return result
+
+    def _refuse_blocked(
+        self, ctx: ToolContext, spec: ToolSpec, tab: TabInfo, *, after: bool = False
+    ) -> None:
+        """The guard holds for the tab's whole life: a tab showing a blocked site (a redirect,
+        a page's own navigation) is off limits to every tool but those that take it away."""
+        if spec.name in LEAVES_PAGE:
+            return
+        try:
+            ctx.guard.check(tab.url)
+        except NavigationBlocked as blocked:
+            shown = origin_of(tab.url) or tab.url[:100]
+            if after:
+                raise NavigationBlocked(
+                    f"tab {tab.id} went to {shown} while {spec.name} ran, and agents may not "
+                    f"use that site ({blocked.message}); the result is withheld. Navigate the "
+                    "tab elsewhere with browser_navigate, or use another tab"
+                ) from None
+            raise NavigationBlocked(
+                f"tab {tab.id} shows {shown}, which agents may not use ({blocked.message}); "
+                "navigate it elsewhere with browser_navigate, or use another tab"
+            ) from None
 
     def _refuse_behind_dialog(self, ctx: ToolContext, spec: ToolSpec) -> None:
         """A JavaScript dialog blocks the page: say so instead of hanging on it."""
@@ -232,7 +298,7 @@ class ToolRunner:
             time=started,
             client=row.client,
             tool=row.tool,
-            arguments=row.arguments,
+            arguments=_summary(row.shown()),
             decision=row.decision,
             status=status,
             duration_ms=(time.time() - started) * 1000,
@@ -251,13 +317,27 @@ class ToolRunner:
 
 @dataclass
 class _Row:
+    """One call as the command log will keep it. ``arguments`` is only ever read redacted."""
+
     client: str
     tool: str
-    arguments: str
+    arguments: dict[str, Any]
+    secret_names: frozenset[str] | None  # argument names that may carry typed secrets
     decision: str = "not reached"
     browser: str | None = None
     tab_id: int | None = None
     origin: str | None = None
+    cleared: frozenset[str] = frozenset()  # paths proven not secret before approval
+    secrets: set[str] = field(default_factory=set)  # paths the tool found secret later
+
+    def shown(self) -> dict[str, Any]:
+        """The arguments as anyone may see them: secrets masked, unproven ones too."""
+        if not self.secret_names:
+            return self.arguments
+        masked: dict[str, Any] = redact(
+            self.arguments, self.secret_names, self.cleared - self.secrets
+        )
+        return masked
 
 
 def _active_tab(tabs: list[TabInfo]) -> TabInfo | None:
@@ -283,21 +363,19 @@ def _no_tab(tab_id: int) -> str:
     )
 
 
-def _summary(arguments: dict[str, Any], *, secret: tuple[str, ...] = ()) -> str:
-    """The arguments as the log keeps them: long strings cut, secrets replaced."""
+def _summary(arguments: dict[str, Any]) -> str:
+    """The (already redacted) arguments as the log keeps them: long strings and lists cut."""
 
-    def shorten(key: str, value: Any) -> Any:
-        if key in secret:
-            return "[redacted]"
+    def shorten(value: Any) -> Any:
         if isinstance(value, str) and len(value) > MAX_LOGGED_STRING:
             return value[:MAX_LOGGED_STRING] + f"… ({len(value)} chars)"
         if isinstance(value, dict):
-            return {k: shorten(k, v) for k, v in value.items()}
+            return {k: shorten(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [shorten(key, v) for v in value[:20]]
+            return [shorten(v) for v in value[:20]]
         return value
 
-    kept = {k: shorten(k, v) for k, v in arguments.items() if v is not None}
+    kept = {k: shorten(v) for k, v in arguments.items() if v is not None}
     return json.dumps(kept, ensure_ascii=False, default=str)
 
 

@@ -2,7 +2,8 @@
 
 Publishing never blocks and never awaits. Each subscriber has its own bounded queue; when it
 falls behind, its oldest events are dropped and counted, so one slow dashboard cannot stall
-the relay or starve another subscriber.
+the relay or starve another subscriber. Closing a subscription wakes whoever waits on it with
+``EventsClosed``: a waiter never spins on a source that can send nothing more.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from tabrelay.errors import EventsClosed
 
 EventKind = Literal["cdp", "tab", "alert"]
 
@@ -64,8 +67,14 @@ class Subscription:
         return batch
 
     async def wait(self, limit: int | None = None) -> list[HubEvent]:
-        """Wait until at least one event is queued (or the hub closes), then drain."""
-        while not self._queue and not self.closed:
+        """Wait until at least one event is queued, then drain (at least one event).
+
+        Raises:
+            EventsClosed: the subscription is closed and nothing is left in it.
+        """
+        while not self._queue:
+            if self.closed:
+                raise EventsClosed("the event subscription was closed")
             await self._ready.wait()
             self._ready.clear()
         return self.drain(limit)
@@ -96,6 +105,10 @@ class EventHub:
     def __init__(self) -> None:
         self._subscriptions: list[Subscription] = []
         self.published = 0
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self._subscriptions)
 
     def subscribe(
         self,

@@ -2,7 +2,9 @@
 
 Input is real: ``Input.dispatchMouseEvent`` and ``Input.dispatchKeyEvent`` at the element's
 centre after ``refs.locate`` scrolled it into view and checked it. A click that opens a
-JavaScript dialog returns at once and says so, instead of waiting on the blocked page.
+JavaScript dialog returns at once and says so, instead of waiting on the blocked page. Every
+press is noted in ``ToolContext.held_input`` until its release is answered, so a call that
+fails or is cancelled half-way never leaves a button or key held down (the runner lets go).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
+from collections.abc import Coroutine
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -17,11 +21,14 @@ from pydantic import Field, model_validator
 from tabrelay.errors import CommandTimeout, TabrelayError, ToolError
 from tabrelay.tools.context import Params, TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import MODIFIERS, Key, parse_combo
-from tabrelay.tools.refs import locate, recentre
+from tabrelay.tools.refs import Located, locate, recentre
 
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]
 Button = Literal["left", "right", "middle"]
 DIALOG_EVENT = "Page.javascriptDialogOpening"
+MOUSE_EVENT = "Input.dispatchMouseEvent"
+DRAG_EVENT = "Input.dispatchDragEvent"
+KEY_EVENT = "Input.dispatchKeyEvent"
 # Editing shortcuts Chrome runs as commands rather than from the raw key (Puppeteer does this too).
 _EDIT_COMMANDS = {
     (2, "a"): "selectAll", (4, "a"): "selectAll", (2, "c"): "copy", (4, "c"): "copy",
@@ -54,12 +61,17 @@ class ClickParams(TargetParams):
 async def click(ctx: ToolContext, params: ClickParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="click")
     mask = _mask(params.modifiers)
-    dialog = await _click_at(
-        ctx, target.x, target.y, params.button, 2 if params.double else 1, mask
+    dialog = await click_at(
+        ctx,
+        target.x,
+        target.y,
+        button=params.button,
+        clicks=2 if params.double else 1,
+        modifiers=mask,
     )
     verb = "Double-clicked" if params.double else "Clicked"
     text = f"{verb} {params.ref or params.selector} ({target.description})."
-    return ToolResult(text + _dialog_note(dialog))
+    return ToolResult(text + dialog_note(dialog))
 
 
 class HoverParams(TargetParams):
@@ -94,6 +106,9 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
         async with ctx.events("Input.dragIntercepted") as events:
             await _mouse(ctx, "mouseMoved", source.x, source.y)
             await _mouse(ctx, "mousePressed", source.x, source.y, button="left", clickCount=1)
+            # Let go of a drag cut short before the button: an intercepted HTML5 drag ignores
+            # the mouse until it is dropped or cancelled.
+            ctx.held_input["drag"] = (DRAG_EVENT, _drag_event("dragCancel", source, _NO_DATA))
             steps = 8
             for step in range(1, steps + 1):
                 x = source.x + (target.x - source.x) * step / steps
@@ -105,15 +120,24 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
                 intercepted = None
             if intercepted is not None:  # an HTML5 drag: drop its data on the target
                 data = intercepted.params["data"]
+                ctx.held_input["drag"] = (DRAG_EVENT, _drag_event("dragCancel", target, data))
                 for kind in ("dragEnter", "dragOver", "drop"):
-                    await ctx.cdp(
-                        "Input.dispatchDragEvent",
-                        {"type": kind, "x": target.x, "y": target.y, "data": data},
-                    )
+                    await ctx.cdp(DRAG_EVENT, _drag_event(kind, target, data))
+            ctx.held_input.pop("drag", None)
             await _mouse(ctx, "mouseReleased", target.x, target.y, button="left", clickCount=1)
+    except BaseException:
+        await ctx.release_input()  # while drags are still intercepted
+        raise
     finally:
         await ctx.cdp("Input.setInterceptDrags", {"enabled": False})
     return ToolResult(f"Dragged {source.description} onto {target.description}.")
+
+
+def _drag_event(kind: str, at: Located, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "x": at.x, "y": at.y, "data": data}
+
+
+_NO_DATA: dict[str, Any] = {"items": [], "dragOperationsMask": 1}
 
 
 class ScrollParams(TabParams, Target):
@@ -197,7 +221,7 @@ async def press_key(ctx: ToolContext, params: PressKeyParams) -> ToolResult:
         if dialog is not None:
             break
     times = f" {params.repeat} times" if params.repeat > 1 else ""
-    return ToolResult(f"Pressed {params.key}{times}." + _dialog_note(dialog))
+    return ToolResult(f"Pressed {params.key}{times}." + dialog_note(dialog))
 
 
 async def press(ctx: ToolContext, key: Key, modifiers: int = 0) -> dict[str, Any] | None:
@@ -223,6 +247,27 @@ async def press(ctx: ToolContext, key: Key, modifiers: int = 0) -> dict[str, Any
 class DialogParams(TabParams):
     accept: bool = Field(description="True presses OK; False presses Cancel.")
     prompt_text: str | None = Field(default=None, description="The answer, for a prompt().")
+    secret: bool = Field(
+        default=False,
+        description="The answer is a secret (a password, a code): Tabrelay then never stores "
+        "or shows it.",
+    )
+
+
+# A prompt() that asks for one of these gets an answer that is never stored or shown.
+_SECRET_PROMPT = re.compile(
+    r"pass(word|code|phrase)|\bpin\b|one[- ]time|verification code|\botp\b|\bcv[cv]2?\b|"
+    r"security code",
+    re.IGNORECASE,
+)
+
+
+async def clear_dialog(ctx: ToolContext, params: DialogParams) -> frozenset[str]:
+    """``prompt_text`` is shown unless hidden by the caller or the prompt asks for a secret."""
+    dialog = ctx.observer.tab(ctx.need_browser().id, ctx.need_tab().id).dialog
+    if params.secret or dialog is None or _SECRET_PROMPT.search(dialog.message):
+        return frozenset()
+    return frozenset({"prompt_text"})
 
 
 async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
@@ -245,9 +290,16 @@ async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
 # --- primitives ------------------------------------------------------------------------------
 
 
-async def _click_at(
-    ctx: ToolContext, x: float, y: float, button: str, clicks: int, modifiers: int
+async def click_at(
+    ctx: ToolContext,
+    x: float,
+    y: float,
+    *,
+    button: str = "left",
+    clicks: int = 1,
+    modifiers: int = 0,
 ) -> dict[str, Any] | None:
+    """Move to (x, y) and click; the JavaScript dialog the click opened, if any."""
     await _mouse(ctx, "mouseMoved", x, y, modifiers=modifiers)
     for count in range(1, clicks + 1):
         base = {"button": button, "clickCount": count, "modifiers": modifiers}
@@ -258,26 +310,37 @@ async def _click_at(
     return None
 
 
-async def _until_dialog(ctx: ToolContext, command: Any) -> dict[str, Any] | None:
+async def _until_dialog(
+    ctx: ToolContext, command: Coroutine[Any, Any, None]
+) -> dict[str, Any] | None:
     """Await an input command, unless the page opens a JavaScript dialog first.
 
     The input event is only acknowledged after its handlers ran, and a handler blocked on
-    alert() or confirm() waits for an answer: the command keeps running in the background.
+    alert() or confirm() waits for an answer: the command then keeps running in the background
+    (bounded by the command timeout) and the dialog is returned. Whatever else happens — an
+    error, the tab closing, the call being cancelled — neither task outlives this function.
     """
     async with ctx.events(DIALOG_EVENT) as events:
         sent = asyncio.ensure_future(command)
+        # The command's own timeout bounds this wait: whichever comes first ends it.
         opened = asyncio.ensure_future(events.until(lambda e: True, timeout=3600))
-        done, _ = await asyncio.wait({sent, opened}, return_when=asyncio.FIRST_COMPLETED)
-        opened.cancel()
-        with contextlib.suppress(asyncio.CancelledError, CommandTimeout):
-            await opened
-        if sent in done:
-            sent.result()
-            return None
-        ctx.background.add(sent)
-        sent.add_done_callback(_forget(ctx.background))
-        event = opened.result()
-        return dict(event.params)
+        keep_sent = False
+        try:
+            await asyncio.wait({sent, opened}, return_when=asyncio.FIRST_COMPLETED)
+            if sent.done():
+                sent.result()
+                return None
+            event = opened.result()
+            keep_sent = True
+            ctx.background.add(sent)
+            sent.add_done_callback(_forget(ctx.background))
+            return dict(event.params)
+        finally:
+            opened.cancel()
+            if not keep_sent:
+                sent.cancel()
+            # Collect what was cancelled (or failed) so no task is left unretrieved.
+            await asyncio.gather(opened, *(() if keep_sent else (sent,)), return_exceptions=True)
 
 
 def _forget(tasks: set[asyncio.Future[Any]]) -> Any:
@@ -290,7 +353,7 @@ def _forget(tasks: set[asyncio.Future[Any]]) -> Any:
     return done
 
 
-def _dialog_note(dialog: dict[str, Any] | None) -> str:
+def dialog_note(dialog: dict[str, Any] | None) -> str:
     if dialog is None:
         return ""
     kind, message = dialog.get("type", "dialog"), dialog.get("message", "")
@@ -301,7 +364,14 @@ def _dialog_note(dialog: dict[str, Any] | None) -> str:
 
 
 async def _mouse(ctx: ToolContext, kind: str, x: float, y: float, **extra: Any) -> None:
-    await ctx.cdp("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
+    event = {"type": kind, "x": x, "y": y, **extra}
+    held = f"mouse:{extra.get('button', 'none')}"
+    if kind == "mousePressed":
+        release = {**event, "type": "mouseReleased", "clickCount": extra.get("clickCount", 1)}
+        ctx.held_input[held] = (MOUSE_EVENT, release)
+    await ctx.cdp(MOUSE_EVENT, event)
+    if kind == "mouseReleased":
+        ctx.held_input.pop(held, None)
 
 
 async def _key(ctx: ToolContext, kind: str, key: Key, modifiers: int, **extra: Any) -> None:
@@ -316,7 +386,15 @@ async def _key(ctx: ToolContext, kind: str, key: Key, modifiers: int, **extra: A
     }
     if kind == "keyDown" and key.text:
         event["text"] = event["unmodifiedText"] = key.text
-    await ctx.cdp("Input.dispatchKeyEvent", event)
+    held = f"key:{key.code or key.key}"
+    if kind in ("keyDown", "rawKeyDown"):
+        release = {
+            k: v for k, v in event.items() if k not in ("text", "unmodifiedText", "commands")
+        }
+        ctx.held_input[held] = (KEY_EVENT, {**release, "type": "keyUp", "modifiers": 0})
+    await ctx.cdp(KEY_EVENT, event)
+    if kind == "keyUp":
+        ctx.held_input.pop(held, None)
 
 
 async def _evaluate(ctx: ToolContext, expression: str) -> Any:

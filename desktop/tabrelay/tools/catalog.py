@@ -24,6 +24,7 @@ from tabrelay.tools import (
     wait,
 )
 from tabrelay.tools.context import Params, TargetKind, ToolContext, ToolResult
+from tabrelay.tools.redaction import SecretFields
 
 Runner = Callable[[ToolContext, Any], Awaitable[ToolResult]]
 
@@ -39,14 +40,17 @@ class ToolSpec:
     read_only: bool
     destructive: bool = False
     expert: bool = False  # listed only when the person enabled expert tools
+    secrets: SecretFields | None = None  # arguments that may carry typed secrets
 
 
 def _spec(
     name: str, title: str, description: str, params: type[Params], run: Runner, *,
     target: TargetKind = "tab", read_only: bool = False, destructive: bool = False,
-    expert: bool = False,
+    expert: bool = False, secrets: SecretFields | None = None,
 ) -> ToolSpec:  # fmt: skip
-    return ToolSpec(name, title, description, params, run, target, read_only, destructive, expert)
+    return ToolSpec(
+        name, title, description, params, run, target, read_only, destructive, expert, secrets
+    )
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -104,11 +108,13 @@ TOOLS: tuple[ToolSpec, ...] = (
     _spec("browser_type", "Type text",
           "Type into a text field (replacing what it holds unless append=true), optionally "
           "pressing Enter after; slowly=true types key by key with human-like pauses.",
-          forms.TypeParams, forms.type_text, destructive=True),
+          forms.TypeParams, forms.type_text, destructive=True,
+          secrets=SecretFields(frozenset({"text"}), forms.clear_type)),
     _spec("browser_fill_form", "Fill a form",
           "Fill several fields at once: text for text fields, true/false for checkboxes and "
           "radios, an option (or several) for selects.",
-          forms.FillFormParams, forms.fill_form, destructive=True),
+          forms.FillFormParams, forms.fill_form, destructive=True,
+          secrets=SecretFields(frozenset({"value"}), forms.clear_form)),
     _spec("browser_select_option", "Choose an option",
           "Choose one or more options of a <select> by value or visible label.",
           forms.SelectParams, forms.select_option),
@@ -132,7 +138,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     _spec("browser_handle_dialog", "Answer a dialog",
           "Answer the page's alert, confirm or prompt dialog (OK or Cancel, and the text for a "
           "prompt). Other tools refuse to run while one is open.",
-          actions.DialogParams, actions.handle_dialog, destructive=True),
+          actions.DialogParams, actions.handle_dialog, destructive=True,
+          secrets=SecretFields(frozenset({"prompt_text"}), actions.clear_dialog)),
     # --- diagnostics --------------------------------------------------------------------------
     _spec("browser_console_messages", "Console messages",
           "The tab's recent console messages and uncaught errors.",
@@ -156,3 +163,6 @@ BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}
 DIALOG_SAFE = frozenset(
     {"browser_handle_dialog", "browser_close_tab", "browser_activate_tab", "browser_list_tabs"}
 )
+# Tools that read and touch nothing of the page, so they work on a tab showing a blocked site:
+# they take it away from there (navigate checks its own destinations).
+LEAVES_PAGE = frozenset({"browser_navigate", "browser_close_tab", "browser_activate_tab"})

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tabrelay.config.settings import Settings
-from tabrelay.errors import CommandTimeout, ToolError
+from tabrelay.errors import CommandTimeout, EventsClosed, TabrelayError, ToolError
 from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
@@ -25,10 +25,12 @@ from tabrelay.tools.guard import NavigationGuard
 if TYPE_CHECKING:  # these modules import this one
     from tabrelay.tools.observer import TabObserver
     from tabrelay.tools.refs import RefBook
+    from tabrelay.tools.sessions import TabSessions
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 TargetKind = Literal["none", "browser", "tab"]  # what the endpoint resolves for a tool
 BYTES_PER_TOKEN = 4  # a rough, conservative ratio for English text and markup
+RELEASE_TIMEOUT = 2.0  # releasing input a failed call left held; a dialog may block it
 
 
 class Params(BaseModel):
@@ -63,8 +65,6 @@ class ToolResult:
     text: str
     image: Image | None = None
     data: dict[str, Any] | None = None
-    # Argument names whose values must not reach the command log (a password being typed).
-    secret_arguments: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
@@ -84,8 +84,14 @@ class ToolContext:
     status: Callable[[], dict[str, Any]] = field(default=lambda: {})
     # Tabs agents opened, by (browser id, tab id): always in scope, grouped as "Tabrelay".
     agent_tabs: set[tuple[str, int]] = field(default_factory=set)
+    sessions: TabSessions | None = None  # to guard a tab a tool opens before it loads a page
     # Input commands still running after a dialog blocked the page (kept so they finish).
     background: set[asyncio.Future[Any]] = field(default_factory=set)
+    # What this call holds down in the page (a mouse button, a key), each with the CDP event
+    # that lets it go: set before the press is sent, cleared once the release is answered.
+    held_input: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    # Argument paths ("text", "fields.2.value") the tool found to be secrets while it ran.
+    secrets: set[str] = field(default_factory=set)
 
     @property
     def budget_bytes(self) -> int:
@@ -102,6 +108,21 @@ class ToolContext:
     async def cdp(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
         """A CDP command to the target tab."""
         return await self.need_browser().cdp(self.need_tab().id, method, params, **kw)
+
+    async def release_input(self) -> None:
+        """Let go of whatever a failed or cancelled call left held down, last pressed first.
+
+        Best effort and bounded: the page may be gone or blocked by a dialog.
+        """
+        held, self.held_input = self.held_input, {}
+        if not held or self.browser is None or self.tab is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(RELEASE_TIMEOUT):
+                for method, params in reversed(held.values()):
+                    # Nothing to report: the call already failed with its own error.
+                    with contextlib.suppress(TabrelayError):
+                        await self.cdp(method, params)
 
     @contextlib.asynccontextmanager
     async def events(self, *methods: str) -> AsyncIterator[EventWaiter]:
@@ -136,7 +157,7 @@ class EventWaiter:
 
         Raises:
             CommandTimeout: none within ``timeout`` seconds.
-            ToolError: the tab was closed meanwhile.
+            ToolError: the tab was closed meanwhile, or its events ended (Tabrelay stopping).
         """
         for event in self.seen:
             if predicate(event):
@@ -153,3 +174,8 @@ class EventWaiter:
                             return event
         except TimeoutError:
             raise CommandTimeout(f"the page did not get there within {timeout:g} s") from None
+        except EventsClosed:
+            raise ToolError(
+                f"stopped waiting on tab {self._tab_id}: its events ended (Tabrelay is stopping "
+                "or the call was cancelled)"
+            ) from None

@@ -1,9 +1,10 @@
 """Form tools: type into fields, fill a form at once, choose options, attach files.
 
 Typing focuses the field, replaces what was there (unless told to append) and inserts the text
-as input events (``Input.insertText``), or key by key with human-like pauses. Text typed into
-a password field never reaches the command log. Files come only from folders the person
-allowed in the settings.
+as input events (``Input.insertText``), or key by key with human-like pauses. Text for a
+password, one-time-code or card field, or marked secret by the caller, is never stored or shown
+(``redaction.py``; the clearances below prove the other fields plain). Files come only from
+folders the person allowed in the settings.
 """
 
 from __future__ import annotations
@@ -17,10 +18,15 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools.actions import Target, TargetParams, press
+from tabrelay.tools.actions import Target, TargetParams, click_at, dialog_note, press
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import Key, key_for
-from tabrelay.tools.refs import Located, locate, node_id_of
+from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
+
+HIDDEN_TEXT_HINT = (
+    "The text is a secret (a password, a code): Tabrelay then never stores or shows it. "
+    "Password, one-time-code and card fields are detected without it."
+)
 
 _SELECT_ALL = r"""
 function () {
@@ -68,10 +74,20 @@ class TypeParams(TargetParams):
     slowly: bool = Field(
         default=False, description="Type key by key with human-like pauses (for fussy pages)."
     )
+    secret: bool = Field(default=False, description=HIDDEN_TEXT_HINT)
+
+
+async def clear_type(ctx: ToolContext, params: TypeParams) -> frozenset[str]:
+    """``text`` is shown only when it goes into a plain field and the caller did not hide it."""
+    if params.secret or await secret_kind(ctx, ref=params.ref, selector=params.selector):
+        return frozenset()
+    return frozenset({"text"})
 
 
 async def type_text(ctx: ToolContext, params: TypeParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="type")
+    if target.secret:
+        ctx.secrets.add("text")
     if not target.editable:
         raise ToolError(
             f"{params.ref or params.selector} ({target.description}) is not a text field; "
@@ -82,10 +98,9 @@ async def type_text(ctx: ToolContext, params: TypeParams) -> ToolResult:
     if params.submit:
         dialog = await press(ctx, key_for("Enter"))
         note = " and pressed Enter" + (" (the page opened a dialog)" if dialog else "")
-    what = "a password" if target.password else f"{len(params.text)} characters"
+    what = f"a {target.secret}" if target.secret else f"{len(params.text)} characters"
     return ToolResult(
-        f"Typed {what} into {params.ref or params.selector} ({target.description}){note}.",
-        secret_arguments=("text",) if target.password else (),
+        f"Typed {what} into {params.ref or params.selector} ({target.description}){note}."
     )
 
 
@@ -148,6 +163,7 @@ class FormField(Target):
         description="Text for a text field, true/false for a checkbox or radio, an option "
         "(or several) for a select."
     )
+    secret: bool = Field(default=False, description=HIDDEN_TEXT_HINT)
 
     @model_validator(mode="after")
     def _one_target(self) -> FormField:
@@ -160,41 +176,51 @@ class FillFormParams(TabParams):
     fields: list[FormField] = Field(min_length=1, max_length=100, description="The fields to fill.")
 
 
+async def clear_form(ctx: ToolContext, params: FillFormParams) -> frozenset[str]:
+    """The fields whose value may be shown: choices, and text for plain fields not hidden."""
+    cleared = set()
+    for index, field in enumerate(params.fields):
+        if field.secret:
+            continue
+        if isinstance(field.value, str) and await secret_kind(
+            ctx, ref=field.ref, selector=field.selector
+        ):
+            continue
+        cleared.add(f"fields.{index}.value")
+    return frozenset(cleared)
+
+
 async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
     done: list[str] = []
-    secret = False
-    for field in params.fields:
+    for index, field in enumerate(params.fields):
         name = field.ref or field.selector or ""
         target = await locate(ctx, ref=field.ref, selector=field.selector, action="fill")
+        if target.secret:
+            ctx.secrets.add(f"fields.{index}.value")
         if isinstance(field.value, bool):
             checked = await _call(ctx, target.object_id, _CHECKED)
+            dialog = None
             if checked != field.value:
-                await _click(ctx, target)
+                dialog = await click_at(ctx, target.x, target.y)
             done.append(f"{name} {'checked' if field.value else 'unchecked'}")
+            if dialog is not None:
+                left = len(params.fields) - index - 1
+                return ToolResult(
+                    f"Filled part of the form: {'; '.join(done)}; {left} field(s) not filled."
+                    + dialog_note(dialog)
+                )
         elif isinstance(field.value, list) or target.tag == "select":
             values = field.value if isinstance(field.value, list) else [field.value]
             chosen = await _choose(ctx, target, values, name)
             done.append(f"{name} = {', '.join(chosen)}")
         elif target.editable:
             await _type_into(ctx, target, field.value, append=False, slowly=False)
-            secret = secret or target.password
-            done.append(f"{name} filled" + (" (password)" if target.password else ""))
+            done.append(f"{name} filled" + (f" (a {target.secret})" if target.secret else ""))
         else:
             raise ToolError(
                 f"{name} ({target.description}) takes no text; give true/false or an option"
             )
-    return ToolResult(
-        "Filled the form: " + "; ".join(done) + ".",
-        secret_arguments=("fields",) if secret else (),
-    )
-
-
-async def _click(ctx: ToolContext, target: Located) -> None:
-    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-        extra = {} if kind == "mouseMoved" else {"button": "left", "clickCount": 1}
-        await ctx.cdp(
-            "Input.dispatchMouseEvent", {"type": kind, "x": target.x, "y": target.y, **extra}
-        )
+    return ToolResult("Filled the form: " + "; ".join(done) + ".")
 
 
 class UploadParams(TargetParams):

@@ -14,6 +14,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabrelay.errors import EventsClosed
 from tabrelay.relay.events import EventHub, HubEvent, Subscription
 
 MAX_CONSOLE = 500
@@ -55,6 +56,7 @@ class TabLog:
     console: deque[ConsoleMessage] = field(default_factory=lambda: deque(maxlen=MAX_CONSOLE))
     requests: OrderedDict[str, Request] = field(default_factory=OrderedDict)
     dialog: Dialog | None = None
+    stopped: tuple[str, str] | None = None  # the last load the guard stopped: (url, why)
     console_dropped: int = 0
 
     def in_flight(self) -> int:
@@ -74,9 +76,10 @@ class TabObserver:
 
     async def run(self) -> None:
         """Consume the hub until it closes."""
-        while not self._subscription.closed:
-            for event in await self._subscription.wait(limit=5000):
-                self.observe(event)
+        with contextlib.suppress(EventsClosed):
+            while True:
+                for event in await self._subscription.wait(limit=5000):
+                    self.observe(event)
 
     def close(self) -> None:
         self._subscription.close()

@@ -75,9 +75,31 @@ class Located:
     tag: str
     input_type: str
     editable: bool
-    password: bool
+    secret: str | None  # "password", "one-time code", "card detail": what the field takes
     description: str
 
+
+# What kind of secret a form control takes, or null: password fields (also once a "show
+# password" toggle made them type=text: their autocomplete stays), one-time codes, card details
+# (WHATWG HTML autofill field names). One definition for the pre-approval check and locate().
+_FIELD_KIND = r"""
+(control) => {
+  if (!control || control.nodeType !== 1) return null;
+  if (String(control.type || '').toLowerCase() === 'password') return 'password';
+  const tokens = String(control.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
+  if (tokens.includes('current-password') || tokens.includes('new-password')) return 'password';
+  if (tokens.includes('one-time-code')) return 'one-time code';
+  if (tokens.some((t) => t.startsWith('cc-'))) return 'card detail';
+  return null;
+}
+"""
+_CONTROL = r"""
+(node) => {
+  const el = node.nodeType === 1 ? node : node.parentElement;
+  return el && el.tagName === 'LABEL' && el.control ? el.control : el;
+}
+"""
+_KIND_OF = f"function () {{ return ({_FIELD_KIND})(({_CONTROL})(this)); }}"
 
 # Runs on the element itself (Runtime.callFunctionOn). Scrolls it into view, then checks it
 # the way a person would see it: present, visible, enabled, and the topmost thing at its centre.
@@ -123,9 +145,9 @@ function (action) {
     || (control.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset',
       'file', 'image', 'range', 'color'].includes(control.type));
   return {ok: true, tag: control.tagName.toLowerCase(), type: control.type || '', editable,
-          password: control.type === 'password', what: describe(control)};
+          secret: (FIELD_KIND)(control), what: describe(control)};
 }
-"""
+""".replace("FIELD_KIND", _FIELD_KIND.strip())
 
 _VISIBLE_LABEL = """
 function () {
@@ -193,7 +215,7 @@ async def locate(
         tag=str(result.get("tag", "")),
         input_type=str(result.get("type", "")),
         editable=bool(result.get("editable")),
-        password=bool(result.get("password")),
+        secret=str(result["secret"]) if result.get("secret") else None,
         description=str(result.get("what", what)),
     )
 
@@ -213,6 +235,23 @@ async def _check(ctx: ToolContext, object_id: str, action: str, ref: str | None)
         raise ToolError(STALE.format(ref=ref) if ref else str(failed)) from None
     value = checked.get("result", {}).get("value")
     return value if isinstance(value, dict) else {}
+
+
+async def secret_kind(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str | None:
+    """What kind of secret the target takes (``"password"``…), or ``None`` for plain text.
+
+    Raises:
+        ToolError: the ref or selector finds no element (as ``locate`` would say).
+    """
+    object_id = await _object_for(ctx, ref=ref, selector=selector)
+    found = await ctx.cdp(
+        "Runtime.callFunctionOn",
+        {"objectId": object_id, "functionDeclaration": _KIND_OF, "returnByValue": True},
+    )
+    if found.get("exceptionDetails"):
+        raise ToolError(f"could not inspect {ref or selector} (a script error in the page)")
+    kind = found.get("result", {}).get("value")
+    return str(kind) if kind else None
 
 
 async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None) -> int:

@@ -41,7 +41,12 @@ from tabrelay.ui.text import arguments_text, one_line
 
 SHOWN_ROWS = 1000
 SEARCH_DELAY_MS = 250
-STATUS_COLOURS = {"denied": "#B3261E", "error": "#B3261E", "cancelled": "#6B6B6B"}
+STATUS_COLOURS = {
+    "denied": "#B3261E",
+    "error": "#B3261E",
+    "timeout": "#B3261E",
+    "cancelled": "#6B6B6B",
+}
 
 
 def matches(entry: CommandEntry, search: str) -> bool:

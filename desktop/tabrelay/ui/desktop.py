@@ -83,7 +83,6 @@ class DesktopUi(QObject):
         self.bridge.browser_connected.connect(self._browser_connected)
         self.bridge.browser_disconnected.connect(self._browser_lost)
         self.bridge.alert_raised.connect(self._alert)
-        self.bridge.approvals_changed.connect(self._approvals_changed)
         approver.left_unseen.connect(self._approval_unseen)
         pairing_approver.requested.connect(self._pairing_requested)
         self.tray.icon.messageClicked.connect(self.show_approvals)
@@ -178,11 +177,6 @@ class DesktopUi(QObject):
             "warning",
         )
 
-    @Slot()
-    def _approvals_changed(self) -> None:
-        if self.core.gate.paused and self.approver.waiting + (self.approver.current is not None):
-            self.approver.deny_all()
-
     # --- TrayActions ------------------------------------------------------------------------
 
     def open_dashboard(self) -> None:
@@ -198,9 +192,7 @@ class DesktopUi(QObject):
             self.dashboard.bring_up()
 
     def set_paused(self, paused: bool) -> None:
-        self.core.gate.set_paused(paused)
-        if paused:
-            self.approver.deny_all()
+        self.core.gate.set_paused(paused)  # which also withdraws the questions on screen
         self.tray.update_icon()
 
     def connect_client(self, kind: str | None) -> None:

@@ -1,0 +1,64 @@
+"""Which tool arguments are secrets, and the copy of the arguments that may be stored or shown.
+
+A tool that types text declares ``SecretFields``: the argument names that can carry typed text
+and a check that proves, from the target element and the caller's own ``secret`` hint, which
+of those values are not secret. Everything under those names is masked unless proven otherwise
+— invalid arguments, a target that could not be inspected, a call cancelled before the check
+all stay masked. The runner redacts at the door, so the approval dialog, the command log, its
+exports and the dashboard only ever hold the masked copy; a tool that learns later that a
+field is secret (the page swapped it) adds its path to ``ToolContext.secrets``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tabrelay.tools.context import ToolContext
+
+# Paths name one value in the arguments: "text", "fields.2.value".
+Clearance = Callable[["ToolContext", Any], Awaitable[frozenset[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFields:
+    """Argument names that may carry a secret, and the check that clears the ones that don't."""
+
+    names: frozenset[str]
+    clear: Clearance
+
+
+def mask(text: str) -> str:
+    """What a secret becomes: its length, never its text."""
+    return f"[secret: {len(text)} characters]"
+
+
+def redact(arguments: dict[str, Any], names: frozenset[str], cleared: frozenset[str]) -> Any:
+    """A copy of ``arguments`` with every string under ``names`` masked unless its path is
+    in ``cleared``. Other values are copied as they are."""
+    return _redact(arguments, "", names, cleared)
+
+
+def _redact(value: Any, path: str, names: frozenset[str], cleared: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        copied = {}
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            secret = key in names and inner not in cleared
+            copied[key] = _mask_all(item) if secret else _redact(item, inner, names, cleared)
+        return copied
+    if isinstance(value, list):
+        return [_redact(item, f"{path}.{n}", names, cleared) for n, item in enumerate(value)]
+    return value
+
+
+def _mask_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {key: _mask_all(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask_all(item) for item in value]
+    return value

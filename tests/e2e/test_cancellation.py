@@ -1,0 +1,224 @@
+"""Fault injection in real Chromium: every acting and waiting tool, cancelled at each of its
+await points, leaves nothing behind and never stalls the loop.
+
+The call is cancelled at the n-th command it sends to the browser, either while that command
+waits for its answer or right after the answer (so the cancel lands at the tool's next await,
+an event wait included), for n = 1, 2, … until the tool finishes before its n-th command. After
+each cancel: the loop never paused for 100 ms or more, no task, waiter, subscription or pending
+command is left, the page holds no mouse button or key down, and the app still answers a call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e.conftest import E2E
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from support.watchdog import LoopWatch
+from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.endpoint.calls import Caller, ToolRunner
+from tabrelay.relay.browser import Browser
+from tabrelay.tools.catalog import BY_NAME
+
+pytestmark = E2E
+
+CALLER = Caller("fault-injection")
+MAX_GAP_MS = 100
+SETTLE_TIMEOUT = 5.0
+
+
+async def no_progress(done: float, total: float | None, message: str | None) -> None:
+    pass
+
+
+class CancelAt:
+    """Wraps a browser's command channel: cancels ``call`` at its ``n``-th command."""
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.count = 0
+        self.n = 0
+        self.after_answer = False
+        self.call: asyncio.Task[Any] | None = None
+        self.cancelled_at: float | None = None
+        self._send = browser.send_command
+
+    async def send_command(self, method: str, params: Any = None, *, timeout: Any = None) -> Any:
+        mine = asyncio.current_task() is self.call or self._inside_call()
+        if mine:
+            self.count += 1
+        hit = mine and self.count == self.n
+        if hit and not self.after_answer:
+            self._cancel()  # lands while this command waits for its answer
+        result = await self._send(method, params, timeout=timeout)
+        if hit and self.after_answer:
+            self._cancel()  # lands at whatever the tool awaits next
+        return result
+
+    def _inside_call(self) -> bool:
+        # Commands the call sends from helper tasks (an input command racing a dialog) count.
+        task = asyncio.current_task()
+        return task is not None and getattr(task, "fault_injection_call", False)
+
+    def _cancel(self) -> None:
+        assert self.call is not None
+        self.cancelled_at = time.monotonic()
+        asyncio.get_running_loop().call_soon(self.call.cancel)
+
+
+def tag_child_tasks(loop: asyncio.AbstractEventLoop, call: asyncio.Task[Any]) -> Callable[[], None]:
+    """Mark tasks created while ``call`` runs as part of it (so their commands count)."""
+    previous = loop.get_task_factory()
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        task = asyncio.Task(coro, loop=loop, **kwargs)
+        current = asyncio.current_task(loop)
+        if current is call or getattr(current, "fault_injection_call", False):
+            task.fault_injection_call = True  # type: ignore[attr-defined]
+        return task
+
+    loop.set_task_factory(factory)
+    return lambda: loop.set_task_factory(previous)
+
+
+@pytest.fixture(scope="module")
+def uploads(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("uploads")
+    (folder / "file.txt").write_text("hello")
+    return folder
+
+
+async def test_every_acting_and_waiting_tool_cancelled_at_each_await_leaves_nothing_behind(
+    app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer, uploads: Path
+) -> None:
+    core = app.harness.core
+    runner = core.runner
+    assert runner is not None
+    await asyncio.to_thread(
+        SettingsStore(app.paths.settings_file).update,
+        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow")),
+    )
+    relay = await app.browser()
+    url = pages.url(f"tools/cancel.html?run={uuid.uuid4().hex[:8]}")
+    opened = await runner.call(BY_NAME["browser_new_tab"], {"url": url}, CALLER, no_progress)
+    tab = int(opened.data["tab_id"])  # type: ignore[index]
+    page = await browser.attach_page(url)
+    snapshot = (
+        await runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)
+    ).text
+
+    def ref(role: str, name: str) -> str:
+        for line in snapshot.splitlines():
+            if line.strip().startswith(f'{role} "{name}"'):
+                return line.split("[", 1)[1].split("]", 1)[0]
+        raise AssertionError(f"no {role} {name!r} in\n{snapshot}")
+
+    await asyncio.to_thread(
+        SettingsStore(app.paths.settings_file).update,
+        lambda s: setattr(s, "upload_dirs", [str(uploads)]),
+    )
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("browser_click", {"ref": ref("button", "Go")}),
+        ("browser_click", {"selector": "#go", "double": True, "modifiers": ["Shift"]}),
+        ("browser_type", {"ref": ref("textbox", "Name"), "text": "new", "submit": True}),
+        ("browser_type", {"selector": "#name", "text": "slow", "slowly": True}),
+        ("browser_fill_form", {"fields": [
+            {"selector": "#name", "value": "Ada"}, {"selector": "#pw", "value": "pw-1"},
+            {"selector": "#size", "value": "Large"}, {"selector": "#agree", "value": True},
+        ]}),
+        ("browser_select_option", {"selector": "#size", "values": ["Large"]}),
+        ("browser_hover", {"selector": "#hover"}),
+        ("browser_press_key", {"key": "Shift+ArrowDown", "selector": "#name", "repeat": 2}),
+        ("browser_scroll", {"direction": "to_element", "selector": "#far"}),
+        ("browser_scroll", {"direction": "down"}),
+        ("browser_drag", {"source_selector": "#src", "target_selector": "#dst"}),
+        ("browser_upload_file", {"selector": "#file", "paths": [str(uploads / "file.txt")]}),
+        ("browser_evaluate", {"expression": "new Promise((r) => setTimeout(() => r(1), 50))"}),
+        ("browser_wait_for", {"text": "never on this page", "timeout": 1}),
+        ("browser_wait_for", {"load_state": "load"}),
+        ("browser_navigate", {"url": url}),
+        ("browser_navigate", {"action": "reload"}),
+    ]  # fmt: skip
+    hook = CancelAt(relay)
+    relay.send_command = hook.send_command  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    subscribers = core.hub.subscriber_count
+    baseline = set(asyncio.all_tasks())
+    injected = 0
+    try:
+        async with LoopWatch() as watch:
+            baseline.add(asyncio.current_task())  # type: ignore[arg-type]
+            baseline |= set(asyncio.all_tasks())  # the watch's own ticker
+            for tool, arguments in cases:
+                for n, after_answer in ((n, a) for n in range(1, 200) for a in (False, True)):
+                    watch.reset()
+                    call = {"tab_id": tab, **arguments}
+                    if await _cancel_once(runner, hook, loop, tool, call, n, after_answer):
+                        break  # the tool finished before its n-th command
+                    injected += 1
+                    where = f"{tool} cancelled {'after' if after_answer else 'at'} command {n}"
+                    await _settled(runner, relay)
+                    assert not watch.frozen, where
+                    assert watch.max_gap_ms < MAX_GAP_MS, f"{where}: {watch.max_gap_ms:.0f} ms"
+                    assert core.hub.subscriber_count == subscribers, where
+                    assert runner.active_calls == 0, where
+                    leftover = [
+                        t for t in asyncio.all_tasks() if t not in baseline and not t.done()
+                    ]
+                    assert leftover == [], (where, leftover)
+                    held = await page.evaluate("heldNow()")
+                    assert held == {"buttons": [], "keys": []}, (where, held)
+                # The app still answers a call after everything this tool left.
+                snapshot = (
+                    await runner.call(
+                        BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress
+                    )
+                ).text
+    finally:
+        relay.send_command = hook._send  # type: ignore[method-assign]
+        await page.close()
+    assert injected > 150, f"only {injected} cancellations were injected"
+
+
+async def _cancel_once(
+    runner: ToolRunner,
+    hook: CancelAt,
+    loop: asyncio.AbstractEventLoop,
+    tool: str,
+    arguments: dict[str, Any],
+    n: int,
+    after_answer: bool,
+) -> bool:
+    """Run ``tool`` and cancel it at its ``n``-th command; True if it finished before that."""
+    hook.count, hook.n, hook.after_answer, hook.cancelled_at = 0, n, after_answer, None
+    call = asyncio.ensure_future(runner.call(BY_NAME[tool], arguments, CALLER, no_progress))
+    hook.call = call  # type: ignore[assignment]
+    untag = tag_child_tasks(loop, call)  # type: ignore[arg-type]
+    try:
+        outcome = (await asyncio.gather(call, return_exceptions=True))[0]
+    finally:
+        untag()
+    if hook.cancelled_at is None:
+        assert not isinstance(outcome, BaseException) or tool == "browser_wait_for", (
+            tool,
+            outcome,
+        )
+        return True
+    return False
+
+
+async def _settled(runner: ToolRunner, browser: Browser) -> None:
+    """Whatever the cancelled call started has ended: background input, pending commands."""
+    await wait_until(
+        lambda: not runner.background and browser.pending_count == 0,
+        timeout=SETTLE_TIMEOUT,
+        interval=0.01,
+        message="the cancelled call's commands are gone",
+    )
