@@ -10,7 +10,6 @@ start at all (no usable platform plugin), it says so in one line and runs headle
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -23,6 +22,7 @@ import qasync
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from tabrelay.config.files import restrict_umask
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.errors import StartupError
@@ -30,6 +30,7 @@ from tabrelay.system.autostart import Autostart
 from tabrelay.system.doctor import running_instance
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.system.logs import Redactor, setup_logging
+from tabrelay.system.signals import stop_on_signals
 from tabrelay.ui.collector import GuiThreadCollector, freeze_startup_objects
 from tabrelay.ui.crash import CrashHandler
 from tabrelay.ui.icons import app_icon, app_icon_path
@@ -78,8 +79,10 @@ def main(paths: Paths | None = None, *, verbose: bool = False, driver: Driver | 
     the app quits when it returns; an exception it raises is raised here after a clean stop.
     """
     global _ui_started
+    restrict_umask()  # before anything is written: everything this process creates is private
     started = time.monotonic()
     paths = paths or Paths.resolve()
+    paths.tighten()  # an older install, or a file someone widened
     redactor = Redactor()
     setup_logging(
         redactor, log_file=paths.log_file, level=logging.DEBUG if verbose else logging.INFO
@@ -161,10 +164,8 @@ async def _run(
     )
     instance.show_requested.connect(ui.open_dashboard)
     app.aboutToQuit.connect(quit_requested.set)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows
-            loop.add_signal_handler(sig, quit_requested.set)
-    if not ui.has_tray or not core.settings.paired_extensions:
+    restore_signals = stop_on_signals(loop, quit_requested.set)
+    if not ui.has_tray or not core.settings.pairings:
         ui.open_dashboard()  # first run, or nowhere else to find Tabrelay
     freeze_startup_objects()
     driving = asyncio.ensure_future(driver(core, ui)) if driver is not None else None
@@ -183,6 +184,7 @@ async def _run(
             driving.cancel()
         await ui.close()
         await core.stop()
+        restore_signals()
     failure = driving.exception() if driving is not None and not driving.cancelled() else None
     if failure is not None:
         raise failure

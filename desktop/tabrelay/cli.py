@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -21,15 +19,18 @@ from typing import NoReturn
 
 from tabrelay import __version__, commands
 from tabrelay.approval.policy import DECISIONS
+from tabrelay.config.files import make_private_dir, private_opener, restrict_umask
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.endpoint import MCP_PATH
 from tabrelay.errors import TabrelayError, UsageError
 from tabrelay.protocol.constants import RELAY_PATH
+from tabrelay.relay.pairing import GRANT_MINUTES
 from tabrelay.store.commandlog import EXPORT_FORMATS
 from tabrelay.system.doctor import running_instance
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.system.logs import Redactor, setup_logging
+from tabrelay.system.signals import stop_on_signals
 
 logger = logging.getLogger(__name__)
 
@@ -55,27 +56,33 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--verbose", "-v", action="store_true", help="log at DEBUG level")
     serve.set_defaults(handler=_serve)
 
-    token = sub.add_parser("token", help="the relay token").add_subparsers(
+    token = sub.add_parser("token", help="browser credentials").add_subparsers(
         dest="action", metavar="ACTION", required=True
     )
-    token.add_parser("show", help="print the relay token (for manual pairing)").set_defaults(
+    token.add_parser("show", help="(each browser has its own now: see pair add)").set_defaults(
         handler=commands.token_show
     )
-    token.add_parser("rotate", help="replace the relay token").set_defaults(
-        handler=commands.token_rotate
-    )
+    token.add_parser(
+        "rotate", help="replace every browser's credential (each pairs again)"
+    ).set_defaults(handler=commands.token_rotate)
 
-    pair = sub.add_parser("pair", help="paired browser extensions").add_subparsers(
+    pair = sub.add_parser("pair", help="paired browsers").add_subparsers(
         dest="action", metavar="ACTION", required=True
     )
-    pair.add_parser("list", help="list paired extension ids").set_defaults(
-        handler=commands.pair_list
-    )
-    allow = pair.add_parser("allow", help="pair an extension id")
+    pair.add_parser("list", help="list paired browsers").set_defaults(handler=commands.pair_list)
+    allow = pair.add_parser("allow", help="let an extension pair once, within minutes")
     allow.add_argument("extension_id", metavar="EXTENSION_ID")
+    allow.add_argument(
+        "--minutes", type=float, default=GRANT_MINUTES, metavar="M", help="(default 10)"
+    )
     allow.set_defaults(handler=commands.pair_allow)
-    revoke = pair.add_parser("revoke", help="unpair an extension id (disconnects it)")
-    revoke.add_argument("extension_id", metavar="EXTENSION_ID")
+    add_pairing = pair.add_parser("add", help="pair a browser by hand (prints its credential)")
+    add_pairing.add_argument(
+        "extension_id", nargs="?", metavar="EXTENSION_ID", help="default: the Tabrelay extension"
+    )
+    add_pairing.set_defaults(handler=commands.pair_add)
+    revoke = pair.add_parser("revoke", help="unpair a browser, or every browser of an extension")
+    revoke.add_argument("pairing", metavar="PAIRING_ID|EXTENSION_ID")
     revoke.set_defaults(handler=commands.pair_revoke)
 
     client = sub.add_parser("client", help="MCP clients and their tokens").add_subparsers(
@@ -130,12 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Before anything is written, everything this process creates is private; argparse writes
+    # nothing, and `--help` or `--version` run in-process leave the caller's umask alone.
+    restrict_umask()
     handler: Handler = getattr(args, "handler", _gui)
     if args.command is None:
         args.relay_port = args.mcp_port = None
         args.verbose = False
     try:
-        return handler(args, Paths.resolve())
+        paths = Paths.resolve()
+        paths.tighten()  # an older install, or a file someone widened
+        return handler(args, paths)
     except UsageError as exc:
         print(f"tabrelay: error: {exc.message}", file=sys.stderr)
         return 2
@@ -208,10 +220,7 @@ async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redact
     assert core.relay is not None
     assert core.endpoint is not None
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):  # Windows: Ctrl+C raises instead
-            loop.add_signal_handler(sig, stop.set)
+    restore_signals = stop_on_signals(asyncio.get_running_loop(), stop.set)
     print(
         f"tabrelay: serving relay on ws://{core.relay.host}:{core.relay.port}{RELAY_PATH}, "
         f"MCP on http://{core.endpoint.host}:{core.endpoint.port}{MCP_PATH} (Ctrl+C to stop)",
@@ -222,6 +231,7 @@ async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redact
         await stop.wait()
     finally:
         await core.stop()
+        restore_signals()
     return 0
 
 
@@ -257,8 +267,8 @@ def _running_mcp_port(paths: Paths) -> int | None:
 
 def _start_headless(paths: Paths) -> int | None:
     """Start ``tabrelay serve`` in the background and wait for it to be ready."""
-    paths.log_dir.mkdir(parents=True, exist_ok=True)
-    with open(paths.log_dir / "serve-from-stdio.log", "ab") as log:
+    make_private_dir(paths.log_dir)
+    with open(paths.log_dir / "serve-from-stdio.log", "ab", opener=private_opener) as log:
         subprocess.Popen(
             [*tabrelay_command(), "serve"],
             stdin=subprocess.DEVNULL,

@@ -14,12 +14,20 @@ import sys
 import time
 
 from tabrelay.approval.policy import describe_rule, normalize_origin
+from tabrelay.config.files import private_opener
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
-from tabrelay.config.settings import EXTENSION_ID, PolicyRule, Settings, SettingsStore
+from tabrelay.config.settings import (
+    EXTENSION_ID,
+    PAIRING_ID,
+    PolicyRule,
+    Settings,
+    SettingsStore,
+)
 from tabrelay.endpoint import MCP_PATH
 from tabrelay.errors import TabrelayError, UsageError
+from tabrelay.protocol.constants import TABRELAY_EXTENSION_ID
 from tabrelay.relay.pairing import Pairing
 from tabrelay.store.commandlog import CommandEntry, CommandLog
 from tabrelay.system.clients import CLIENTS, Endpoint
@@ -32,27 +40,21 @@ from tabrelay.tools.guard import origin_of
 
 
 def token_show(args: argparse.Namespace, paths: Paths) -> int:
-    print(TokenStore.open(paths).relay_token())
-    return 0
+    raise TabrelayError(
+        "there is no shared relay token any more: each paired browser has a credential of its "
+        "own (`tabrelay pair list`). To pair a browser by hand, run `tabrelay pair add` and "
+        "paste what it prints into the extension's options."
+    )
 
 
 def token_rotate(args: argparse.Namespace, paths: Paths) -> int:
-    TokenStore.open(paths).rotate_relay_token()
-    _bump_secrets_revision(paths)
+    removed = _pairing(paths).revoke_all()
     print(
-        "Relay token rotated. Paired extensions reconnect with the new one; an extension "
-        "paired by hand needs the new token pasted into its options."
+        f"Every browser credential was replaced ({len(removed)} paired browser"
+        f"{'' if len(removed) == 1 else 's'}): connected browsers disconnect now and ask to "
+        "pair again; approve them in the tray, or allow each with `tabrelay pair allow ID`."
     )
     return 0
-
-
-def _bump_secrets_revision(paths: Paths) -> None:
-    """Tell a running app that a secret changed (it watches the settings file)."""
-
-    def bump(settings: Settings) -> None:
-        settings.secrets_revision += 1
-
-    SettingsStore(paths.settings_file).update(bump)
 
 
 # --- pair -----------------------------------------------------------------------------------
@@ -60,26 +62,55 @@ def _bump_secrets_revision(paths: Paths) -> None:
 
 def pair_list(args: argparse.Namespace, paths: Paths) -> int:
     settings = SettingsStore(paths.settings_file).load()
-    if not settings.paired_extensions:
-        print("No extension is paired. Open the Tabrelay extension's popup to pair it.")
-    for paired in settings.paired_extensions:
-        print(f"{paired.id}  paired {_when(paired.paired_at)}")
+    if not settings.pairings:
+        print("No browser is paired. Open the Tabrelay extension's popup to pair it.")
+    for paired in settings.pairings:
+        label = f"  {paired.label}" if paired.label else ""
+        print(f"{paired.id}  {paired.extension_id}{label}  paired {_when(paired.paired_at)}")
+    now = time.time()
+    for grant in settings.pairing_grants:
+        if grant.expires_at > now:
+            print(f"(allowed to pair until {_when(grant.expires_at)}: {grant.extension_id})")
     return 0
 
 
 def pair_allow(args: argparse.Namespace, paths: Paths) -> int:
     extension_id = _extension_id(args.extension_id)
-    Pairing(SettingsStore(paths.settings_file)).allow(extension_id)
-    print(f"Paired chrome-extension://{extension_id}")
+    if args.minutes <= 0 or args.minutes > 24 * 60:
+        raise UsageError("--minutes must be more than 0 and at most 1440")
+    _pairing(paths).grant(extension_id, minutes=args.minutes)
+    print(
+        f"chrome-extension://{extension_id} may pair once within {args.minutes:g} minutes: "
+        "open the extension's popup (or wait, it asks by itself). Check with `tabrelay pair list`."
+    )
+    return 0
+
+
+def pair_add(args: argparse.Namespace, paths: Paths) -> int:
+    extension_id = _extension_id(args.extension_id or TABRELAY_EXTENSION_ID)
+    paired, token = _pairing(paths).add(extension_id)
+    print(
+        f"Paired a browser of chrome-extension://{extension_id} as {paired.id}. Its credential "
+        f"(shown only now) — paste it in the extension's options, under Pair by hand:\n\n"
+        f"  {token}\n"
+    )
     return 0
 
 
 def pair_revoke(args: argparse.Namespace, paths: Paths) -> int:
-    extension_id = _extension_id(args.extension_id)
-    if not Pairing(SettingsStore(paths.settings_file)).revoke(extension_id):
-        raise TabrelayError(f"extension {extension_id} is not paired")
-    print(f"Unpaired chrome-extension://{extension_id}; its connections are closed")
+    key = args.pairing.strip().removeprefix("chrome-extension://").rstrip("/")
+    if not (EXTENSION_ID.match(key) or PAIRING_ID.match(key)):
+        raise UsageError(f"{args.pairing!r} is neither a pairing id nor an extension id")
+    removed = _pairing(paths).revoke(key)
+    if not removed:
+        raise TabrelayError(f"nothing is paired as {key} (see `tabrelay pair list`)")
+    names = ", ".join(p.id for p in removed)
+    print(f"Unpaired {names}; their credentials stopped working and they are disconnected")
     return 0
+
+
+def _pairing(paths: Paths) -> Pairing:
+    return Pairing(SettingsStore(paths.settings_file), TokenStore.open(paths))
 
 
 def _extension_id(raw: str) -> str:
@@ -214,7 +245,10 @@ def log_export(args: argparse.Namespace, paths: Paths) -> int:
     log = CommandLog(paths.command_log_file)
     try:
         if args.output:
-            with open(args.output, "w", encoding="utf-8", newline="") as handle:
+            # Private like the log itself (0600), even over a file others could read.
+            with open(
+                args.output, "w", encoding="utf-8", newline="", opener=private_opener
+            ) as handle:
                 handle.writelines(log.export(args.format))
             print(f"Exported {log.count()} calls to {args.output}")
         else:

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,20 +25,22 @@ from tabrelay.config.files import atomic_write
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
-from tabrelay.config.settings import Settings, SettingsStore
+from tabrelay.config.settings import PairedBrowser, Settings, SettingsStore
 from tabrelay.endpoint.auth import ClientActivity
 from tabrelay.endpoint.calls import ToolRunner
 from tabrelay.endpoint.server import McpEndpoint
 from tabrelay.errors import ConfigError
 from tabrelay.protocol.constants import CloseCode
 from tabrelay.relay.browser import Browser
-from tabrelay.relay.events import EventHub
+from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.relay.pairing import Pairing, PairingApprover
-from tabrelay.relay.ratelimit import FailureLimiter
+from tabrelay.relay.ratelimit import FailureLimits
 from tabrelay.relay.registry import BrowserRegistry, Change
 from tabrelay.relay.server import RelayServer
 from tabrelay.store.commandlog import CommandLog
 from tabrelay.system.logs import Redactor
+from tabrelay.tools.guard import NavigationGuard
+from tabrelay.tools.interception import NavigationInterceptor
 from tabrelay.tools.observer import TabObserver
 from tabrelay.tools.sessions import TabSessions
 
@@ -57,7 +60,7 @@ class CoreOptions:
     auth_timeout: float = 5.0
     ping_interval: float = 15.0
     pong_timeout: float = 20.0
-    limiter: FailureLimiter | None = None
+    limits: FailureLimits | None = None  # the relay's failed-authentication limits
     write_instance_file: bool = True
 
 
@@ -79,21 +82,27 @@ class Core:
         self.settings_store = SettingsStore(paths.settings_file)
         self.registry = BrowserRegistry()
         self.hub = EventHub()
-        self.pairing = Pairing(self.settings_store, approver=pairing_approver)
+        self.pairing = Pairing(
+            self.settings_store, tokens, approver=pairing_approver, on_paired=self._paired_now
+        )
         self.gate = ApprovalGate(self.settings_store, approver=approver)
         self.clients = ClientTokens(self.settings_store, tokens)
         self.sessions = TabSessions(
             self.registry, idle_minutes=lambda: self.settings_store.current.idle_detach_minutes
         )
         self.observer = TabObserver(self.hub)
+        self.interceptor = NavigationInterceptor(
+            self.hub, self.registry, self.sessions, self.observer, guard=self.guard
+        )
         self.command_log: CommandLog | None = None
         self.relay: RelayServer | None = None
         self.endpoint: McpEndpoint | None = None
         self.runner: ToolRunner | None = None
-        self._relay_token = ""
+        self._credentials: dict[str, str] = {}  # pairing id → that browser's credential
         self._client_tokens: dict[str, str] = {}
         self._secrets_revision = 0
-        self._paired: frozenset[str] = frozenset()
+        self._paired: frozenset[str] = frozenset()  # pairing ids whose connections may live
+        self._rotations = 0
         self._tasks: list[asyncio.Task[None]] = []
         self._notifications: set[asyncio.Task[None]] = set()
         self._notify: asyncio.TimerHandle | None = None
@@ -103,8 +112,13 @@ class Core:
     def settings(self) -> Settings:
         return self.settings_store.current
 
-    def relay_token(self) -> str:
-        return self._relay_token
+    def credentials_for(self, extension_id: str) -> list[tuple[str, str]]:
+        """The (pairing id, credential) of every browser paired with this extension id."""
+        return [
+            (p.id, self._credentials[p.id])
+            for p in self.settings.pairings
+            if p.extension_id == extension_id and p.id in self._credentials
+        ]
 
     def client_tokens(self) -> dict[str, str]:
         return self._client_tokens
@@ -118,20 +132,23 @@ class Core:
             StartupError: a port is taken or the host is not loopback; nothing keeps running.
             ConfigError: the secret store cannot be used.
         """
-        settings = await asyncio.to_thread(self.settings_store.load)
+        await asyncio.to_thread(self.settings_store.load)
+        await asyncio.to_thread(self._migrate_legacy_pairings)
+        settings = self.settings
         await self._load_secrets()
         self._secrets_revision = settings.secrets_revision
-        self._paired = frozenset(p.id for p in settings.paired_extensions)
+        self._paired = frozenset(p.id for p in settings.pairings)
+        self._rotations = settings.rotations
         self.command_log = await asyncio.to_thread(CommandLog, self.paths.command_log_file)
         opts = self.options
         self.relay = RelayServer(
             host=settings.host,
             port=settings.relay_port if opts.relay_port is None else opts.relay_port,
-            token=self.relay_token,
+            credentials=self.credentials_for,
             pairing=self.pairing,
             registry=self.registry,
             hub=self.hub,
-            limiter=opts.limiter,
+            limits=opts.limits,
             auth_timeout=opts.auth_timeout,
             ping_interval=opts.ping_interval,
             pong_timeout=opts.pong_timeout,
@@ -143,7 +160,7 @@ class Core:
             hub=self.hub,
             settings=self.settings_store,
             log=self.command_log,
-            own_ports=self.own_ports,
+            guard=self.guard,
             status=self.status,
             sessions=self.sessions,
             observer=self.observer,
@@ -153,6 +170,7 @@ class Core:
             tokens=self.client_tokens,
             host=settings.host,
             port=settings.mcp_port if opts.mcp_port is None else opts.mcp_port,
+            on_limit=self._limit_hit,
         )
         try:
             await self.relay.start()
@@ -168,6 +186,7 @@ class Core:
             asyncio.create_task(self._prune()),
             asyncio.create_task(self.sessions.run_idle_detach()),
             asyncio.create_task(self.observer.run()),
+            asyncio.create_task(self.interceptor.run()),
         ]
 
     async def stop(self) -> None:
@@ -186,6 +205,8 @@ class Core:
         await self.pairing.close()
         if self.endpoint is not None:
             await self.endpoint.stop()
+        if self.runner is not None:
+            await self.runner.close()
         if self.relay is not None:
             await self.relay.stop()
         self.hub.close()
@@ -197,6 +218,10 @@ class Core:
     def own_ports(self) -> list[int]:
         ports = [self.relay.port if self.relay else 0, self.endpoint.port if self.endpoint else 0]
         return [p for p in ports if p]
+
+    def guard(self) -> NavigationGuard:
+        """The navigation guard as the settings are now (one for every decision)."""
+        return NavigationGuard(self.settings.navigation, own_ports=self.own_ports())
 
     def status(self) -> dict[str, Any]:
         """What browser_status reports and the tray's status line shows."""
@@ -225,29 +250,54 @@ class Core:
     # --- secrets ----------------------------------------------------------------------------
 
     async def rotate_relay_token(self) -> None:
-        """New relay token; live sessions close at once and the old token stops working."""
-        self._relay_token = await asyncio.to_thread(self.tokens.rotate_relay_token)
-        self.redactor.add_secret(self._relay_token)
+        """Every browser's credential stops working at once; each must pair again."""
+        await asyncio.to_thread(self.pairing.revoke_all)
+        await self._apply(self.settings)
 
-        def bump(settings: Settings) -> None:
+    def _limit_hit(self, kind: str, message: str) -> None:
+        """A client hit a limit of the MCP endpoint: the person sees it with the alerts."""
+        self.hub.publish(HubEvent("alert", "", kind, params={"message": message}))
+
+    def _paired_now(self, paired: PairedBrowser, token: str) -> None:
+        """A pairing made in this process: usable at once, before the watcher sees the file."""
+        self._credentials[paired.id] = token
+        self.redactor.add_secret(token)
+        self._paired = self._paired | {paired.id}
+
+    def _migrate_legacy_pairings(self) -> None:
+        """Give browsers paired before per-browser credentials their own copy of the shared
+        relay token they use, then forget the shared one (blocking; at start)."""
+        legacy = [p for p in self.settings.pairings if p.legacy]
+        if not legacy:
+            return
+        token = self.tokens.legacy_relay_token()
+        for paired in legacy if token else ():
+            self.tokens.create_browser_credential(paired.id, value=token)
+
+        def settle(settings: Settings) -> None:
+            ids = {p.id for p in legacy}
+            if token:  # a legacy pairing without the old token never connected: drop it
+                for paired in settings.pairings:
+                    paired.legacy = paired.legacy and paired.id not in ids
+            settings.pairings = [p for p in settings.pairings if not p.legacy]
             settings.secrets_revision += 1
 
-        settings = await asyncio.to_thread(self.settings_store.update, bump)
-        self._secrets_revision = settings.secrets_revision
-        await self._close_for_rotation()
+        self.settings_store.update(settle)
+        self.tokens.delete_legacy_relay_token()
+        logger.info("gave %d browser(s) paired earlier their own credential", len(legacy))
 
     async def _load_secrets(self) -> None:
-        def read() -> tuple[str, dict[str, str]]:
-            return self.tokens.relay_token(), self.clients.table()
+        def read() -> tuple[dict[str, str], dict[str, str]]:
+            credentials = {}
+            for paired in self.settings.pairings:
+                token = self.tokens.browser_credential(paired.id)
+                if token:
+                    credentials[paired.id] = token
+            return credentials, self.clients.table()
 
-        self._relay_token, self._client_tokens = await asyncio.to_thread(read)
-        for secret in (self._relay_token, *self._client_tokens.values()):
+        self._credentials, self._client_tokens = await asyncio.to_thread(read)
+        for secret in (*self._credentials.values(), *self._client_tokens.values()):
             self.redactor.add_secret(secret)
-
-    async def _close_for_rotation(self) -> None:
-        if self.relay is not None:
-            await self.relay.close_all(CloseCode.TOKEN_ROTATED, "the relay token was rotated")
-        logger.info("relay token rotated; connections closed")
 
     # --- watching ---------------------------------------------------------------------------
 
@@ -266,23 +316,28 @@ class Core:
                 logger.exception("applying a settings change failed")
 
     async def _apply(self, settings: Settings) -> None:
-        paired = frozenset(p.id for p in settings.paired_extensions)
-        for extension_id in self._paired - paired:
-            if self.relay is not None:
-                await self.relay.close_extension(
-                    extension_id, CloseCode.NOT_PAIRED, "this extension was unpaired"
-                )
-            logger.info("extension %s unpaired", extension_id)
+        closing = (CloseCode.NOT_PAIRED, "this browser was unpaired")
+        if settings.rotations != self._rotations:  # they may pair again at once
+            self._rotations = settings.rotations
+            closing = (CloseCode.TOKEN_ROTATED, "every browser credential was replaced")
+        paired = frozenset(p.id for p in settings.pairings)
+        gone = self._paired - paired
         self._paired = paired
         if settings.secrets_revision != self._secrets_revision:
             self._secrets_revision = settings.secrets_revision
-            previous = self._relay_token
+            previous = dict(self._credentials)
             known = set(self._client_tokens)
             await self._load_secrets()
             for name in known - set(self._client_tokens):
                 self.gate.forget_client(name)
-            if not hmac.compare_digest(previous, self._relay_token):
-                await self._close_for_rotation()
+            gone |= {
+                pairing_id
+                for pairing_id, token in previous.items()
+                if not hmac.compare_digest(token, self._credentials.get(pairing_id, ""))
+            }
+        if gone and self.relay is not None:
+            await self.relay.close_pairings(set(gone), *closing)
+            logger.info("unpaired %s; their connections are closed", ", ".join(sorted(gone)))
 
     async def _prune(self) -> None:
         while True:
@@ -301,18 +356,40 @@ class Core:
             await asyncio.sleep(PRUNE_INTERVAL)
 
     def _browsers_changed(self, change: Change, browser: Browser) -> None:
-        """Coalesce tab and browser changes into one list-changed notification."""
+        """Name a pairing after its browser; coalesce changes into one list-changed notice."""
+        if change == "connected":
+            self._label(browser)
         if self.endpoint is None or self._notify is not None:
             return
         loop = asyncio.get_running_loop()
         self._notify = loop.call_later(NOTIFY_DELAY, self._send_list_changed)
 
+    def _label(self, browser: Browser) -> None:
+        """Remember how a paired browser names itself, for the person's list of pairings."""
+        if browser.hello is None or not browser.hello.browser:
+            return
+        label = browser.hello.browser[:80]
+        pairing_id = browser.pairing_id
+        if not any(p.id == pairing_id and p.label != label for p in self.settings.pairings):
+            return
+
+        def rename(settings: Settings) -> None:
+            for paired in settings.pairings:
+                if paired.id == pairing_id:
+                    paired.label = label
+
+        self._spawn(asyncio.to_thread(self.settings_store.update, rename))
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Background work the core waits for (or cancels) when it stops."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._notifications.add(task)
+        task.add_done_callback(self._notifications.discard)
+
     def _send_list_changed(self) -> None:
         self._notify = None
         if self.endpoint is not None:
-            task = asyncio.get_running_loop().create_task(self.endpoint.resources_changed())
-            self._notifications.add(task)
-            task.add_done_callback(self._notifications.discard)
+            self._spawn(self.endpoint.resources_changed())
 
     # --- the instance file ------------------------------------------------------------------
 

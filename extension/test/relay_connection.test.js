@@ -284,9 +284,9 @@ test("a 4401 rejection is permanent and visible until the person pairs again", a
   socket().open();
   socket().serverClose(4401);
   await until(() => state() === "rejected", "rejected");
-  assert.equal(fetched.length, 1, "the config is fetched once");
+  assert.equal(fetched.length, 0, "nothing is asked of whoever is on the port");
   assert.equal(settings.data.token, TOKEN, "a token from the port is not adopted without the person");
-  assert.match(/** @type {string} */ (settings.data.authProblem), /token has changed/);
+  assert.match(/** @type {string} */ (settings.data.authProblem), /no longer accepts this browser's credential/);
   await timers.advance(10 * 60_000);
   connection.start(); // an alarm wakes the worker
   await settle();
@@ -307,6 +307,30 @@ test("a rotation announced by the authenticated app fetches the new token and re
   socket().serverClose(4410);
   await until(() => FakeSocket.instances.length === 2, "a reconnect");
   assert.equal(settings.data.token, next);
+  await authenticate(socket(), { token: next });
+  assert.equal(connection.connected, true);
+});
+
+test("after a rotation it waits for the person's approval, never retrying the dead credential", async () => {
+  const next = "rotated_abcdefghijklmnopqrstuvwxyz0123456789";
+  let approved = false;
+  const { connection, socket, settings, state, timers } = setup({
+    fetch: async () =>
+      approved
+        ? { status: 200, body: JSON.stringify({ port: PORT, token: next, protocol: 1 }) }
+        : { status: 403, body: JSON.stringify({ error: "pairing_required" }) },
+  });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  socket().serverClose(4410);
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+  assert.equal(settings.data.token, undefined, "the dead credential is forgotten");
+  await timers.advance(8_000);
+  assert.equal(FakeSocket.instances.length, 1, "no connection with the old credential");
+  approved = true;
+  await timers.advance(4_000);
+  await until(() => FakeSocket.instances.length === 2, "connects once approved");
   await authenticate(socket(), { token: next });
   assert.equal(connection.connected, true);
 });

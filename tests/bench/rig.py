@@ -30,8 +30,9 @@ from e2e.harness import DefaultPortGuard, ExtensionBrowser, PageServer, free_por
 from support.processes import log_tail, stop_group
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
-from tabrelay.config.secrets import RELAY_TOKEN, TokenStore
-from tabrelay.config.settings import PairedExtension, PolicyRule, Settings, SettingsStore
+from tabrelay.config.secrets import TokenStore, new_token
+from tabrelay.config.settings import PairedBrowser, PolicyRule, Settings, SettingsStore
+from tabrelay.relay.pairing import Pairing
 
 __all__ = ["EXTENSION_ID", "AppHome", "AppProcess", "PageServer", "extension_browser"]
 
@@ -65,8 +66,11 @@ class AppHome:
     ) -> AppHome:
         """Pair ``paired``, allow every tool, create the client; fixed free ports by default.
 
-        Homes that one Chromium visits in turn share ``relay_token``: the extension keeps the
-        token it fetched and only fetches the config again when pairing, as with one install.
+        Each paired extension gets a browser pairing with ``relay_token`` as its credential (a
+        new one if not given, for scripted extensions), and may also pair itself once (a real
+        extension in a fresh profile fetches its own). Homes that one Chromium visits in turn
+        share ``relay_token``: the extension keeps the credential it fetched, as with one
+        install.
         """
         root.mkdir(parents=True, exist_ok=True)
         paths = Paths.resolve({"TABRELAY_HOME": str(root)})
@@ -74,24 +78,32 @@ class AppHome:
         mcp_port = free_port() if mcp_port is None else mcp_port
         store = SettingsStore(paths.settings_file)
 
+        tokens = TokenStore.open(paths)
+        pairings = [PairedBrowser(id=f"b-bench{n}", extension_id=i) for n, i in enumerate(paired)]
+        for pairing in pairings:
+            tokens.create_browser_credential(pairing.id, value=relay_token or new_token())
+
         def prepare(settings: Settings) -> None:
             settings.relay_port = relay_port
             settings.mcp_port = mcp_port
-            settings.paired_extensions = [PairedExtension(id=i) for i in paired]
+            settings.pairings = pairings
             # The person allowed everything ahead of time: latency, not approval, is measured.
             settings.policy_rules = [PolicyRule(tool="*", decision="allow")]
 
         store.update(prepare)
-        tokens = TokenStore.open(paths)
-        if relay_token is not None:
-            tokens.backend.set(RELAY_TOKEN, relay_token)
-        tokens.relay_token()  # created now, so a child process and this one share it
+        for extension_id in paired:
+            Pairing(store, tokens).grant(extension_id)
         token = ClientTokens(store, tokens).add(CLIENT).token
         return cls(root, paths, token, relay_port, mcp_port)
 
     @property
     def relay_token(self) -> str:
-        return TokenStore.open(self.paths).relay_token()
+        """The newest browser credential (the real extension's, once it paired itself)."""
+        settings = SettingsStore(self.paths.settings_file).load()
+        [*_, newest] = [p.id for p in settings.pairings]
+        token = TokenStore.open(self.paths).browser_credential(newest)
+        assert token is not None
+        return token
 
     @property
     def mcp_base(self) -> str:

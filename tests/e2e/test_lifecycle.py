@@ -28,7 +28,7 @@ IDLE_SECONDS = 75
 async def app(module_paths: Paths) -> AsyncIterator[AppUnderTest]:
     """The app, pinging too rarely to matter: only the extension's own traffic keeps it up."""
     app = AppUnderTest(
-        module_paths, paired=(EXTENSION_ID,), ping_interval=600.0, pong_timeout=600.0
+        module_paths, allowed=(EXTENSION_ID,), ping_interval=600.0, pong_timeout=600.0
     )
     await app.start()
     try:

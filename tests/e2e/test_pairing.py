@@ -1,6 +1,6 @@
-"""Pairing in real Chromium: an unpaired extension waits for the person's approval, a rejected
-one stays rejected until paired again, and a rotated token is followed only when the app that
-rotated it has proved itself."""
+"""Pairing in real Chromium: an unpaired extension waits for the person's approval and then gets
+a credential of its own; a rotation makes it ask the person again; a rejected one stays
+rejected until the person pairs it again."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from e2e.harness import AppUnderTest, ExtensionBrowser, digest, wait_until
 from support.harness import ScriptedApprover
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
+from tabrelay.config.settings import SettingsStore
 from tabrelay.protocol.constants import EXTENDED_METHODS
+from tabrelay.relay.pairing import Pairing
 
 pytestmark = E2E
 
@@ -78,30 +80,42 @@ async def test_approving_the_pairing_connects_the_extension(
     assert (await browser.wait_for_state("connected"))["port"] == app.port
 
 
-async def test_a_token_rotated_by_the_connected_app_is_followed_at_once(
+async def test_a_rotation_by_the_connected_app_makes_the_extension_ask_the_person_again(
     app: AppUnderTest, browser: ExtensionBrowser
 ) -> None:
     first = await app.browser()
+    old_digest = await browser.stored_token_digest()
+    asked = len(app.approver.requests)
     await app.harness.core.rotate_relay_token()
     await wait_until(
-        lambda: [b for b in app.browsers() if b is not first],
-        timeout=5,
-        message="the extension reconnects with the new token",
+        lambda: len(app.approver.requests) > asked,
+        timeout=10,
+        message="the extension asks to pair again",
     )
-    assert await browser.stored_token_digest() == digest(app.harness.token)
+    assert app.browsers() == [], "no credential comes back without the person"
+    app.approver.decide(True)
+    await wait_until(
+        lambda: [b for b in app.browsers() if b is not first],
+        timeout=10,
+        message="the extension reconnects with its new credential",
+    )
+    assert await browser.stored_token_digest() == digest(app.harness.token) != old_digest
 
 
-async def test_a_rejected_token_stays_rejected_until_the_person_pastes_the_new_one(
+async def test_a_rejected_credential_stays_rejected_until_the_person_pastes_a_new_one(
     app: AppUnderTest, browser: ExtensionBrowser, module_paths: Paths
 ) -> None:
     old_digest = await browser.stored_token_digest()
-    # The token changes while the extension cannot hear about it (the app is not running).
+    # The browser is unpaired while it cannot hear about it (the app is not running), and the
+    # person pairs it by hand instead.
     await app.stop()
-    new_token = TokenStore.open(module_paths).rotate_relay_token()
+    pairing = Pairing(SettingsStore(module_paths.settings_file), TokenStore.open(module_paths))
+    pairing.revoke(EXTENSION_ID)
+    _, new_token = pairing.add(EXTENSION_ID)
     await app.start()
 
     state = await browser.wait_for_state("rejected", timeout=20)
-    assert "token has changed" in state["detail"]
+    assert "no longer accepts this browser's credential" in state["detail"]
     assert await browser.badge() == "!"
     assert await browser.stored_token_digest() == old_digest, "not adopted without the person"
     # It does not try again on its own (bounded look, not a wait for something to happen).

@@ -39,10 +39,13 @@ async def test_allowing_the_pairing_dialog_pairs_the_extension(
 
         await unlocked(dialog)
         qtbot.mouseClick(dialog.allow_button, Qt.MouseButton.LeftButton)
-        await until(lambda: desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID))
-        answer = await ask_config(desk.harness.port)
-        assert isinstance(answer, dict) and answer["token"] == desk.harness.token
+        await until(lambda: not desk.harness.core.pairing.pending)
+        answer = await ask_config(desk.harness.port)  # the extension collects its credential
+        assert desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID)
+        credential = desk.harness.credential(OTHER_EXTENSION_ID)
+        assert isinstance(answer, dict) and answer["token"] == credential
         assert not desk.pairing.dialogs
+        assert await ask_config(desk.harness.port) == {"error": "pairing_required"}, "once"
 
 
 async def test_denying_keeps_the_extension_out_and_enter_denies(
@@ -57,7 +60,7 @@ async def test_denying_keeps_the_extension_out_and_enter_denies(
         assert not desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID)
         assert await ask_config(desk.harness.port) == {"error": "pairing_required"}
         settings = await asyncio.to_thread(desk.harness.core.settings_store.load)
-        assert OTHER_EXTENSION_ID not in [p.id for p in settings.paired_extensions]
+        assert OTHER_EXTENSION_ID not in [p.extension_id for p in settings.pairings]
 
 
 def test_the_dialog_recognises_the_tabrelay_extensions_pinned_id(qtbot: QtBot) -> None:
@@ -69,7 +72,7 @@ def test_the_dialog_recognises_the_tabrelay_extensions_pinned_id(qtbot: QtBot) -
     assert dialog.identity.text() == "✓ This is the id of the Tabrelay extension."
 
 
-async def test_the_pair_a_browser_window_lists_pairings_and_copies_the_token_for_manual_pairing(
+async def test_the_pair_a_browser_window_lists_pairings_and_pairs_one_more_by_hand(
     desktop: DesktopFactory,
 ) -> None:
     from PySide6.QtGui import QGuiApplication
@@ -78,6 +81,11 @@ async def test_the_pair_a_browser_window_lists_pairings_and_copies_the_token_for
         desk.ui.pair_browser()
         window = desk.ui.pair_dialog
         assert window is not None and window.paired.count() == 1
-        window.copy_button.click()
-        assert QGuiApplication.clipboard().text() == desk.harness.token
+        paired = desk.harness.token
+        await window.pair_by_hand()
+        copied = QGuiApplication.clipboard().text()
+        assert copied != paired, "a credential of its own for the browser paired by hand"
+        assert copied == desk.harness.credential(TABRELAY_EXTENSION_ID)
         assert "options page" in window.status.text()
+        assert window.paired.count() == 2
+        assert "Tabrelay" in window.paired.item(1).text()

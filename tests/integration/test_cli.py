@@ -62,25 +62,44 @@ def test_usage_errors_exit_2_with_one_line(home: Paths, args: list[str], message
 
 
 def test_pairing_from_the_command_line(home: Paths) -> None:
-    assert "No extension is paired" in run(home, "pair", "list").stdout
-    assert run(home, "pair", "allow", f"chrome-extension://{EXTENSION}/").returncode == 0
+    assert "No browser is paired" in run(home, "pair", "list").stdout
+    allowed = run(home, "pair", "allow", f"chrome-extension://{EXTENSION}/", "--minutes", "5")
+    assert allowed.returncode == 0 and "may pair once within 5 minutes" in allowed.stdout
     assert run(home, "pair", "allow", EXTENSION).returncode == 0  # idempotent
-    listed = run(home, "pair", "list").stdout.splitlines()
-    assert len(listed) == 1 and listed[0].startswith(EXTENSION)
-    assert run(home, "pair", "revoke", EXTENSION).returncode == 0
+    waiting = run(home, "pair", "list").stdout.splitlines()
+    assert waiting[0].startswith("No browser is paired")
+    assert waiting[1].startswith("(allowed to pair until ") and waiting[1].endswith(
+        f": {EXTENSION})"
+    )
+    added = run(home, "pair", "add", EXTENSION)
+    credential = re.search(r"\n  ([A-Za-z0-9_-]{43})\n", added.stdout)
+    assert added.returncode == 0 and credential is not None
+    [paired] = SettingsStore(home.settings_file).load().pairings
+    assert paired.extension_id == EXTENSION
+    listed = run(home, "pair", "list").stdout
+    assert listed.startswith(f"{paired.id}  {EXTENSION}  paired ")
+    assert credential.group(1) not in listed, "a credential is shown once, when made"
+    assert run(home, "pair", "revoke", paired.id).returncode == 0
     again = run(home, "pair", "revoke", EXTENSION)
     assert again.returncode == 1
-    assert again.stderr == f"tabrelay: extension {EXTENSION} is not paired\n"
+    assert (
+        again.stderr == f"tabrelay: nothing is paired as {EXTENSION} (see `tabrelay pair list`)\n"
+    )
+    bad = run(home, "pair", "allow", EXTENSION, "--minutes", "0")
+    assert bad.returncode == 2 and "--minutes must be more than 0" in bad.stderr
 
 
-def test_token_show_and_rotate(home: Paths) -> None:
-    first = run(home, "token", "show").stdout.strip()
-    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", first)
-    assert run(home, "token", "show").stdout.strip() == first
+def test_there_is_no_shared_token_to_show_and_rotation_unpairs_every_browser(home: Paths) -> None:
+    shown = run(home, "token", "show")
+    assert shown.returncode == 1 and "no shared relay token" in shown.stderr
+    assert "tabrelay pair add" in shown.stderr
+    first = re.search(r"\n  (\S{43})\n", run(home, "pair", "add").stdout)
+    assert first is not None
     rotated = run(home, "token", "rotate")
-    assert rotated.returncode == 0 and first not in rotated.stdout
-    assert run(home, "token", "show").stdout.strip() != first
-    assert SettingsStore(home.settings_file).load().secrets_revision == 1
+    assert rotated.returncode == 0 and first.group(1) not in rotated.stdout
+    assert "(1 paired browser)" in rotated.stdout
+    settings = SettingsStore(home.settings_file).load()
+    assert settings.pairings == [] and settings.rotations == 1
 
 
 def test_a_broken_settings_file_is_reported_not_fatal(home: Paths) -> None:
@@ -99,9 +118,10 @@ def test_doctor_reports_each_check_and_how_to_fix_it(home: Paths) -> None:
     assert "[ok  ] settings" in result.stdout
     assert "[WARN] secrets: file" in result.stdout and "fix: install and unlock" in result.stdout
     assert "[info] app: Tabrelay is not running" in result.stdout
-    assert "[WARN] paired extensions" in result.stdout
-    token = run(home, "token", "show").stdout.strip()
-    assert token not in result.stdout
+    assert "[WARN] paired browsers" in result.stdout
+    token = re.search(r"\n  (\S{43})\n", run(home, "pair", "add").stdout)
+    assert token is not None
+    assert token.group(1) not in run(home, "doctor").stdout
 
 
 def test_doctor_fails_when_the_relay_port_is_taken(home: Paths) -> None:

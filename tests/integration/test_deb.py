@@ -340,6 +340,14 @@ def test_serve_from_the_installed_bundle_answers_healthz(package: Package, tmp_p
             urllib.request.urlopen(mcp, timeout=5)
         assert refused.value.code == 401  # the MCP endpoint is up, and locked
         assert stop(process) == 0
+    paired = subprocess.run(
+        [str(package.executable), "pair", "add"],
+        env=frozen_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert paired.returncode == 0, paired.stderr
     secrets = home / "secrets" / "secrets.json"
     assert secrets.stat().st_mode & 0o777 == 0o600
 
@@ -458,9 +466,10 @@ def test_the_bundle_falls_back_to_a_private_file_without_a_keychain(
         for k, v in frozen_env(home).items()
         if k not in ("PYTHON_KEYRING_BACKEND", "DBUS_SESSION_BUS_ADDRESS")
     } | {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    result = subprocess.run(
-        [str(package.executable), "doctor"], env=env, capture_output=True, text=True, timeout=60
-    )
+    for command in (["client", "add", "probe"], ["doctor"]):
+        result = subprocess.run(
+            [str(package.executable), *command], env=env, capture_output=True, text=True, timeout=60
+        )
     assert "[WARN] secrets: file" in result.stdout, result.stdout + result.stderr
     assert (home / "secrets" / "secrets.json").stat().st_mode & 0o777 == 0o600
     assert (home / "secrets").stat().st_mode & 0o777 == 0o700

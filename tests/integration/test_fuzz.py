@@ -1,7 +1,7 @@
 """Property-based fuzzing of the app's edges, over real sockets (issue 8, THREATS C1, R10, M7).
 
-- the config endpoint: any path and headers; only the paired extension's exact request ever
-  sees the token, and nothing answers 500;
+- the config endpoint: any path and headers; a paired browser's credential is never sent, a new
+  one only to an exact request inside a pairing window, and nothing answers 500;
 - MCP tool arguments: any JSON for any tool; every call ends as a result (success or a clear
   ``isError``), never a protocol error, a crash or a hang, and the app keeps answering.
 
@@ -90,7 +90,7 @@ header_values = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=1
         max_size=2,
     ),
 )
-def test_only_the_paired_extension_ever_receives_the_token(
+def test_no_request_gets_a_credential_unless_exact_and_inside_a_pairing_window(
     core: CoreThread,
     path: str,
     origin: str,
@@ -113,9 +113,16 @@ def test_only_the_paired_extension_ever_receives_the_token(
         "evil": f"evil.example:{relay.port}",
         "none": f"127.0.0.1:{relay.port + 1}",
     }[host]
+
+    async def open_window() -> None:  # every time: the person has just allowed a pairing
+        relay.core.pairing.open_window(EXTENSION_ID)
+
+    core.call(open_window())
+    paired = relay.token
     response = asyncio.run(raw_request(relay.port, path, headers=headers, host=host_header))
     assert response.status < 500
-    leaked = relay.token.encode() in response.body
+    assert paired.encode() not in response.body, "a paired browser's credential leaked"
+    issued = response.status == 200 and b'"token"' in response.body
     exact = (
         path.startswith("/api/browser-relay/config")
         and not path.startswith("/api/browser-relay/config/")
@@ -124,7 +131,7 @@ def test_only_the_paired_extension_ever_receives_the_token(
         and fetch_mode != "navigate"
         and fetch_dest not in ("document", "iframe")
     )
-    assert leaked == exact, (response.status, headers)
+    assert issued == exact, (response.status, headers)
     if not exact:
         assert "access-control-allow-origin" not in response.headers
 

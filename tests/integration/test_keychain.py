@@ -26,16 +26,16 @@ def test_tokens_live_in_the_secret_service_when_one_is_running(tmp_path: Path) -
         store = TokenStore.open(paths)
         assert not store.insecure, store.problems
         print("backend:", store.backend.description)
-        token = store.relay_token()
-        assert TokenStore.open(paths).relay_token() == token
-        rotated = store.rotate_relay_token()
-        assert rotated != token and TokenStore.open(paths).relay_token() == rotated
+        token = store.create_browser_credential("b-1")
+        assert TokenStore.open(paths).browser_credential("b-1") == token
         store.create_client_token("cursor")
         assert TokenStore.open(paths).client_token("cursor")
         assert not paths.secrets_file.exists()
         import keyring
-        assert keyring.get_password(paths.keyring_service, "relay-token") == rotated
-        assert keyring.get_password("tabrelay", "relay-token") is None
+        assert keyring.get_password(paths.keyring_service, "browser:b-1") == token
+        assert keyring.get_password("tabrelay", "browser:b-1") is None
+        store.delete_browser_credential("b-1")
+        assert keyring.get_password(paths.keyring_service, "browser:b-1") is None
         print("ok")
         """
     )

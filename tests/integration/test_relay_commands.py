@@ -8,7 +8,7 @@ import time
 import pytest
 
 from support.fake_extension import OTHER_EXTENSION_ID
-from support.harness import RelayHarness, pair
+from support.harness import RelayHarness
 from tabrelay.errors import (
     BrowserDisconnected,
     CdpMethodBlocked,
@@ -187,9 +187,11 @@ async def test_denylisted_cdp_methods_never_leave_the_app(relay: RelayHarness) -
 async def test_several_browsers_connect_at_once_and_are_addressed_by_id(
     relay: RelayHarness,
 ) -> None:
-    pair(relay.paths, OTHER_EXTENSION_ID)
+    other = await relay.pair(OTHER_EXTENSION_ID)
     await relay.extension(instance="one", browser="Chrome 131")
-    await relay.extension(instance="two", browser="Edge 131", extension_id=OTHER_EXTENSION_ID)
+    await relay.extension(
+        instance="two", browser="Edge 131", extension_id=OTHER_EXTENSION_ID, token=other
+    )
     await relay.browser_count(2)
     with pytest.raises(NoBrowserError, match="several browsers are connected"):
         relay.core.registry.resolve()

@@ -21,7 +21,7 @@ from tabrelay.config.paths import Paths
 from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.errors import StartupError
 from tabrelay.protocol.constants import CONFIG_PATH, RELAY_PATH, CloseCode
-from tabrelay.relay.ratelimit import FailureLimiter
+from tabrelay.relay.ratelimit import FailureLimits
 from tabrelay.relay.server import require_loopback
 from tabrelay.system.logs import install_redaction
 
@@ -94,12 +94,45 @@ async def test_config_endpoint_never_gives_the_token_to_anything_but_a_paired_ex
     assert "access-control-allow-origin" not in response.headers
 
 
-async def test_config_endpoint_gives_a_paired_extension_the_token(relay: RelayHarness) -> None:
+async def test_a_local_program_forging_a_paired_origin_gets_no_credential(
+    relay: RelayHarness,
+) -> None:
+    """THREATS C1/R3: the paired id is public; outside a pairing window the endpoint answers
+    like for a stranger, and the forger cannot complete a handshake either."""
+    relay.approver.answer = None  # the person does not answer: nothing happened on their side
+    await relay.extension()
+    await relay.browser_count(1)
+    for _ in range(3):
+        response = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
+        assert response.status == 403
+        assert response.json() == {"error": "pairing_required"}
+        assert relay.token.encode() not in response.body
+    assert relay.approver.requests == [EXTENSION_ID], "the person is asked, once"
+    forger = FakeExtension(relay.port, "a-guess-at-the-credential", instance="forger")
+    with pytest.raises(Exception) as raised:
+        await forger.connect()
+    assert getattr(getattr(raised.value, "rcvd", None), "code", None) == CloseCode.AUTH_FAILED
+    assert [b.pairing_id for b in relay.core.registry.all()] == [paired_pairing(relay)]
+
+
+async def test_inside_a_window_the_person_opened_the_endpoint_pairs_one_new_browser_once(
+    relay: RelayHarness,
+) -> None:
+    before = relay.token
+    relay.core.pairing.open_window(EXTENSION_ID)
     response = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
     assert response.status == 200
-    assert response.json() == {"port": relay.port, "token": relay.token, "protocol": 1}
+    body = response.json()
+    assert body["port"] == relay.port and body["protocol"] == 1
+    assert body["token"] != before, "a credential of its own, not the other browser's"
     assert response.headers["access-control-allow-origin"] == PAIRED_ORIGIN
     assert response.headers["cache-control"] == "no-store"
+    again = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
+    assert again.status == 403, "once"
+    assert len(relay.core.settings.pairings) == 2
+    await relay.extension(token=body["token"], instance="second")
+    await relay.extension(token=before, instance="first")
+    await relay.browser_count(2)
 
 
 async def test_preflight_from_a_web_origin_gets_no_cors_grant(relay: RelayHarness) -> None:
@@ -125,10 +158,11 @@ async def test_an_unpaired_extension_raises_exactly_one_pairing_request(home: Pa
 
         approver.decide(True)
         async with asyncio.timeout(5):
-            while not relay.core.pairing.is_paired(EXTENSION_ID):
+            while relay.core.pairing.pending:
                 await asyncio.sleep(0.01)
         response = await raw_request(relay.port, CONFIG_PATH, headers=headers)
         assert response.json()["token"] == relay.token
+        assert relay.core.pairing.is_paired(EXTENSION_ID)
         extension = await relay.extension()
         await relay.browser_count(1)
         assert relay.core.registry.resolve().extension_id == extension.extension_id
@@ -141,10 +175,11 @@ async def test_a_denied_pairing_keeps_the_extension_out(home: Paths) -> None:
         async with asyncio.timeout(5):
             while relay.core.pairing.pending:
                 await asyncio.sleep(0.01)
-        response = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
-        assert response.json() == {"error": "pairing_required"}
-        assert approver.requests == [EXTENSION_ID, EXTENSION_ID]  # asked again, never paired
-        assert not SettingsStore(home.settings_file).load().paired_extensions
+        for _ in range(3):
+            response = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
+            assert response.json() == {"error": "pairing_required"}
+        assert approver.requests == [EXTENSION_ID], "a no is not asked again at once"
+        assert not SettingsStore(home.settings_file).load().pairings
 
 
 async def test_headless_pairing_only_through_the_command_line(
@@ -164,6 +199,8 @@ async def test_headless_pairing_only_through_the_command_line(
         await _cli(home, "pair", "allow", EXTENSION_ID)
         response = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
         assert response.json()["token"] == relay.token
+        again = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
+        assert again.json() == {"error": "pairing_required"}, "the allowance pairs once"
 
 
 # --- authentication --------------------------------------------------------------------------
@@ -198,6 +235,9 @@ async def test_query_token_can_be_turned_off(relay: RelayHarness) -> None:
         settings.allow_query_token = False
 
     SettingsStore(relay.paths.settings_file).update(disable)
+    async with asyncio.timeout(5):  # the running app sees the change
+        while relay.core.settings.allow_query_token:
+            await asyncio.sleep(0.01)
     with pytest.raises(InvalidStatus) as raised:
         await FakeExtension(relay.port, relay.token, seed=True).connect()
     assert raised.value.response.status_code == 401
@@ -248,28 +288,35 @@ async def test_fake_app_without_the_token_cannot_make_the_extension_obey(
     assert all(token not in frame for frame in received)
 
 
-async def test_failed_attempts_are_rate_limited_then_recover(home: Paths) -> None:
-    limiter = FailureLimiter(max_failures=3, window=10, cooldown=0.5)
-    async with running_core(home, limiter=limiter) as relay:
+async def test_failed_attempts_are_limited_per_offender_and_never_lock_out_the_browser(
+    home: Paths,
+) -> None:
+    limits = FailureLimits(max_failures=3, window=10, cooldown=30)
+    async with running_core(home, limits=limits) as relay:
         alerts = relay.core.hub.subscribe(accept=lambda e: e.kind == "alert")
         for _ in range(3):
             with pytest.raises(InvalidStatus):
                 await FakeExtension(relay.port, "guess", seed=True).connect()
-        with pytest.raises(InvalidStatus) as raised:  # even the right token, during cool-down
-            await FakeExtension(relay.port, relay.token, seed=True).connect()
+        with pytest.raises(InvalidStatus) as raised:  # the guesser now waits out its cool-down
+            await FakeExtension(relay.port, "guess", seed=True).connect()
         assert raised.value.response.status_code == 429
+        guesser = FakeExtension(relay.port, "guess", instance="guesser")
+        with pytest.raises(Exception) as closed:
+            await guesser.connect()
+        assert getattr(getattr(closed.value, "rcvd", None), "code", None) == CloseCode.RATE_LIMITED
         [alert] = alerts.drain()
         assert alert.method == "auth_rate_limited"
-        assert "guessing the relay token" in alert.params["message"]
-        await asyncio.sleep(0.6)
-        await relay.extension()
-        await relay.browser_count(1)
+        assert "guessing a browser's credential" in alert.params["message"]
+        # The paired browser, with its valid credential, is not slowed by any of it.
+        await relay.extension(seed=True, instance="seed")
+        await relay.extension(instance="modern")
+        await relay.browser_count(2)
 
 
 # --- rotation and revocation -----------------------------------------------------------------
 
 
-async def test_rotation_closes_live_sessions_within_a_second_and_the_old_token_fails(
+async def test_rotation_closes_live_sessions_within_a_second_and_the_old_credential_fails(
     relay: RelayHarness,
 ) -> None:
     seed = await relay.extension(seed=True)
@@ -281,10 +328,12 @@ async def test_rotation_closes_live_sessions_within_a_second_and_the_old_token_f
     assert await seed.wait_closed(1.0) == CloseCode.TOKEN_ROTATED
     assert await modern.wait_closed(1.0) == CloseCode.TOKEN_ROTATED
     assert asyncio.get_running_loop().time() - started < 1.0
-    assert relay.token != old
+    assert relay.core.settings.pairings == []
     with pytest.raises(InvalidStatus):
         await FakeExtension(relay.port, old, seed=True).connect()
-    await relay.extension(seed=True)  # the new token works
+    new = await relay.pair()  # the browser pairs again, as the person allows
+    assert new != old
+    await relay.extension(token=new, seed=True)
     await relay.browser_count(1)
 
 
@@ -294,7 +343,6 @@ async def test_rotation_from_the_command_line_reaches_the_running_app(relay: Rel
     old = relay.token
     await _cli(relay.paths, "token", "rotate")
     assert await extension.wait_closed(1.5) == CloseCode.TOKEN_ROTATED
-    assert relay.token != old
     with pytest.raises(InvalidStatus):
         await FakeExtension(relay.port, old, seed=True).connect()
 
@@ -306,6 +354,25 @@ async def test_revoking_a_pairing_disconnects_that_extension(relay: RelayHarness
     assert await extension.wait_closed(1.5) == CloseCode.NOT_PAIRED
     response = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
     assert response.json() == {"error": "pairing_required"}
+
+
+async def test_one_leaked_credential_is_one_revoke(relay: RelayHarness) -> None:
+    """Two browsers of the same extension, each with its own credential: revoking one pairing
+    disconnects that browser only, and its credential stops working."""
+    first = await relay.extension(instance="first")
+    second_token = await relay.pair()
+    second = await relay.extension(token=second_token, instance="second")
+    await relay.browser_count(2)
+    [second_pairing] = [
+        b.pairing_id for b in relay.core.registry.all() if b.hello and b.hello.instance == "second"
+    ]
+    assert second_pairing is not None
+    await _cli(relay.paths, "pair", "revoke", second_pairing)
+    assert await second.wait_closed(1.5) == CloseCode.NOT_PAIRED
+    await relay.browser_count(1)
+    assert not first.closed.is_set()
+    with pytest.raises(InvalidStatus):
+        await FakeExtension(relay.port, second_token, seed=True).connect()
 
 
 # --- one browser instance, one connection ----------------------------------------------------
@@ -394,9 +461,12 @@ async def test_the_relay_token_never_reaches_the_logs_even_at_debug(
             await FakeExtension(relay.port, old + "0", seed=True).connect()
         logging.getLogger("test").debug("a careless line with %s inside", old)
         await relay.core.rotate_relay_token()
-        await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
+        relay.core.pairing.open_window(EXTENSION_ID)
+        issued = await raw_request(relay.port, CONFIG_PATH, headers={"Origin": PAIRED_ORIGIN})
+        new = issued.json()["token"]
+        await relay.extension(token=new, instance="y")
         text = caplog.text
-        assert old not in text and relay.token not in text
+        assert old not in text and new not in text
         assert "careless line with [redacted] inside" in text
         assert "websockets" in {r.name.split(".")[0] for r in caplog.records}
     finally:
@@ -404,6 +474,11 @@ async def test_the_relay_token_never_reaches_the_logs_even_at_debug(
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def paired_pairing(relay: RelayHarness) -> str:
+    [paired] = relay.core.settings.pairings
+    return paired.id
 
 
 async def _cli(paths: Paths, *args: str) -> None:

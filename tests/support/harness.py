@@ -12,8 +12,9 @@ from support.fake_extension import EXTENSION_ID, FakeExtension
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
-from tabrelay.config.settings import PairedExtension, Settings
+from tabrelay.config.settings import SettingsStore
 from tabrelay.core import Core, CoreOptions
+from tabrelay.relay.pairing import Pairing
 from tabrelay.system.logs import Redactor
 
 
@@ -79,7 +80,32 @@ class RelayHarness:
 
     @property
     def token(self) -> str:
-        return self.core.relay_token()
+        """The credential of the newest pairing (the test extension's, when it is paired)."""
+        return self.credential()
+
+    def credential(self, extension_id: str | None = None) -> str:
+        """The newest credential paired for ``extension_id`` (any extension if ``None``)."""
+        found = [
+            token
+            for p in self.core.settings.pairings
+            if extension_id in (None, p.extension_id)
+            for pairing_id, token in self.core.credentials_for(p.extension_id)
+            if pairing_id == p.id
+        ]
+        assert found, f"no browser of {extension_id or 'any extension'} is paired"
+        return found[-1]
+
+    async def pair(self, extension_id: str = EXTENSION_ID) -> str:
+        """Pair one more browser of ``extension_id`` as `tabrelay pair add` would: its credential.
+
+        Returns once the running core accepts it.
+        """
+        pairing = Pairing(SettingsStore(self.paths.settings_file), self.tokens)
+        paired, token = await asyncio.to_thread(pairing.add, extension_id)
+        async with asyncio.timeout(5):
+            while (paired.id, token) not in self.core.credentials_for(extension_id):
+                await asyncio.sleep(0.01)
+        return token
 
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
@@ -103,7 +129,8 @@ class RelayHarness:
 
     async def extension(self, **kwargs: Any) -> FakeExtension:
         """A connected, authenticated fake extension (closed when the harness stops)."""
-        kwargs.setdefault("token", self.token)
+        if "token" not in kwargs:
+            kwargs["token"] = self.credential(kwargs.get("extension_id", EXTENSION_ID))
         extension = FakeExtension(self.port, **kwargs)
         self.extensions.append(extension)
         await extension.connect()
@@ -116,15 +143,23 @@ class RelayHarness:
                 await asyncio.sleep(0.005)
 
 
-def pair(paths: Paths, *extension_ids: str) -> None:
-    from tabrelay.config.settings import SettingsStore
+def pair(paths: Paths, *extension_ids: str) -> dict[str, str]:
+    """Pair a browser of each extension id unless one is paired: the new credentials."""
+    store = SettingsStore(paths.settings_file)
+    pairing = Pairing(store, TokenStore.open(paths))
+    paired = store.load()
+    return {
+        extension_id: pairing.add(extension_id)[1]
+        for extension_id in extension_ids
+        if not paired.is_paired(extension_id)
+    }
 
-    def add(settings: Settings) -> None:
-        for extension_id in extension_ids:
-            if not settings.is_paired(extension_id):
-                settings.paired_extensions.append(PairedExtension(id=extension_id))
 
-    SettingsStore(paths.settings_file).update(add)
+def allow_pairing(paths: Paths, *extension_ids: str) -> None:
+    """Let each extension pair once within minutes, as `tabrelay pair allow` would."""
+    pairing = Pairing(SettingsStore(paths.settings_file), TokenStore.open(paths))
+    for extension_id in extension_ids:
+        pairing.grant(extension_id)
 
 
 @asynccontextmanager
@@ -132,6 +167,7 @@ async def running_core(
     paths: Paths,
     *,
     paired: tuple[str, ...] = (EXTENSION_ID,),
+    allowed: tuple[str, ...] = (),
     approver: ScriptedApprover | None = None,
     tool_approver: ScriptedToolApprover | None = None,
     redactor: Redactor | None = None,
@@ -139,6 +175,8 @@ async def running_core(
 ) -> AsyncIterator[RelayHarness]:
     if paired:
         pair(paths, *paired)
+    if allowed:
+        allow_pairing(paths, *allowed)
     tokens = TokenStore.open(paths)
     approver = approver or ScriptedApprover()
     tool_approver = tool_approver or ScriptedToolApprover()

@@ -59,9 +59,9 @@ def test_a_working_keychain_is_used_and_namespaced_by_home(home: Paths) -> None:
     backend = MemoryKeyring()
     store = TokenStore.open(home, keyring_backend=backend)
     assert not store.insecure and store.problems == []
-    token = store.relay_token()
-    assert store.relay_token() == token
-    assert backend.entries == {(home.keyring_service, "relay-token"): token}
+    token = store.create_browser_credential("b-1")
+    assert store.browser_credential("b-1") == token
+    assert backend.entries == {(home.keyring_service, "browser:b-1"): token}
     assert home.keyring_service.startswith("tabrelay-")
     assert not home.secrets_file.exists()
 
@@ -83,35 +83,37 @@ def test_an_unusable_keychain_falls_back_to_a_private_file_and_says_so(
     assert store.insecure
     [problem] = store.problems
     assert "No usable keychain" in problem and str(home.secrets_file) in problem
-    token = store.relay_token()
+    token = store.create_browser_credential("b-1")
     assert stat.S_IMODE(home.secrets_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(home.secrets_dir.stat().st_mode) == 0o700
-    assert TokenStore.open(home, keyring_backend=backend).relay_token() == token
+    assert TokenStore.open(home, keyring_backend=backend).browser_credential("b-1") == token
 
 
 def test_a_secret_file_readable_by_others_is_repaired_and_reported(home: Paths) -> None:
     store = TokenStore.open(home, keyring_backend=keyring.backends.fail.Keyring())
-    store.relay_token()
+    store.create_browser_credential("b-1")
     os.chmod(home.secrets_file, 0o644)
     again = TokenStore.open(home, keyring_backend=keyring.backends.fail.Keyring())
-    again.relay_token()
+    again.browser_credential("b-1")
     assert stat.S_IMODE(home.secrets_file.stat().st_mode) == 0o600
     assert any("readable by other users" in p for p in again.all_problems())
 
 
 def test_a_corrupt_secret_file_is_an_error_not_a_silent_new_token(home: Paths) -> None:
     store = TokenStore.open(home, keyring_backend=keyring.backends.fail.Keyring())
-    store.relay_token()
+    store.create_browser_credential("b-1")
     home.secrets_file.write_text("{broken")
     with pytest.raises(SecretStoreError, match="cannot be read"):
-        store.relay_token()
+        store.browser_credential("b-1")
 
 
-def test_rotation_and_client_tokens(home: Paths) -> None:
+def test_browser_credentials_and_client_tokens_are_separate_and_deletable(home: Paths) -> None:
     store = TokenStore.open(home, keyring_backend=MemoryKeyring())
-    first = store.relay_token()
-    second = store.rotate_relay_token()
-    assert second != first and store.relay_token() == second
+    first = store.create_browser_credential("b-1")
+    second = store.create_browser_credential("b-2")
+    assert second != first and store.browser_credential("b-1") == first
+    store.delete_browser_credential("b-1")
+    assert store.browser_credential("b-1") is None and store.browser_credential("b-2") == second
     client = store.create_client_token("cursor")
     assert store.client_token("cursor") == client != second
     store.delete_client_token("cursor")

@@ -14,7 +14,7 @@ from tabrelay.config.paths import Paths
 from tabrelay.config.settings import (
     MIGRATIONS,
     SCHEMA_VERSION,
-    PairedExtension,
+    PairedBrowser,
     Settings,
     SettingsStore,
     migrate,
@@ -53,7 +53,8 @@ def test_update_writes_json_with_a_schema_version_and_bumps_the_revision(home: P
         ('{"relay_port": "many"}', "invalid setting relay_port"),
         ('{"relay_port": 70000}', "invalid setting relay_port"),
         ('{"tab_scope": "everything"}', "invalid setting tab_scope"),
-        ('{"paired_extensions": [{"id": "short"}]}', "paired_extensions.0.id"),
+        ('{"paired_extensions": [{"id": "short"}]}', "pairings.0.extension_id"),
+        ('{"schema_version": 2, "pairings": [{"id": "b-1", "extension_id": "x"}]}', "pairings.0"),
         ('{"schema_version": 99}', "newer Tabrelay"),
         ('{"schema_version": "one"}', "no valid schema_version"),
     ],
@@ -86,6 +87,16 @@ def test_invalid_change_is_refused_and_nothing_is_written(home: Paths) -> None:
     assert home.settings_file.read_bytes() == before
 
 
+def test_version_1_paired_extensions_become_pairings_on_the_shared_token() -> None:
+    paired = "a" * 32
+    settings = parse_settings(
+        f'{{"schema_version": 1, "paired_extensions": [{{"id": "{paired}", "paired_at": 5}}]}}'
+    )
+    [pairing] = settings.pairings
+    assert pairing.extension_id == paired and pairing.paired_at == 5 and pairing.legacy
+    assert settings.schema_version == SCHEMA_VERSION and settings.is_paired(paired)
+
+
 def test_unknown_keys_from_a_newer_minor_version_are_ignored() -> None:
     settings = parse_settings('{"schema_version": 1, "relay_port": 1234, "future_thing": true}')
     assert settings.relay_port == 1234
@@ -112,7 +123,7 @@ def test_changes_from_another_process_are_noticed(home: Paths) -> None:
     mine.load()
     assert mine.reload_if_changed() is None
     SettingsStore(home.settings_file).update(
-        lambda s: s.paired_extensions.append(PairedExtension(id="a" * 32))
+        lambda s: s.pairings.append(PairedBrowser(id="b-1234", extension_id="a" * 32))
     )
     changed = mine.reload_if_changed()
     assert changed is not None and changed.is_paired("a" * 32)

@@ -1,4 +1,5 @@
-"""Secrets: the relay token and MCP client tokens, in the OS keychain or a 0600 file.
+"""Secrets: each paired browser's credential and each MCP client's token, in the OS keychain or
+a 0600 file.
 
 ``TokenStore.open`` probes the keychain with a round trip; where there is no usable backend
 (headless Linux, keyring's ``fail`` or ``null`` backends, a locked or broken Secret Service)
@@ -22,14 +23,15 @@ import keyring
 import keyring.backend
 import keyring.errors
 
-from tabrelay.config.files import atomic_write, file_lock
+from tabrelay.config.files import atomic_write, file_lock, make_private_dir
 from tabrelay.config.paths import Paths
 from tabrelay.errors import ConfigError, SecretStoreError
 
 logger = logging.getLogger(__name__)
 
-RELAY_TOKEN = "relay-token"  # noqa: S105 - the entry name, not a secret
+LEGACY_RELAY_TOKEN = "relay-token"  # noqa: S105 - the entry name of the old shared token
 CLIENT_PREFIX = "client:"
+BROWSER_PREFIX = "browser:"
 _PROBE = "probe"
 
 
@@ -113,7 +115,8 @@ class FileSecrets:
             os.chmod(self.path, 0o600)
             message = (
                 f"{self.path} was readable by other users; its permissions were reset to 0600. "
-                "Rotate the relay token with `tabrelay token rotate`."
+                "Replace the secrets it holds: `tabrelay token rotate` (browsers pair again) and "
+                "a new token for each MCP client (`tabrelay client revoke` / `add`)."
             )
             logger.warning("%s", message)
             self.problems.append(message)
@@ -133,9 +136,9 @@ class FileSecrets:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.path.parent)
         if os.name != "nt":
-            os.chmod(self.path.parent, 0o700)
+            os.chmod(self.path.parent, 0o700)  # an existing folder, made before, too
         with file_lock(self.path.with_name(self.path.name + ".lock")):
             yield
 
@@ -168,18 +171,25 @@ class TokenStore:
         extra = getattr(self.backend, "problems", [])
         return [*self.problems, *extra]
 
-    def relay_token(self) -> str:
-        """The relay token, created on first use."""
-        token = self.backend.get(RELAY_TOKEN)
-        if not token:
-            token = new_token()
-            self.backend.set(RELAY_TOKEN, token)
+    def browser_credential(self, pairing_id: str) -> str | None:
+        """The credential of one paired browser (``PairedBrowser.id``)."""
+        return self.backend.get(BROWSER_PREFIX + pairing_id)
+
+    def create_browser_credential(self, pairing_id: str, *, value: str | None = None) -> str:
+        """A fresh credential for a new pairing (or ``value``, when migrating an old one)."""
+        token = value or new_token()
+        self.backend.set(BROWSER_PREFIX + pairing_id, token)
         return token
 
-    def rotate_relay_token(self) -> str:
-        token = new_token()
-        self.backend.set(RELAY_TOKEN, token)
-        return token
+    def delete_browser_credential(self, pairing_id: str) -> None:
+        self.backend.delete(BROWSER_PREFIX + pairing_id)
+
+    def legacy_relay_token(self) -> str | None:
+        """The relay token every browser shared before each got its own (to migrate)."""
+        return self.backend.get(LEGACY_RELAY_TOKEN)
+
+    def delete_legacy_relay_token(self) -> None:
+        self.backend.delete(LEGACY_RELAY_TOKEN)
 
     def client_token(self, name: str) -> str | None:
         return self.backend.get(CLIENT_PREFIX + name)

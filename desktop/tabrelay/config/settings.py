@@ -21,14 +21,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tabrelay.config.files import atomic_write, file_lock
+from tabrelay.config.files import atomic_write, file_lock, make_private_dir
 from tabrelay.errors import ConfigError, SettingsError
 from tabrelay.protocol.constants import DEFAULT_MCP_PORT, DEFAULT_RELAY_PORT
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 EXTENSION_ID = re.compile(r"^[a-p]{32}$")
+PAIRING_ID = re.compile(r"^[a-z0-9-]{4,40}$")
 CLIENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 Decision = Literal["allow", "ask", "deny"]
@@ -38,16 +39,42 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", validate_assignment=True)
 
 
-class PairedExtension(_Model):
+def _extension_id(value: str) -> str:
+    if not EXTENSION_ID.match(value):
+        raise ValueError("an extension id is 32 letters a-p")
+    return value
+
+
+class PairedBrowser(_Model):
+    """One browser the person paired: its credential is kept under ``id`` in the secret store.
+
+    ``legacy`` pairings come from before each browser had its own credential: until the core
+    gives them one, they use the old shared relay token.
+    """
+
     id: str
+    extension_id: str
     paired_at: float = Field(default_factory=time.time)
+    label: str = ""  # the browser as it named itself when it last connected ("Chromium 156")
+    legacy: bool = False
 
     @field_validator("id")
     @classmethod
     def _valid_id(cls, value: str) -> str:
-        if not EXTENSION_ID.match(value):
-            raise ValueError("an extension id is 32 letters a-p")
+        if not PAIRING_ID.match(value):
+            raise ValueError("a pairing id is 4-40 lower-case letters, digits or '-'")
         return value
+
+    _valid_extension = field_validator("extension_id")(_extension_id)
+
+
+class PairingGrant(_Model):
+    """The person allowed, ahead of time, one pairing by this extension id (the CLI, headless)."""
+
+    extension_id: str
+    expires_at: float
+
+    _valid_extension = field_validator("extension_id")(_extension_id)
 
 
 class McpClient(_Model):
@@ -88,7 +115,9 @@ class Settings(_Model):
     relay_port: int = Field(default=DEFAULT_RELAY_PORT, ge=0, le=65535)
     mcp_port: int = Field(default=DEFAULT_MCP_PORT, ge=0, le=65535)
     allow_query_token: bool = True
-    paired_extensions: list[PairedExtension] = Field(default_factory=list)
+    pairings: list[PairedBrowser] = Field(default_factory=list)
+    pairing_grants: list[PairingGrant] = Field(default_factory=list)
+    rotations: int = 0  # times every browser credential was replaced (`tabrelay token rotate`)
     clients: list[McpClient] = Field(default_factory=list)
     policy_rules: list[PolicyRule] = Field(default_factory=list)
     command_timeout: float = Field(default=30.0, gt=0, le=600)
@@ -105,11 +134,30 @@ class Settings(_Model):
     autostart: bool = False
 
     def is_paired(self, extension_id: str) -> bool:
-        return any(p.id == extension_id for p in self.paired_extensions)
+        """Whether any browser with this extension id is paired (its Origin may connect)."""
+        return any(p.extension_id == extension_id for p in self.pairings)
+
+
+def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    """Paired extension ids become pairings that still use the shared relay token."""
+    paired = raw.pop("paired_extensions", None)
+    pairings = []
+    for entry in paired if isinstance(paired, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            pairings.append(
+                {
+                    "id": f"legacy-{entry['id'][:8]}",
+                    "extension_id": entry["id"],
+                    "paired_at": entry.get("paired_at", time.time()),
+                    "legacy": True,
+                }
+            )
+    raw["pairings"] = pairings
+    return raw
 
 
 # Each migration turns the dict of version N into version N + 1.
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 
 
 def migrate(raw: dict[str, Any]) -> dict[str, Any]:
@@ -235,6 +283,6 @@ class SettingsStore:
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.path.parent)
         with file_lock(self.path.with_name(self.path.name + ".lock")):
             yield

@@ -16,6 +16,8 @@ HEALTH_PATH = "/healthz"
 
 DEFAULT_RELAY_PORT = 23001
 DEFAULT_MCP_PORT = 23002
+# The id Chrome derives from the extension manifest's pinned "key" (a test checks it).
+TABRELAY_EXTENSION_ID = "eoaagjoooodkomhaagnbdmknnndlhkmk"
 
 # The seed table of DESIGN §3: what every relay extension understands.
 SEED_METHODS: tuple[str, ...] = (

@@ -59,12 +59,14 @@ class Browser:
         browser_id: str,
         extension_id: str,
         hello: Hello | None,
+        pairing_id: str | None = None,
         command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
         max_pending: int = DEFAULT_MAX_PENDING,
         on_change: Callable[[Browser], None] | None = None,
     ) -> None:
         self.id = browser_id
         self.extension_id = extension_id
+        self.pairing_id = pairing_id  # the pairing whose credential this connection proved
         self.hello = hello
         self.command_timeout = command_timeout
         self.connected_at = time.time()

@@ -1,21 +1,32 @@
-"""Pairing: which extension ids may get the relay token and connect (DESIGN §4.5).
+"""Pairing (DESIGN §4.5): which browsers may connect, each with a credential of its own.
 
-An unknown extension asking for the config raises one pairing request to the ``Approver`` (the
-tray dialog; a test approver in tests) and is refused until it is allowed. Requests are
-deduplicated while one is open. Headless there is no approver: only ``tabrelay pair allow ID``
-pairs, and the log says so once per id. Paired ids persist in the settings file.
+A credential is handed out only inside a pairing window, once: either the person allowed this
+very request in the tray (the ``PairingApprover``'s dialog) or allowed the extension ahead of
+time with ``tabrelay pair allow`` (a ``PairingGrant`` in the settings, the headless way). An
+Origin header alone proves nothing — any local program can send a paired extension's id — so a
+request outside a window only raises the question, and after a "no" the same extension is not
+asked again for a while. Each pairing is a ``PairedBrowser`` in the settings with its own
+credential in the secret store, so one leak is one revoke. Blocking methods (settings file,
+keychain) are for the CLI and for threads; the app calls ``claim`` and ``request``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
+import time
 from collections.abc import Callable
 from typing import Protocol
 
-from tabrelay.config.settings import PairedExtension, Settings, SettingsStore
+from tabrelay.config.secrets import TokenStore
+from tabrelay.config.settings import PairedBrowser, PairingGrant, Settings, SettingsStore
 
 logger = logging.getLogger(__name__)
+
+WINDOW = 120.0  # seconds an approved pairing stays open for the extension to collect it
+REFUSED_PAUSE = 60.0  # after a "no", the same extension is not asked again for this long
+GRANT_MINUTES = 10.0  # `tabrelay pair allow`: how long the extension has to come and pair
 
 
 class PairingApprover(Protocol):
@@ -28,27 +39,91 @@ class Pairing:
     def __init__(
         self,
         store: SettingsStore,
+        tokens: TokenStore,
         *,
         approver: PairingApprover | None = None,
         on_request: Callable[[str], None] | None = None,
+        on_paired: Callable[[PairedBrowser, str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
+        self._tokens = tokens
         self.approver = approver
         self._on_request = on_request
-        self.pending: set[str] = set()
+        self._on_paired = on_paired
+        self._clock = clock
+        self.pending: set[str] = set()  # extensions whose question is being asked
+        self._windows: dict[str, float] = {}  # extension id → when its approved window closes
+        self._refused: dict[str, float] = {}  # extension id → when it may be asked again
         self._announced: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
     def settings(self) -> Settings:
-        """The current settings, re-read if another process (the CLI) changed the file."""
-        return self._store.reload_if_changed() or self._store.current
+        return self._store.current
 
     def is_paired(self, extension_id: str) -> bool:
         return self.settings().is_paired(extension_id)
 
+    # --- the config endpoint ----------------------------------------------------------------
+
+    async def claim(self, extension_id: str) -> str | None:
+        """A new credential for this extension if a pairing window is open for it (closing
+        it), else ``None`` — after asking the person, unless a question is already out."""
+        if self._take_window(extension_id) or await asyncio.to_thread(
+            self._take_grant, extension_id
+        ):
+            paired, token = await self.pair_now(extension_id)
+            logger.info("browser pairing %s issued to extension %s", paired.id, extension_id)
+            return token
+        self.request(extension_id)
+        return None
+
+    async def pair_now(self, extension_id: str) -> tuple[PairedBrowser, str]:
+        """Pair one browser of ``extension_id`` now (the person asked), usable at once."""
+        paired, token = await asyncio.to_thread(self.add, extension_id)
+        if self._on_paired is not None:
+            self._on_paired(paired, token)
+        return paired, token
+
+    def open_window(self, extension_id: str) -> None:
+        """The person allowed this extension to pair now: its next config request pairs it."""
+        self._windows[extension_id] = self._clock() + WINDOW
+        self._refused.pop(extension_id, None)
+
+    def _take_window(self, extension_id: str) -> bool:
+        deadline = self._windows.pop(extension_id, None)
+        return deadline is not None and self._clock() < deadline
+
+    def _take_grant(self, extension_id: str) -> bool:
+        """Consume an unexpired grant for this extension (blocking: the settings file)."""
+        now = time.time()
+        settings = self._store.reload_if_changed() or self._store.current  # the CLI wrote it
+        if not any(
+            g.extension_id == extension_id and g.expires_at > now for g in settings.pairing_grants
+        ):
+            return False
+        taken = False
+
+        def take(settings: Settings) -> None:
+            nonlocal taken
+            kept = []
+            for grant in settings.pairing_grants:
+                if grant.expires_at <= now:
+                    continue  # expired: drop it on the way
+                if not taken and grant.extension_id == extension_id:
+                    taken = True
+                    continue
+                kept.append(grant)
+            settings.pairing_grants = kept
+
+        self._store.update(take)
+        return taken
+
     def request(self, extension_id: str) -> None:
-        """An unpaired extension asked for the config: ask the approver once."""
+        """An extension asked for a credential outside a window: ask the person, once."""
         if extension_id in self.pending:
+            return
+        if self._clock() < self._refused.get(extension_id, 0.0):
             return
         if self.approver is None:
             if extension_id not in self._announced:
@@ -78,34 +153,76 @@ class Pairing:
         finally:
             self.pending.discard(extension_id)
         if allowed:
-            await asyncio.to_thread(self.allow, extension_id)
-            logger.info("extension %s paired", extension_id)
+            self.open_window(extension_id)
+            logger.info("pairing of extension %s allowed; waiting for it to collect", extension_id)
         else:
+            self._refused[extension_id] = self._clock() + REFUSED_PAUSE
             logger.info("pairing of extension %s denied", extension_id)
 
-    def allow(self, extension_id: str) -> None:
-        """Pair an extension id (blocking: writes the settings file)."""
+    # --- the person's commands (blocking) ---------------------------------------------------
+
+    def add(self, extension_id: str, *, label: str = "") -> tuple[PairedBrowser, str]:
+        """Pair one browser of ``extension_id`` now: its pairing and its new credential."""
+        paired = PairedBrowser(id=f"b-{secrets.token_hex(4)}", extension_id=extension_id)
+        paired.label = label
+        token = self._tokens.create_browser_credential(paired.id)
+
+        def append(settings: Settings) -> None:
+            settings.pairings.append(paired)
+            settings.secrets_revision += 1
+
+        try:
+            self._store.update(append)
+        except BaseException:
+            self._tokens.delete_browser_credential(paired.id)
+            raise
+        return paired, token
+
+    def grant(self, extension_id: str, *, minutes: float = GRANT_MINUTES) -> PairingGrant:
+        """Allow one pairing by ``extension_id`` within ``minutes`` (``tabrelay pair allow``)."""
+        grant = PairingGrant(extension_id=extension_id, expires_at=time.time() + minutes * 60)
 
         def add(settings: Settings) -> None:
-            if not settings.is_paired(extension_id):
-                settings.paired_extensions.append(PairedExtension(id=extension_id))
+            settings.pairing_grants = [
+                g for g in settings.pairing_grants if g.extension_id != extension_id
+            ]
+            settings.pairing_grants.append(grant)
 
         self._store.update(add)
+        return grant
 
-    def revoke(self, extension_id: str) -> bool:
-        """Unpair an extension id; ``False`` if it was not paired (blocking)."""
-        found = False
+    def revoke(self, key: str) -> list[PairedBrowser]:
+        """Unpair the pairing with this id, or every pairing of this extension id; what went.
 
-        def remove(settings: Settings) -> None:
-            nonlocal found
-            before = len(settings.paired_extensions)
-            settings.paired_extensions = [
-                p for p in settings.paired_extensions if p.id != extension_id
+        Its credentials stop working at once; a running app closes their connections.
+        """
+        return self._remove(lambda p: key in (p.id, p.extension_id))
+
+    def revoke_all(self) -> list[PairedBrowser]:
+        """Replace every browser's credential (``tabrelay token rotate``): each pairs again."""
+        return self._remove(lambda p: True, rotation=True)
+
+    def _remove(
+        self, chosen: Callable[[PairedBrowser], bool], *, rotation: bool = False
+    ) -> list[PairedBrowser]:
+        removed: list[PairedBrowser] = []
+
+        def drop(settings: Settings) -> None:
+            settings.rotations += rotation
+            removed.extend(p for p in settings.pairings if chosen(p))
+            settings.pairings = [p for p in settings.pairings if not chosen(p)]
+            gone = {p.extension_id for p in removed} - {p.extension_id for p in settings.pairings}
+            settings.pairing_grants = [
+                g for g in settings.pairing_grants if g.extension_id not in gone
             ]
-            found = len(settings.paired_extensions) != before
+            if removed:
+                settings.secrets_revision += 1
 
-        self._store.update(remove)
-        return found
+        self._store.update(drop)
+        for paired in removed:
+            if not paired.legacy:
+                self._tokens.delete_browser_credential(paired.id)
+        return removed
 
     async def close(self) -> None:
         for task in list(self._tasks):

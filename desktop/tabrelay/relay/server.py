@@ -1,10 +1,13 @@
 """The relay server: the extension's WebSocket, the pairing config endpoint and the health check.
 
-Every request passes the Host check (421). The WebSocket upgrade needs the Origin of a paired
+Every request passes the Host check (421). The config endpoint hands a new credential out only
+inside a pairing window (``pairing.py``). The WebSocket upgrade needs the Origin of a paired
 extension (403 before the upgrade); then either the seed protocol's ``?token=`` (checked
-before the upgrade) or the challenge–response of ``protocol/handshake.py``. Failed
-authentication is rate-limited. After authentication a connection becomes a ``Browser`` in
-the registry; its frames are parsed strictly, bad ones answered with an error frame and the
+before the upgrade) or the challenge–response of ``protocol/handshake.py``, against the
+credentials of that extension's pairings; the one that matches names the connection's
+pairing. Failed authentication is rate-limited per extension id, and only failures are: a
+valid credential always gets in. After authentication a connection becomes a ``Browser`` in the
+registry; its frames are parsed strictly, bad ones answered with an error frame and the
 connection closed after too many. Close codes are ``CloseCode``. Knows nothing of MCP or Qt.
 """
 
@@ -64,12 +67,13 @@ from tabrelay.protocol.messages import (
 from tabrelay.relay.browser import DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_PENDING, Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.relay.pairing import Pairing
-from tabrelay.relay.ratelimit import FailureLimiter
+from tabrelay.relay.ratelimit import FailureLimits
 from tabrelay.relay.registry import BrowserRegistry
 
 logger = logging.getLogger(__name__)
 
 EXTENSION_ORIGIN = re.compile(r"^chrome-extension://([a-p]{32})$")
+Credentials = Callable[[str], list[tuple[str, str]]]  # extension id → [(pairing id, credential)]
 MIN_NONCE_LENGTH = 22  # 16 random bytes in base64url
 MAX_VIOLATIONS_PER_MINUTE = 20
 
@@ -102,10 +106,10 @@ def allowed_hosts(host: str, port: int) -> frozenset[str]:
 
 @dataclass(slots=True)
 class _Admission:
-    """What process_request decided about a WebSocket upgrade."""
+    """What process_request decided about a WebSocket upgrade (a seed knows its pairing)."""
 
     extension_id: str
-    seed: bool
+    seed_pairing: str | None
 
 
 @dataclass(slots=True)
@@ -125,11 +129,11 @@ class RelayServer:
         *,
         host: str,
         port: int,
-        token: Callable[[], str],
+        credentials: Credentials,
         pairing: Pairing,
         registry: BrowserRegistry,
         hub: EventHub,
-        limiter: FailureLimiter | None = None,
+        limits: FailureLimits | None = None,
         auth_timeout: float = 5.0,
         ping_interval: float = 15.0,
         pong_timeout: float = 20.0,
@@ -140,11 +144,11 @@ class RelayServer:
         self.host = host
         self._requested_port = port
         self.port = port
-        self._token = token
+        self._credentials = credentials
         self.pairing = pairing
         self.registry = registry
         self.hub = hub
-        self.limiter = limiter or FailureLimiter()
+        self.limits = limits or FailureLimits()
         self.auth_timeout = auth_timeout
         self.ping_interval = ping_interval
         self.pong_timeout = pong_timeout
@@ -222,16 +226,18 @@ class RelayServer:
             *(c.close(code, reason) for c in list(self._live)), return_exceptions=True
         )
 
-    async def close_extension(self, extension_id: str, code: CloseCode, reason: str) -> None:
-        """Close the connections of one extension id (its pairing was revoked)."""
-        links = [link for link in self._links.values() if link.browser.extension_id == extension_id]
+    async def close_pairings(self, pairing_ids: set[str], code: CloseCode, reason: str) -> None:
+        """Close the connections authenticated by these pairings (they were revoked)."""
+        links = [link for link in self._links.values() if link.browser.pairing_id in pairing_ids]
         await asyncio.gather(
             *(link.connection.close(code, reason) for link in links), return_exceptions=True
         )
 
     # --- HTTP: before any upgrade ----------------------------------------------------------
 
-    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def _process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
         hosts = request.headers.get_all("Host")
         if len(hosts) != 1 or hosts[0].lower() not in self._hosts:
             return _json_response(http.HTTPStatus.MISDIRECTED_REQUEST, {"error": "bad_host"})
@@ -242,21 +248,21 @@ class RelayServer:
                 {"status": "ok", "version": __version__, "browsers": len(self.registry)},
             )
         if url.path == CONFIG_PATH:
-            return self._config(request)
+            return await self._config(request)
         if url.path != RELAY_PATH:
             return _json_response(http.HTTPStatus.NOT_FOUND, {"error": "not_found"})
         return self._admit(connection, request, parse_qs(url.query))
 
-    def _config(self, request: Request) -> Response:
+    async def _config(self, request: Request) -> Response:
         extension_id = self._extension_origin(request)
         if extension_id is None:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
-        if not self.pairing.is_paired(extension_id):
-            self.pairing.request(extension_id)
+        token = await self.pairing.claim(extension_id)
+        if token is None:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "pairing_required"})
         return _json_response(
             http.HTTPStatus.OK,
-            {"port": self.port, "token": self._token(), "protocol": PROTOCOL_VERSION},
+            {"port": self.port, "token": token, "protocol": PROTOCOL_VERSION},
             {"Access-Control-Allow-Origin": f"chrome-extension://{extension_id}", "Vary": "Origin"},
         )
 
@@ -266,22 +272,33 @@ class RelayServer:
         extension_id = self._extension_origin(request)
         if extension_id is None or not self.pairing.is_paired(extension_id):
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
-        if self.limiter.blocked():
-            return _json_response(
-                http.HTTPStatus.TOO_MANY_REQUESTS,
-                {"error": "rate_limited"},
-                {"Retry-After": str(int(self.limiter.retry_after()) + 1)},
-            )
         tokens = query.get("token")
+        seed_pairing = None
         if tokens is not None:  # the seed protocol: token in the query string
             if not self.pairing.settings().allow_query_token:
                 return _json_response(
                     http.HTTPStatus.UNAUTHORIZED, {"error": "query_token_disabled"}
                 )
-            if len(tokens) != 1 or not proofs_match(self._token(), tokens[0]):
-                self._auth_failed("wrong relay token in the query string")
+            presented = tokens[0] if len(tokens) == 1 else ""
+            seed_pairing = next(
+                (
+                    p
+                    for p, token in self._credentials(extension_id)
+                    if proofs_match(token, presented)
+                ),
+                None,
+            )
+            if seed_pairing is None:
+                if self.limits.blocked(extension_id):
+                    retry = str(int(self.limits.retry_after(extension_id)) + 1)
+                    return _json_response(
+                        http.HTTPStatus.TOO_MANY_REQUESTS,
+                        {"error": "rate_limited"},
+                        {"Retry-After": retry},
+                    )
+                self._auth_failed(extension_id, "wrong relay token in the query string")
                 return _json_response(http.HTTPStatus.UNAUTHORIZED, {"error": "unauthorized"})
-        self._admissions[connection.id] = _Admission(extension_id, seed=tokens is not None)
+        self._admissions[connection.id] = _Admission(extension_id, seed_pairing)
         return None
 
     def _extension_origin(self, request: Request) -> str | None:
@@ -301,14 +318,14 @@ class RelayServer:
         match = EXTENSION_ORIGIN.match(origins[0])
         return match.group(1) if match else None
 
-    def _auth_failed(self, why: str) -> None:
-        logger.warning("relay authentication failed: %s", why)
-        if self.limiter.record_failure():
+    def _auth_failed(self, extension_id: str, why: str) -> None:
+        logger.warning("relay authentication failed for extension %s: %s", extension_id, why)
+        if self.limits.record_failure(extension_id):
             message = (
-                f"{self.limiter.max_failures} failed connection attempts in "
-                f"{self.limiter.window:g} s; the relay refuses new ones for "
-                f"{self.limiter.cooldown:g} s. A program on this computer may be guessing "
-                "the relay token."
+                f"{self.limits.max_failures} failed connection attempts as extension "
+                f"{extension_id} in {self.limits.window:g} s; the relay refuses its failing ones "
+                f"for {self.limits.cooldown:g} s (the paired browser still connects). A program "
+                "on this computer may be guessing a browser's credential."
             )
             logger.warning("possible attack: %s", message)
             self.hub.publish(
@@ -324,14 +341,19 @@ class RelayServer:
             return
         self._live.add(connection)
         try:
-            hello = None if admission.seed else await self._authenticate(connection)
-            if not admission.seed and hello is None:
-                return
+            hello: Hello | None = None
+            pairing_id = admission.seed_pairing
+            if pairing_id is None:
+                authenticated = await self._authenticate(connection, admission.extension_id)
+                if authenticated is None:
+                    return
+                hello, pairing_id = authenticated
             connection.protocol.max_message_size = MAX_FRAME_AFTER_AUTH
             browser = Browser(
                 connection,
                 browser_id=self._browser_id(admission.extension_id, hello),
                 extension_id=admission.extension_id,
+                pairing_id=pairing_id,
                 hello=hello,
                 command_timeout=self.command_timeout,
                 max_pending=self.max_pending,
@@ -346,8 +368,12 @@ class RelayServer:
         finally:
             self._live.discard(connection)
 
-    async def _authenticate(self, connection: ServerConnection) -> Hello | None:
-        """Run the challenge–response, then wait for hello. ``None`` if it failed (closed)."""
+    async def _authenticate(
+        self, connection: ServerConnection, extension_id: str
+    ) -> tuple[Hello, str] | None:
+        """Run the challenge–response against each credential of the extension's pairings,
+        then wait for hello: hello and the matching pairing, or ``None`` if it failed (closed).
+        """
         app_nonce = new_nonce()
         try:
             await connection.send(
@@ -361,24 +387,26 @@ class RelayServer:
             )
             answer = await self._receive_first(connection)
             if not isinstance(answer, AuthResponse) or len(answer.nonce) < MIN_NONCE_LENGTH:
-                self._auth_failed("the extension did not answer the challenge")
-                await connection.close(CloseCode.AUTH_FAILED, "authentication failed")
+                await self._refuse(connection, extension_id, "it did not answer the challenge")
                 return None
-            token = self._token()
-            expected = extension_proof(
-                token, port=self.port, app_nonce=app_nonce, extension_nonce=answer.nonce
+            nonces = {"app_nonce": app_nonce, "extension_nonce": answer.nonce}
+            matched = next(
+                (
+                    (pairing_id, token)
+                    for pairing_id, token in self._credentials(extension_id)
+                    if proofs_match(extension_proof(token, port=self.port, **nonces), answer.proof)
+                ),
+                None,
             )
-            if not proofs_match(expected, answer.proof):
-                self._auth_failed("wrong proof in auth.response")
-                await connection.close(CloseCode.AUTH_FAILED, "authentication failed")
+            if matched is None:
+                await self._refuse(connection, extension_id, "wrong proof in auth.response")
                 return None
+            pairing_id, token = matched
             await connection.send(
                 encode(
                     {
                         "type": MessageType.AUTH_OK,
-                        "proof": app_proof(
-                            token, port=self.port, app_nonce=app_nonce, extension_nonce=answer.nonce
-                        ),
+                        "proof": app_proof(token, port=self.port, **nonces),
                     }
                 )
             )
@@ -386,12 +414,21 @@ class RelayServer:
             if not isinstance(hello, Hello):
                 await connection.close(CloseCode.PROTOCOL_ERROR, "expected hello")
                 return None
-            return hello
+            return hello, pairing_id
         except TimeoutError:
             await connection.close(CloseCode.AUTH_TIMEOUT, "authentication timed out")
         except ConnectionClosed:
             pass
         return None
+
+    async def _refuse(self, connection: ServerConnection, extension_id: str, why: str) -> None:
+        """Close a failed handshake: 4401, or 4429 while this extension id is cooling down."""
+        cooling = self.limits.blocked(extension_id)
+        self._auth_failed(extension_id, why)
+        if cooling:
+            await connection.close(CloseCode.RATE_LIMITED, "too many failed attempts")
+        else:
+            await connection.close(CloseCode.AUTH_FAILED, "authentication failed")
 
     async def _receive_first(self, connection: ServerConnection) -> ExtensionMessage | None:
         """One handshake frame, parsed; ``None`` when it is malformed."""

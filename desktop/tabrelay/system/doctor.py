@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shlex
 import shutil
 import socket
 import sys
@@ -81,7 +82,7 @@ class Doctor:
 
     def run(self) -> list[Check]:
         store = SettingsStore(self.paths.settings_file)
-        checks = [self._version(), self._settings(store), *self._secrets()]
+        checks = [self._version(), self._settings(store), *self._secrets(), *self._permissions()]
         settings = store.current
         instance = running_instance(self.paths)
         checks.append(self._running(instance))
@@ -89,12 +90,12 @@ class Doctor:
             checks.append(self._port("relay port", settings.relay_port, "relay_port"))
             checks.append(self._port("MCP port", settings.mcp_port, "mcp_port"))
         checks.append(
-            Check("paired extensions", "ok", f"{len(settings.paired_extensions)} paired")
-            if settings.paired_extensions
+            Check("paired browsers", "ok", f"{len(settings.pairings)} paired")
+            if settings.pairings
             else Check(
-                "paired extensions",
+                "paired browsers",
                 "warn",
-                "no browser extension is paired yet",
+                "no browser is paired yet",
                 "install the Tabrelay extension, open its popup and approve it in the tray",
             )
         )
@@ -124,7 +125,7 @@ class Doctor:
     def _secrets(self) -> list[Check]:
         try:
             tokens = self._open_tokens(self.paths)
-            tokens.relay_token()
+            tokens.client_token("doctor-probe")  # a read proves the store answers
         except TabrelayError as exc:
             return [Check("secrets", "fail", exc.message, "see the message; then run doctor again")]
         detail = tokens.backend.description
@@ -141,6 +142,24 @@ class Doctor:
         ]
         checks.extend(Check("secrets", "warn", p) for p in tokens.all_problems())
         return checks
+
+    def _permissions(self) -> list[Check]:
+        """A warning when others may read the app's files; nothing when all is private."""
+        loose = self.paths.find_loose()
+        if not loose:
+            return []
+        shown = ", ".join(str(p) for p in loose[:3])
+        more = f" and {len(loose) - 3} more" if len(loose) > 3 else ""
+        home = self.paths.home
+        roots = " ".join(shlex.quote(str(r)) for r in ((home,) if home else self.paths.own_dirs))
+        return [
+            Check(
+                "permissions",
+                "warn",
+                f"other users may read {shown}{more}",
+                f"run `chmod -R go= {roots}` (with sudo if another user owns them)",
+            )
+        ]
 
     def _running(self, instance: dict[str, object] | None) -> Check:
         if instance is None:

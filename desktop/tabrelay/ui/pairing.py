@@ -1,5 +1,5 @@
-"""Pairing browsers: the dialog for a new extension asking for the config (DESIGN §4.5), its
-approver, and the "Pair a browser…" window (how to pair, paired ids, manual pairing).
+"""Pairing browsers: the dialog for an extension asking to pair (DESIGN §4.5), its approver,
+and the "Pair a browser…" window (how to pair, the paired browsers, pairing by hand).
 
 Like the approval dialog, Deny is the default and Allow wakes up after a short delay, so a
 keystroke meant for another window cannot pair an extension.
@@ -25,7 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tabrelay.config.settings import PairedBrowser
 from tabrelay.core import Core
+from tabrelay.protocol.constants import TABRELAY_EXTENSION_ID
 from tabrelay.ui.icons import app_icon
 from tabrelay.ui.prompts import ask
 from tabrelay.ui.tasks import BackgroundTasks
@@ -33,8 +35,6 @@ from tabrelay.ui.text import visible
 from tabrelay.ui.windows import Retired, bring_to_front
 
 ALLOW_DELAY = 0.8
-# The id Chrome derives from the extension manifest's pinned "key" (a GUI test checks it).
-TABRELAY_EXTENSION_ID = "eoaagjoooodkomhaagnbdmknnndlhkmk"
 
 
 class PairingDialog(QDialog):
@@ -76,9 +76,10 @@ class PairingDialog(QDialog):
         if not known:
             self.identity.setStyleSheet("color: #B3261E;")
         explain = QLabel(
-            "Pairing gives this extension the relay token, so it can connect and let AI agents "
-            "use this browser's tabs — each action still goes through your approvals. Allow it "
-            "if you just installed the Tabrelay extension or pressed Pair in its popup.",
+            "Pairing gives this browser a credential of its own, so it can connect and let AI "
+            "agents use its tabs — each action still goes through your approvals. Allow it only "
+            "if you just installed the Tabrelay extension or pressed Pair in its popup: any "
+            "program on this computer can ask in an extension's name.",
             self,
         )
         explain.setWordWrap(True)
@@ -184,7 +185,7 @@ def _settle(future: asyncio.Future[bool], value: bool) -> None:
 
 
 class PairBrowserDialog(QDialog):
-    """How to pair, which extensions are paired (revocable), and manual pairing by token."""
+    """How to pair, which browsers are paired (each revocable), and pairing by hand."""
 
     def __init__(self, core: Core, tasks: BackgroundTasks, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -200,17 +201,18 @@ class PairBrowserDialog(QDialog):
             "<li>The extension's icon shows <b>ON</b> once it is connected.</li>"
             "</ol>"
             "<p>If it cannot reach the app (another port, a locked-down browser), pair by hand: "
-            "copy the relay token below and paste it in the extension's options page.</p>",
+            "<b>Pair by hand</b> makes a credential for one browser and copies it; paste it in "
+            "the extension's options page.</p>",
             self,
         )
         steps.setWordWrap(True)
         steps.setTextFormat(Qt.TextFormat.RichText)
         self.paired = QListWidget(self)
         self.revoke_button = QPushButton("Unpair", self)
-        self.copy_button = QPushButton("Copy relay token", self)
+        self.copy_button = QPushButton("Pair by hand", self)
         self.copy_button.setToolTip(
-            "For manual pairing. Anyone with this token can connect a browser extension; "
-            "paste it only into the Tabrelay extension's options."
+            "Pairs one more browser and copies its credential. Anyone with it can connect as "
+            "that browser; paste it only into the Tabrelay extension's options."
         )
         self.status = QLabel(self)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
@@ -223,13 +225,13 @@ class PairBrowserDialog(QDialog):
         close.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(steps)
-        layout.addWidget(QLabel("Paired extensions:", self))
+        layout.addWidget(QLabel("Paired browsers:", self))
         layout.addWidget(self.paired)
         layout.addLayout(row)
         layout.addWidget(self.status)
         layout.addWidget(close)
         self.revoke_button.clicked.connect(self.revoke_selected)
-        self.copy_button.clicked.connect(self.copy_token)
+        self.copy_button.clicked.connect(self.pair_by_hand)
         self.paired.currentRowChanged.connect(
             lambda _row: self.revoke_button.setEnabled(self.paired.currentItem() is not None)
         )
@@ -238,40 +240,56 @@ class PairBrowserDialog(QDialog):
     @Slot()
     def refresh(self) -> None:
         self.paired.clear()
-        connected = {b.extension_id for b in self.core.registry.all()}
-        for paired in self.core.settings.paired_extensions:
-            when = time.strftime("%Y-%m-%d", time.localtime(paired.paired_at))
-            note = " · connected" if paired.id in connected else ""
-            name = " · Tabrelay" if paired.id == TABRELAY_EXTENSION_ID else ""
-            item = QListWidgetItem(f"{paired.id}{name} · paired {when}{note}")
+        connected = {b.pairing_id for b in self.core.registry.all()}
+        for paired in self.core.settings.pairings:
+            item = QListWidgetItem(describe_pairing(paired, connected=paired.id in connected))
             item.setData(Qt.ItemDataRole.UserRole, paired.id)
             self.paired.addItem(item)
-        if not self.core.settings.paired_extensions:
+        if not self.core.settings.pairings:
             self.paired.addItem("(none yet)")
             self.paired.item(0).setFlags(Qt.ItemFlag.NoItemFlags)
         self.revoke_button.setEnabled(False)
 
     @Slot()
-    def copy_token(self) -> None:
-        QGuiApplication.clipboard().setText(self.core.relay_token())
-        self.status.setText(
-            "The relay token is on the clipboard. Paste it into the extension's options page "
-            "(right-click its icon → Options), then clear the clipboard."
-        )
+    def pair_by_hand(self) -> asyncio.Task[None]:
+        async def run() -> None:
+            paired, token = await self.core.pairing.pair_now(TABRELAY_EXTENSION_ID)
+            QGuiApplication.clipboard().setText(token)
+            with contextlib.suppress(RuntimeError):  # the dialog may be closed by now
+                self.status.setText(
+                    f"Paired {paired.id}; its credential is on the clipboard. Paste it into the "
+                    "extension's options page (right-click its icon → Options), then clear the "
+                    "clipboard."
+                )
+                self.refresh()
+
+        return self.tasks.start(run())
 
     @Slot()
     def revoke_selected(self) -> asyncio.Task[None] | None:
         item = self.paired.currentItem()
-        extension_id = item.data(Qt.ItemDataRole.UserRole) if item else None
-        if not extension_id:
+        pairing_id = item.data(Qt.ItemDataRole.UserRole) if item else None
+        if not pairing_id:
             return None
-        question = f"Unpair {extension_id}? It disconnects at once and has to ask again to pair."
+        question = (
+            f"Unpair {pairing_id}? That browser disconnects at once and has to ask again to pair."
+        )
 
         async def run() -> None:
-            if not await ask(self, "Unpair extension", question):
+            if not await ask(self, "Unpair browser", question):
                 return
-            await asyncio.to_thread(self.core.pairing.revoke, extension_id)
+            await asyncio.to_thread(self.core.pairing.revoke, pairing_id)
             with contextlib.suppress(RuntimeError):  # the dialog may be closed by now
                 self.refresh()
 
         return self.tasks.start(run())
+
+
+def describe_pairing(paired: PairedBrowser, *, connected: bool) -> str:
+    """One paired browser on a line: name, which extension, since when, and if it is here."""
+    when = time.strftime("%Y-%m-%d", time.localtime(paired.paired_at))
+    extension = "Tabrelay" if paired.extension_id == TABRELAY_EXTENSION_ID else paired.extension_id
+    name = paired.label or "a browser"
+    return f"{name} · {extension} · {paired.id} · paired {when}" + (
+        " · connected" if connected else ""
+    )

@@ -213,7 +213,7 @@ export class RelayConnection {
         delay = await this.#requestConfig(settings.port, generation);
       } else {
         const outcome = await this.#connectOnce(settings.port, settings.token, generation);
-        delay = await this.#afterClose(outcome, settings.port, settings.token, generation);
+        delay = await this.#afterClose(outcome, settings.port, generation);
       }
       if (delay === null || generation !== this.#generation) return;
       if (delay > 0) {
@@ -579,11 +579,10 @@ export class RelayConnection {
    * Decide what follows a closed socket.
    * @param {SocketOutcome} outcome
    * @param {number} port
-   * @param {string} token
    * @param {number} generation
    * @returns {Promise<number | null>}
    */
-  async #afterClose({ opened, authenticated, code, failure }, port, token, generation) {
+  async #afterClose({ opened, authenticated, code, failure }, port, generation) {
     if (generation !== this.#generation) return null;
     if (failure?.kind === "unverified") {
       const delay = this.backoff.next();
@@ -613,7 +612,9 @@ export class RelayConnection {
       // Only an app that proved itself may make the extension fetch a new token or unpair.
       switch (code) {
         case CloseCode.TOKEN_ROTATED:
-          this.#setState("pairing", "The Tabrelay app rotated its token; fetching the new one");
+          // The old credential is dead: ask to pair again (the person approves in the app).
+          await this.settings.forgetToken();
+          this.#setState("pairing", "The Tabrelay app replaced its credentials; asking to pair again");
           return this.#requestConfig(port, generation);
         case CloseCode.NOT_PAIRED:
           await this.settings.forgetToken();
@@ -633,15 +634,12 @@ export class RelayConnection {
       }
     }
     if (code === CloseCode.AUTH_FAILED) {
-      // Fetch the config once, to tell the person what happened. A changed token is not
-      // adopted here: whoever sits on the port can close with 4401 and serve a token of its
-      // own, so only the person's Pair click may accept a new token.
-      const answer = await this.#fetchConfig(port);
-      if (generation !== this.#generation) return null;
-      const rotated = answer.kind === "token" && answer.token !== token;
-      const message = rotated
-        ? "The Tabrelay app's relay token has changed. Click Pair to connect with the new one."
-        : "The Tabrelay app rejected this browser's token. Click Pair to pair again.";
+      // Permanent until the person clicks Pair. Nothing is fetched here: whoever sits on the
+      // port can close with 4401 and serve a credential of its own, and asking the real app
+      // would spend a pairing window the person opened without using it.
+      const message =
+        "The Tabrelay app no longer accepts this browser's credential (it was unpaired, or the " +
+        "app's data was reset). Click Pair to pair again.";
       await this.settings.setAuthProblem(message);
       this.#setState("rejected", message);
       return null;

@@ -49,7 +49,7 @@ element("token-form").addEventListener("submit", async (event) => {
   if (!event.isTrusted) return;
   const token = parseToken(tokenInput.value);
   if (token === null) {
-    element("token-status").textContent = "That does not look like a relay token.";
+    element("token-status").textContent = "That does not look like a Tabrelay credential.";
     return;
   }
   tokenInput.value = "";
