@@ -233,3 +233,23 @@ test("a tab the person shared stops being shared when they cancel the debugging 
   await sessions.handleDetach({ tabId: 1 }, "canceled_by_user");
   assert.equal(sessions.isSharedByPerson(1), false);
 });
+
+test("a held document request is let through when the app cannot decide, and all are when it leaves", async () => {
+  const { fake, sessions, run } = setup();
+  await run("debugger.attach", { tabId: 1 });
+  await run("debugger.attach", { tabId: 3 });
+  const before = fake.calls.length;
+  sessions.letThrough(1, { requestId: "interception-1" });
+  sessions.letThrough(2, { requestId: "not-attached" }); // nothing of ours holds it
+  sessions.letThrough(1, { requestId: 7 }); // malformed: ignored
+  await sessions.stopHolding();
+  const sent = fake.calls
+    .slice(before)
+    .filter(([name]) => name === "debugger.sendCommand")
+    .map(([, target, method, params]) => [/** @type {any} */ (target).tabId, method, params]);
+  assert.deepEqual(sent, [
+    [1, "Fetch.continueRequest", { requestId: "interception-1" }],
+    [1, "Fetch.disable", {}],
+    [3, "Fetch.disable", {}],
+  ]);
+});

@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import functools
 import hashlib
+import html
 import http.server
 import json
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -71,10 +73,16 @@ def free_port() -> int:
 
 
 class PageServer:
-    """Serves tests/e2e/pages on 127.0.0.1 from a thread (the pages are the "web")."""
+    """Serves tests/e2e/pages on 127.0.0.1 from a thread (the pages are the "web").
+
+    ``/go/<how>?to=URL`` pages send the browser on to ``URL`` in each way a page can (see
+    ``_ROUTES``); ``?delay=MS`` answers any page that much later; ``requests`` records every
+    request as (method, Host header, path with its query).
+    """
 
     def __init__(self) -> None:
-        handler = functools.partial(_QuietHandler, directory=str(PAGES_DIR))
+        self.requests: list[tuple[str, str, str]] = []
+        handler = functools.partial(_QuietHandler, self.requests, directory=str(PAGES_DIR))
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.port = int(self._server.server_address[1])
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -91,10 +99,59 @@ class PageServer:
         """A page URL; ``host="localhost"`` gives the same page on another origin."""
         return f"http://{host}:{self.port}/{path}"
 
+    def hits(self, url: str) -> list[str]:
+        """The methods of the requests that reached ``url`` (a URL from ``url()``)."""
+        parts = urllib.parse.urlsplit(url)
+        wanted = (parts.netloc, parts.path + (f"?{parts.query}" if parts.query else ""))
+        return [method for method, *where in self.requests if tuple(where) == wanted]
+
+
+# Pages that move on to ?to=URL the ways a page can: a redirect, a meta refresh, a script
+# shortly after load, a window it opens, a form it posts, a frame it embeds.
+_ROUTES = {
+    "/go/meta": '<meta http-equiv="refresh" content="0;url={to}"><p>Moving on</p>',
+    "/go/script": "<p>Moving on soon</p><script>setTimeout(() => {{ location.href = {to_js}; }},"
+    " 300)</script>",
+    "/go/open": "<button onclick='window.open({to_js})'>Open</button>",
+    "/go/form": '<form method="post" action="{to}"><button>Send</button></form>',
+    "/go/frame": '<h1>Framed</h1><iframe src="{to}" title="inner"></iframe>',
+}
+
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, requests: list[tuple[str, str, str]], *args: Any, **kwargs: Any) -> None:
+        self._requests = requests
+        super().__init__(*args, **kwargs)
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:
+        if self.command == "GET":
+            self._requests.append(("GET", self.headers.get("Host", ""), self.path))
+        parts = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(parts.query)
+        to = query.get("to", [""])[0]
+        if "delay" in query:
+            time.sleep(int(query["delay"][0]) / 1000)
+        if parts.path == "/go/redirect":
+            self.send_response(302)
+            self.send_header("Location", to)
+            self.end_headers()
+        elif parts.path in _ROUTES:
+            body = _ROUTES[parts.path].format(to=html.escape(to), to_js=json.dumps(to))
+            page = f"<!doctype html><title>{parts.path}</title>{body}".encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+        else:
+            super().do_GET()
+
+    def do_POST(self) -> None:
+        self._requests.append(("POST", self.headers.get("Host", ""), self.path))
+        self.do_GET()  # answer a posted form with the page at that path
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")

@@ -123,6 +123,7 @@ class TabInfo:
     shared: bool = False
     # The active tab of the window that last had focus (several windows, several active tabs).
     focused: bool = False
+    opener_id: int | None = None  # the tab whose page opened this one (window.open, a link)
 
     @classmethod
     def from_wire(cls, raw: object) -> TabInfo:
@@ -139,6 +140,11 @@ class TabInfo:
             group_id=_optional_int(obj.get("groupId"), "tab.groupId", default=-1),
             shared=_optional_bool(obj.get("shared"), "tab.shared"),
             focused=_optional_bool(obj.get("focused"), "tab.focused"),
+            opener_id=(
+                None
+                if obj.get("openerTabId") is None
+                else _require_int(obj.get("openerTabId"), "tab.openerTabId")
+            ),
         )
 
     def to_wire(self) -> JsonObject:
@@ -155,6 +161,8 @@ class TabInfo:
         }
         if self.fav_icon_url is not None:
             wire["favIconUrl"] = self.fav_icon_url
+        if self.opener_id is not None:
+            wire["openerTabId"] = self.opener_id
         return wire
 
 

@@ -19,6 +19,7 @@ from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 WaitUntil = Literal["load", "domcontentloaded", "none"]
 _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 _ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
+BLOCKED = "net::ERR_BLOCKED_BY_CLIENT"  # what Chrome says of a request the guard failed
 
 
 class NavigateParams(TabParams):
@@ -67,10 +68,17 @@ async def open_url(
     """Navigate the target tab to ``url`` (checked by the guard) and wait."""
     url = ctx.guard.check(url)
 
+    log = ctx.observer.tab(ctx.need_browser().id, ctx.need_tab().id)
+    log.stopped = None
+
     async def go() -> Any:
         result = await ctx.cdp("Page.navigate", {"url": url})
-        if result.get("errorText"):
-            raise CommandFailed(f"could not open {url}: {result['errorText']}", code="net_error")
+        error = result.get("errorText")
+        if error == BLOCKED and log.stopped is not None:  # a redirect hop the guard stopped
+            stopped, why = log.stopped
+            raise NavigationBlocked(f"blocked after a redirect to {stopped[:200]}: {why}")
+        if error:
+            raise CommandFailed(f"could not open {url}: {error}", code="net_error")
         return result
 
     return await _until_loaded(ctx, go, wait_until, timeout)
@@ -111,7 +119,9 @@ async def _arrived(ctx: ToolContext) -> ToolResult:
         ctx.guard.check(tab.url)
     except NavigationBlocked as blocked:
         await ctx.cdp("Page.navigate", {"url": "about:blank"})
-        raise NavigationBlocked(f"blocked after a redirect: {blocked.message}") from None
+        raise NavigationBlocked(
+            f"blocked after a redirect: {blocked.message}; the tab was left on about:blank"
+        ) from None
     return ToolResult(
         f"{tab.title or '(no title)'} — {tab.url}",
         data={"tab_id": tab.id, "url": tab.url, "title": tab.title},

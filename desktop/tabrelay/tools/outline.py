@@ -60,6 +60,7 @@ class FrameTree:
     # The backend node id of the <iframe> element owning this frame (None for the main frame).
     owner: int | None = None
     error: str | None = None  # the frame could not be read (cross-origin, out of process)
+    refused: str | None = None  # the frame shows a site agents may not use, and why
 
 
 @dataclass(slots=True)
@@ -193,6 +194,9 @@ class _Builder:
     def _nested_frame(self, owner: int, depth: int) -> None:
         child = self.by_owner.get(owner)
         if child is None:
+            return
+        if child.refused is not None:
+            self._emit(depth, f"(frame {child.url} is not included: {child.refused})")
             return
         if child.error is not None:
             self._emit(

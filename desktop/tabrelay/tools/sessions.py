@@ -2,8 +2,11 @@
 
 A tab is attached when an agent first uses it or the person attaches it from the dashboard;
 then the CDP domains the tools and the dashboard need are enabled once (Page, Runtime, Log,
-Network by default, changeable per tab). A tab nobody used for the idle time (a setting) is
-detached again, which removes Chrome's "started debugging this browser" bar.
+Network by default, changeable per tab). A tab an agent used is also *guarded*: its document
+requests (pages, frames, redirects, form posts) pause until ``interception.py`` has let them
+through the navigation guard, for as long as the tab stays attached. A tab nobody used for the
+idle time (a setting) is detached again, which removes Chrome's "started debugging this
+browser" bar.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_DOMAINS: tuple[str, ...] = ("Page", "Runtime", "Log", "Network")
 # The tools need these whatever the dashboard shows: load events, dialogs, console errors.
 TOOL_DOMAINS: tuple[str, ...] = ("Page", "Runtime")
+GUARD_DOMAIN = "Fetch"
+# Document requests only: every page and frame load, each redirect hop, paused before it is sent.
+GUARD_PATTERNS = [{"resourceType": "Document", "requestStage": "Request"}]
 Key = tuple[str, int]  # (browser id, tab id)
 
 
@@ -33,7 +39,12 @@ class TabSessions:
         self._enabled: dict[Key, set[str]] = {}
         self._wanted: dict[Key, tuple[str, ...]] = {}
         self._last_used: dict[Key, float] = {}
+        self._guarded: set[Key] = set()
         registry.add_listener(self._browser_changed)
+
+    def guarded(self, browser_id: str, tab_id: int) -> bool:
+        """Whether an agent drives this tab: its navigations pass the guard."""
+        return (browser_id, tab_id) in self._guarded
 
     def domains(self, browser_id: str, tab_id: int) -> tuple[str, ...]:
         return self._wanted.get((browser_id, tab_id), DEFAULT_DOMAINS)
@@ -42,19 +53,24 @@ class TabSessions:
         """Choose the domains for a tab (the dashboard's per-tab toggles)."""
         self._wanted[(browser_id, tab_id)] = tuple(domains)
 
-    async def prepare(self, browser: Browser, tab_id: int) -> None:
-        """Attach (if needed) and enable the tab's domains that are not enabled yet.
+    async def prepare(self, browser: Browser, tab_id: int, *, guard: bool = False) -> None:
+        """Attach (if needed) and enable the tab's domains that are not enabled yet; with
+        ``guard`` (an agent uses the tab), hold its document requests for the guard from now on.
 
         Raises:
             BrowserError: the tab cannot be attached (closed, a chrome:// page…).
         """
         key = (browser.id, tab_id)
         self._last_used[key] = time.monotonic()
-        wanted = tuple(dict.fromkeys((*TOOL_DOMAINS, *self.domains(*key))))
+        if guard:
+            self._guarded.add(key)
+        guarded = (GUARD_DOMAIN,) if key in self._guarded else ()
+        wanted = tuple(dict.fromkeys((*TOOL_DOMAINS, *guarded, *self.domains(*key))))
         enabled = self._enabled.setdefault(key, set())
         for domain in wanted:
             if domain not in enabled:
-                await browser.cdp(tab_id, f"{domain}.enable")
+                params = {"patterns": GUARD_PATTERNS} if domain == GUARD_DOMAIN else None
+                await browser.cdp(tab_id, f"{domain}.enable", params)
                 enabled.add(domain)
         for domain in sorted(enabled - set(wanted)):
             await browser.cdp(tab_id, f"{domain}.disable")
@@ -99,6 +115,7 @@ class TabSessions:
     def _forget(self, key: Key) -> None:
         self._enabled.pop(key, None)
         self._last_used.pop(key, None)
+        self._guarded.discard(key)
 
     def _browser_changed(self, change: Change, browser: Browser) -> None:
         """A tab the extension no longer reports as attached starts from scratch next time."""

@@ -8,11 +8,12 @@ and hands refs out through the tab's ``TabRefs`` so the same element keeps its r
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.errors import CommandFailed, NavigationBlocked, ToolError
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
@@ -125,23 +126,44 @@ async def _frames(
     loaders: dict[str, str],
     *,
     owner: int | None,
-    nodes: list[dict[str, Any]] | str,
+    nodes: list[dict[str, Any]] | str | _Refused,
 ) -> list[FrameTree]:
     frame = node["frame"]
     loaders[frame["id"]] = frame.get("loaderId", "")
+    if isinstance(nodes, _Refused):
+        return [FrameTree(frame["id"], [], frame.get("url", ""), owner, refused=nodes.reason)]
     if isinstance(nodes, str):
         if owner is None:
             raise ToolError(f"the page cannot be read yet ({nodes}); wait for it")
-        found = [FrameTree(frame["id"], [], frame.get("url", ""), owner, error=nodes)]
-    else:
-        found = [FrameTree(frame["id"], nodes, frame.get("url", ""), owner)]
+        # A frame that cannot (or may not) be read: nor can the frames inside it.
+        return [FrameTree(frame["id"], [], frame.get("url", ""), owner, error=nodes)]
+    found = [FrameTree(frame["id"], nodes, frame.get("url", ""), owner)]
     children = node.get("childFrames", [])
     owners = await asyncio.gather(*(_owner(ctx, c["frame"]["id"]) for c in children))
-    child_nodes = await asyncio.gather(*(_ax_nodes(ctx, c["frame"]["id"]) for c in children))
+    child_nodes = await asyncio.gather(*(_frame_nodes(ctx, c["frame"]) for c in children))
     for child, owner_id, child_ax in zip(children, owners, child_nodes, strict=True):
         if owner_id is not None:  # None: the frame went away meanwhile
             found += await _frames(ctx, child, loaders, owner=owner_id, nodes=child_ax)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Refused:
+    reason: str
+
+
+async def _frame_nodes(
+    ctx: ToolContext, frame: dict[str, Any]
+) -> list[dict[str, Any]] | str | _Refused:
+    """A child frame's nodes; never those of a site agents may not use (a frame the page
+    loaded before an agent first used the tab, when its loads were not yet guarded)."""
+    url = str(frame.get("url", ""))
+    if url.lower().startswith(("http:", "https:")):
+        try:
+            ctx.guard.check(url)
+        except NavigationBlocked as blocked:
+            return _Refused(f"agents may not use it ({blocked.message})")
+    return await _ax_nodes(ctx, frame["id"])
 
 
 async def _owner(ctx: ToolContext, frame_id: str) -> int | None:

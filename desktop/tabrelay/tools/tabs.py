@@ -70,13 +70,21 @@ async def new_tab(ctx: ToolContext, params: NewTabParams) -> ToolResult:
     browser = ctx.need_browser()
     if params.url:
         ctx.guard.check(params.url)  # refuse before any tab opens
-    tab = await browser.create_tab("about:blank", active=params.active)
+    # Opened behind and then brought to the front: Chrome's "started debugging" bar then
+    # appears at full height at once, instead of sliding in and resizing the page a moment
+    # after it loaded (under a screenshot or a scroll the agent makes at once).
+    switch = params.active and browser.supports("tabs.activate")
+    tab = await browser.create_tab("about:blank", active=params.active and not switch)
     ctx.agent_tabs.add((browser.id, tab.id))
     if browser.supports("tabs.group"):
         await browser.group_tabs([tab.id], title=TABRELAY_GROUP)
+    if switch:
+        await browser.activate_tab(tab.id)
     if not params.url:
         return ToolResult(f"Opened tab {tab.id} (about:blank).", data={"tab_id": tab.id})
     ctx.tab = tab
+    if ctx.sessions is not None:  # guarded before its first page, so no redirect slips by
+        await ctx.sessions.prepare(browser, tab.id, guard=True)
     loaded = await navigation.open_url(ctx, params.url, wait_until="load", timeout=30.0)
     return ToolResult(
         f"Opened tab {tab.id}: {loaded.text}", data={"tab_id": tab.id, **(loaded.data or {})}

@@ -174,6 +174,37 @@ export class DebuggerSessions {
     return this.#tracked(tabId, method, this.api.debugger.sendCommand(target, method, params ?? {}));
   }
 
+  /**
+   * A document request the app's navigation guard holds (Fetch.requestPaused) could not be
+   * sent to the app, which is not connected: let it through, or the tab could load nothing
+   * until the app is back. Without the app no agent reads the page, and the app checks every
+   * tab's page again before any tool touches it.
+   * @param {number} tabId
+   * @param {Record<string, unknown>} paused the event's params
+   */
+  letThrough(tabId, paused) {
+    if (typeof paused.requestId !== "string" || !this.#attached.has(tabId)) return;
+    this.api.debugger
+      .sendCommand({ tabId }, "Fetch.continueRequest", { requestId: paused.requestId })
+      .catch(() => {
+        // The request or the tab went away meanwhile.
+      });
+  }
+
+  /**
+   * The connection to the app ended: stop holding document requests in every tab (disabling
+   * the Fetch domain releases the ones held). The app enables it again when an agent returns.
+   */
+  async stopHolding() {
+    await Promise.all(
+      [...this.#attached].map((tabId) =>
+        this.api.debugger.sendCommand({ tabId }, "Fetch.disable", {}).catch(() => {
+          // A tab that is closing: nothing is held there any more.
+        }),
+      ),
+    );
+  }
+
   // --- chrome.debugger and chrome.tabs events (registered by service_worker.js) -------------
 
   /**

@@ -29,10 +29,16 @@ let lastStatus = "";
 /** @type {Promise<void>} */
 let tabEvents = Promise.resolve();
 
+let wasConnected = false;
+
 const sessions = new DebuggerSessions({
   api,
-  onEvent: (tabId, method, params, sessionId) =>
-    connection.send({ type: MessageType.CDP_EVENT, tabId, method, params, ...(sessionId ? { sessionId } : {}) }),
+  onEvent: (tabId, method, params, sessionId) => {
+    const event = { type: MessageType.CDP_EVENT, tabId, method, params, ...(sessionId ? { sessionId } : {}) };
+    if (!connection.send(event) && method === "Fetch.requestPaused") {
+      sessions.letThrough(tabId, params);
+    }
+  },
   onChange: (attachedTabs) => {
     const key = JSON.stringify(attachedTabs);
     if (key !== lastStatus && connection.send(statusMessage(attachedTabs))) {
@@ -65,6 +71,11 @@ const connection = new RelayConnection({
     });
   },
   onState: (state) => {
+    const connected = state.state === "connected";
+    if (wasConnected && !connected) {
+      sessions.stopHolding().catch((error) => console.warn("Tabrelay:", error));
+    }
+    wasConnected = connected;
     api.storage.session.set({ [SessionKeys.RELAY_STATE]: state });
     badge.showState(state.state, state.detail);
     badge.markTabs(sessions.attachedTabs(), state.state === "connected");

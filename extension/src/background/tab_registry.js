@@ -29,6 +29,7 @@ const GROUP_COLOR = "orange";
  * @property {boolean} active
  * @property {string} [favIconUrl]
  * @property {number} [groupId]
+ * @property {number} [openerTabId]
  */
 
 /**
@@ -43,6 +44,7 @@ const GROUP_COLOR = "orange";
  * @property {boolean} [focused] the active tab of the window that last had focus (tabs.list)
  * @property {number} groupId
  * @property {string} [favIconUrl]
+ * @property {number} [openerTabId] the tab whose page opened this one (window.open, a link)
  */
 
 /**
@@ -67,6 +69,9 @@ export function tabToWire(tab, attached, shared = false) {
   // Only http(s) icons: a data: icon can be large and says nothing the app needs.
   if (tab.favIconUrl && /^https?:/.test(tab.favIconUrl)) {
     wire.favIconUrl = tab.favIconUrl;
+  }
+  if (typeof tab.openerTabId === "number") {
+    wire.openerTabId = tab.openerTabId;
   }
   return wire;
 }

@@ -1,0 +1,152 @@
+"""The navigation guard for the whole life of an agent-driven tab (DESIGN §4.8).
+
+Checking a URL when an agent opens it is not enough: a page can redirect, refresh itself,
+assign ``location``, post a form or open a window to anywhere. Tabs an agent uses hold their
+document requests (``sessions.py`` enables the Fetch domain for them); this releases each paused
+request the guard admits and fails the others, so a blocked page never loads, a blocked frame
+stays empty and a redirect chain stops at its first blocked hop. A window opened by a guarded
+tab is guarded at once and sent to about:blank if it was headed somewhere blocked. What was
+stopped becomes an alert for the person. The decision is ``NavigationGuard``'s, the one
+implementation every tool uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tabrelay.errors import EventsClosed, NavigationBlocked, TabrelayError
+from tabrelay.protocol.messages import TabInfo
+from tabrelay.relay.browser import Browser
+from tabrelay.relay.events import EventHub, HubEvent
+from tabrelay.relay.registry import BrowserRegistry
+from tabrelay.tools.guard import NavigationGuard
+from tabrelay.tools.observer import TabObserver
+from tabrelay.tools.sessions import TabSessions
+
+logger = logging.getLogger(__name__)
+
+PAUSED = "Fetch.requestPaused"
+CHECKED_SCHEMES = ("http:", "https:")  # other loads (blob:, data:) stay within the page
+ALERT_EVERY = 30.0  # seconds: at most one alert per tab (a page may embed many blocked frames)
+
+
+class NavigationInterceptor:
+    def __init__(
+        self,
+        hub: EventHub,
+        registry: BrowserRegistry,
+        sessions: TabSessions,
+        observer: TabObserver,
+        *,
+        guard: Callable[[], NavigationGuard],
+    ) -> None:
+        self._hub = hub
+        self._registry = registry
+        self._sessions = sessions
+        self._observer = observer
+        self._guard = guard
+        self._subscription = hub.subscribe(
+            maxlen=10_000,
+            accept=lambda e: (
+                (e.kind == "cdp" and e.method == PAUSED)
+                or (e.kind == "tab" and e.method in ("created", "updated", "removed"))
+            ),
+        )
+        self._answers: set[asyncio.Task[None]] = set()
+        self._alerted: dict[tuple[str, int], float] = {}
+
+    async def run(self) -> None:
+        """Answer paused requests and guard new windows until the hub closes."""
+        try:
+            with contextlib.suppress(EventsClosed):
+                while True:
+                    for event in await self._subscription.wait(limit=1000):
+                        self._handle(event)
+        finally:
+            for task in list(self._answers):
+                task.cancel()
+            await asyncio.gather(*self._answers, return_exceptions=True)
+
+    def close(self) -> None:
+        self._subscription.close()
+
+    def _handle(self, event: HubEvent) -> None:
+        browser = self._registry.get(event.browser_id)
+        if browser is None or event.tab_id is None:
+            return
+        if event.method == "removed":
+            self._alerted.pop((browser.id, event.tab_id), None)
+            return
+        if event.kind == "cdp":
+            work = self._answer(browser, event.tab_id, event.params)
+        else:
+            work = self._guard_window(browser, TabInfo.from_wire(event.params))
+        task = asyncio.get_running_loop().create_task(work)
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
+
+    async def _answer(self, browser: Browser, tab_id: int, paused: dict[str, Any]) -> None:
+        request_id = paused.get("requestId")
+        url = str((paused.get("request") or {}).get("url", ""))
+        if not isinstance(request_id, str):
+            return
+        reason = self._blocked(url)
+        try:
+            if reason is None:
+                await browser.cdp(tab_id, "Fetch.continueRequest", {"requestId": request_id})
+                return
+            await browser.cdp(
+                tab_id,
+                "Fetch.failRequest",
+                {"requestId": request_id, "errorReason": "BlockedByClient"},
+            )
+        # The tab closed, navigated on or lost its session: the request went with it.
+        except TabrelayError as error:
+            logger.debug("paused request %s not answered: %s", request_id, error)
+            return
+        self._stopped(browser, tab_id, url, reason)
+
+    async def _guard_window(self, browser: Browser, tab: TabInfo) -> None:
+        """A window opened by a guarded tab: guard it too, and stop it while it is headed for
+        a blocked site. Its first request can leave before its session exists, so its URL is
+        watched as it changes; the page is sent away before it commits."""
+        if tab.opener_id is None or not self._sessions.guarded(browser.id, tab.opener_id):
+            return
+        reason = self._blocked(tab.url)
+        try:
+            if reason is not None:
+                await browser.navigate(tab.id, "about:blank")
+                self._stopped(browser, tab.id, tab.url, reason)
+            if not self._sessions.guarded(browser.id, tab.id):
+                await self._sessions.prepare(browser, tab.id, guard=True)
+        except TabrelayError as error:
+            logger.info(
+                "could not guard tab %s, opened by tab %s: %s", tab.id, tab.opener_id, error
+            )
+
+    def _blocked(self, url: str) -> str | None:
+        """Why the guard refuses ``url``, or ``None`` when it may load."""
+        if not url.lower().startswith(CHECKED_SCHEMES):
+            return None
+        try:
+            self._guard().check(url)
+        except NavigationBlocked as blocked:
+            return blocked.message
+        return None
+
+    def _stopped(self, browser: Browser, tab_id: int, url: str, reason: str) -> None:
+        message = f"Stopped tab {tab_id} from loading {url[:200]}: {reason}"
+        logger.warning("%s", message)
+        self._observer.tab(browser.id, tab_id).stopped = (url, reason)
+        now = time.monotonic()
+        if now - self._alerted.get((browser.id, tab_id), -ALERT_EVERY) < ALERT_EVERY:
+            return
+        self._alerted[(browser.id, tab_id)] = now
+        self._hub.publish(
+            HubEvent("alert", browser.id, "navigation_blocked", tab_id, {"message": message})
+        )
