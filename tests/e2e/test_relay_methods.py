@@ -7,6 +7,7 @@ over the tests' own CDP connection: the pages, the badge, the on-page cue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable
@@ -19,6 +20,7 @@ from e2e.harness import (
     OPTIONS_URL,
     AppUnderTest,
     ExtensionBrowser,
+    Page,
     PageServer,
     next_event,
     wait_until,
@@ -31,6 +33,7 @@ from tabrelay.relay.events import Subscription
 pytestmark = E2E
 
 CUE = "document.getElementById('tabrelay-agent-cue') !== null"
+VIEWPORT = "[innerWidth * devicePixelRatio, innerHeight * devicePixelRatio].map(Math.round)"
 
 
 def unique_url(pages: PageServer, path: str = "index.html") -> str:
@@ -55,8 +58,21 @@ async def events(app: AppUnderTest) -> AsyncIterator[Subscription]:
 @pytest_asyncio.fixture(loop_scope="module")
 async def tab(relay: Browser, pages: PageServer) -> AsyncIterator[int]:
     """A fresh tab on the test page, opened by the agent; closed afterwards."""
+    async with opened_tab(relay, pages, active=True) as tab_id:
+        yield tab_id
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def background_tab(relay: Browser, pages: PageServer) -> AsyncIterator[int]:
+    """Like ``tab``, but opened behind the tab in front (see ``bring_to_front``)."""
+    async with opened_tab(relay, pages, active=False) as tab_id:
+        yield tab_id
+
+
+@contextlib.asynccontextmanager
+async def opened_tab(relay: Browser, pages: PageServer, *, active: bool) -> AsyncIterator[int]:
     url = unique_url(pages)
-    created = await relay.create_tab(url)
+    created = await relay.create_tab(url, active=active)
     await wait_for_url(relay, created.id, url)
     try:
         yield created.id
@@ -86,6 +102,41 @@ async def evaluate(relay: Browser, tab_id: int, expression: str) -> object:
         tab_id, "Runtime.evaluate", {"expression": expression, "returnByValue": True}
     )
     return result["result"]["value"]
+
+
+async def bring_to_front(
+    relay: Browser, browser: ExtensionBrowser, tab_id: int, page: Page
+) -> list[int]:
+    """Bring a tab from the back to the front; then its viewport in device pixels.
+
+    Chrome shows its "started debugging this browser" bar while the extension debugs any tab.
+    It slides the bar into the tab in front when the bar appears (the extension attaches to its
+    first tab) or goes (5 s after it let go of its last), and into a tab that opens in front
+    while the bar is up; the page is resized, sometimes in steps, until the slide ends (about
+    150 ms after the attach or the new tab were reported done), and nothing reports that end
+    (neither chrome.tabs nor CDP sees it coming). A tab brought to the front gets the bar as
+    it then is, at once: a test measures and captures after that, never during a slide.
+    ``page`` is the tests' own view of the tab, so looking at it never attaches the extension
+    (which would bring the bar).
+    """
+    assert not (await relay.get_tab(tab_id)).active, "a tab in front may be sliding the bar"
+    await relay.activate_tab(tab_id)
+    size = f"chrome.tabs.get({tab_id}).then((t) => [t.width, t.height])"
+
+    async def laid_out() -> bool:
+        return bool(
+            await page.evaluate("[innerWidth, innerHeight]") == await browser.in_worker(size)
+        )
+
+    await wait_until(laid_out, timeout=5, message="the page has the size Chrome gives the tab")
+    return list(await page.evaluate(VIEWPORT))
+
+
+def image_size(data_url: str, image_format: str) -> list[int]:
+    """The size of a screenshot, decoded as a whole image of ``image_format``."""
+    decoded_format, image = decode_data_url(data_url)
+    assert decoded_format == image_format
+    return list(png_size(image) if image_format == "png" else jpeg_size(image))
 
 
 async def test_tabs_list_shows_real_tabs_but_not_extension_pages(
@@ -165,25 +216,53 @@ async def test_every_debugger_event_is_forwarded_to_the_app(
 
 
 async def test_a_screenshot_decodes_as_an_image_of_the_viewport_size(
-    relay: Browser, tab: int
+    relay: Browser, browser: ExtensionBrowser, background_tab: int
 ) -> None:
-    await relay.activate_tab(tab)
-    viewport = "[innerWidth * devicePixelRatio, innerHeight * devicePixelRatio].map(Math.round)"
-    # Chrome's "started debugging" bar may still be sliding in and shrink the page: keep a
-    # screenshot taken while the viewport did not change.
-    for _ in range(20):
-        before = await evaluate(relay, tab, viewport)
-        png = await relay.screenshot()
-        after = await evaluate(relay, tab, viewport)
-        if before == after:
-            break
-    image_format, image = decode_data_url(png)
-    assert image_format == "png"
-    assert list(png_size(image)) == after
+    page = await browser.attach_page((await relay.get_tab(background_tab)).url)
+    try:
+        viewport = await bring_to_front(relay, browser, background_tab, page)
+        assert image_size(await relay.screenshot(), "png") == viewport
+        jpeg = await relay.screenshot(image_format="jpeg", quality=60)
+        assert image_size(jpeg, "jpeg") == viewport
+        assert await page.evaluate(VIEWPORT) == viewport, "the page kept its size meanwhile"
+    finally:
+        await page.session.detach()
 
-    image_format, image = decode_data_url(await relay.screenshot(image_format="jpeg", quality=60))
-    assert image_format == "jpeg"
-    assert list(jpeg_size(image)) == after
+
+async def test_screenshots_follow_the_page_as_chrome_s_debugging_bar_goes_and_comes_back(
+    relay: Browser, browser: ExtensionBrowser, pages: PageServer, background_tab: int
+) -> None:
+    page = await browser.attach_page((await relay.get_tab(background_tab)).url)
+    other = await relay.create_tab(pages.url("second.html"), active=False)
+    try:
+        with_bar = await bring_to_front(relay, browser, background_tab, page)
+        assert image_size(await relay.screenshot(), "png") == with_bar
+
+        # The extension lets go of every tab: 5 s later Chrome takes its bar away.
+        for attached in sorted(relay.attached_tabs | {background_tab}):
+            await relay.detach(attached)
+        await wait_until(
+            lambda: _taller(page, than=with_bar),
+            timeout=15,
+            message="Chrome takes its debugging bar away",
+        )
+        await relay.activate_tab(other.id)
+        without_bar = await bring_to_front(relay, browser, background_tab, page)
+        assert without_bar[0] == with_bar[0] and without_bar[1] > with_bar[1]
+
+        # The debugger again, on the tab in the back: the bar comes back, the page shrinks, and
+        # a screenshot shows it as it is now, not as it was measured before.
+        await relay.activate_tab(other.id)
+        await relay.attach(background_tab)
+        assert await bring_to_front(relay, browser, background_tab, page) == with_bar
+        assert image_size(await relay.screenshot(image_format="jpeg"), "jpeg") == with_bar
+    finally:
+        await page.session.detach()
+        await relay.close_tab(other.id)
+
+
+async def _taller(page: Page, *, than: list[int]) -> bool:
+    return bool((await page.evaluate(VIEWPORT))[1] > than[1])
 
 
 async def test_get_activate_and_close_act_on_the_real_tab(

@@ -10,13 +10,15 @@ import base64
 import io
 import json
 import re
+import uuid
+from collections.abc import Awaitable
 from pathlib import Path
 
 from PIL import Image
 
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
-from e2e.harness import ExtensionBrowser, PageServer
+from e2e.harness import ExtensionBrowser, PageServer, wait_until
 
 pytestmark = E2E
 
@@ -143,9 +145,28 @@ async def test_long_content_ends_with_a_marker_and_an_offset_to_continue(
 
 
 async def test_screenshots_of_viewport_full_page_and_element(
-    agent: Agent, pages: PageServer
+    agent: Agent, pages: PageServer, browser: ExtensionBrowser
 ) -> None:
-    tab = await agent.open(pages.url("tools/long.html"))
+    # Opened in the back, then brought to the front: Chrome's "started debugging" bar slides
+    # into a tab that opens in front and resizes the page in steps after the tool returns, but
+    # a tab brought to the front gets the bar at once (see test_relay_methods.bring_to_front).
+    url = pages.url(f"tools/long.html?{uuid.uuid4().hex[:12]}")
+    opened = await agent.call("browser_new_tab", url=url, active=False)
+    assert not opened.is_error, opened.content[0].text
+    tab = int(opened.structured_content["tab_id"])
+    page = await browser.attach_page(url)
+    try:
+        await agent.ok("browser_activate_tab", tab_id=tab)
+        size = f"chrome.tabs.get({tab}).then((t) => [t.width, t.height])"
+        await wait_until(
+            lambda: _same(page.evaluate("[innerWidth, innerHeight]"), browser.in_worker(size)),
+            timeout=5,
+            message="the page has the size Chrome gives the tab",
+        )
+        css = (await page.session.send("Page.getLayoutMetrics"))["cssVisualViewport"]
+        dpr = await page.evaluate("devicePixelRatio")
+    finally:
+        await page.session.detach()
     viewport = await agent.call("browser_screenshot", tab_id=tab)
     full = await agent.call("browser_screenshot", tab_id=tab, full_page=True, format="png")
     snapshot = await agent.snapshot(tab)
@@ -161,12 +182,23 @@ async def test_screenshots_of_viewport_full_page_and_element(
         assert not result.is_error
         image = result.content[1]
         decoded = Image.open(io.BytesIO(base64.b64decode(image.data)))
+        reported = result.structured_content
+        assert (reported["width"], reported["height"]) == decoded.size, name
         shots[name] = (image.mime_type, decoded.size)
-    assert shots["viewport"][0] == "image/jpeg" and shots["viewport"][1][0] <= 1280
+    scale = min(1.0, 1280 / (css["clientWidth"] * dpr))  # the default max width
+    expected = (
+        round(css["clientWidth"] * dpr * scale),
+        round(css["clientHeight"] * dpr * scale),
+    )
+    assert shots["viewport"] == ("image/jpeg", expected)
     assert shots["full"][1][1] > 4000  # the whole page, however it had to be encoded
     assert shots["element"][0] == "image/webp" and shots["element"][1][1] < 100
     small = await agent.call("browser_screenshot", tab_id=tab, max_width=400)
     assert Image.open(io.BytesIO(base64.b64decode(small.content[1].data))).size[0] == 400
+
+
+async def _same(first: Awaitable[object], second: Awaitable[object]) -> bool:
+    return await first == await second
 
 
 async def test_console_messages_and_network_requests_come_from_the_tab(
