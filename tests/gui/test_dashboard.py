@@ -381,3 +381,15 @@ async def test_problems_are_shown_in_a_banner_and_pause_has_its_own(
         await until(lambda: dashboard.paused_banner.isVisibleTo(dashboard))
         assert dashboard.pause_action.isChecked()
         assert "/mcp" in dashboard.endpoints.text()
+
+
+def test_site_lists_accept_what_the_guard_reads_and_name_what_it_cannot() -> None:
+    from tabrelay.ui.settings_dialog import site_problem
+
+    for site in ("bank.example", "bücher.de", "EXAMPLE.com.", "0xc0a80101", "*.mail.example",
+                 "https://shop.example:8443", "[::1]", "192.168.1.1"):  # fmt: skip
+        assert site_problem(site) is None, site
+    assert "write a host" in (site_problem("not a site") or "")
+    assert "leave out the path" in (site_problem("https://x.example/path") or "")
+    assert "http:// or https://" in (site_problem("ftp://x.example") or "")
+    assert "not an origin" in (site_problem("http://a b") or "")

@@ -8,10 +8,7 @@ through ``SettingsStore.update`` (validated again there, written atomically) in 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -32,34 +29,32 @@ from PySide6.QtWidgets import (
 from tabrelay.config.settings import Settings
 from tabrelay.core import Core
 from tabrelay.errors import TabrelayError
+from tabrelay.protocol.urls import InvalidUrl, parse_host, parse_url
 from tabrelay.system.autostart import Autostart
 from tabrelay.ui.tasks import BackgroundTasks
 
-_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
-_HOST = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
-
 
 def site_problem(entry: str) -> str | None:
-    """Why ``entry`` is not a site the navigation lists understand, or ``None`` if it is."""
-    text = entry.strip().lower()
+    """Why ``entry`` is not a site the navigation lists understand, or ``None`` if it is.
+
+    Read by the parser the guard uses, as the browser reads URLs: ``bücher.de``,
+    ``EXAMPLE.com.`` or ``0xc0a80101`` are sites; a host with spaces is not.
+    """
+    text = entry.strip()
     if "://" in text:
-        parts = urlsplit(text)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return "an origin starts with http:// or https:// and has a host"
         try:
-            _ = parts.port
-        except ValueError:
-            return "the port is not a number between 0 and 65535"
-        if parts.path not in ("", "/") or parts.query:
+            parsed = parse_url(text)
+        except InvalidUrl as invalid:
+            return f"not an origin: {invalid}"
+        if parsed.scheme not in ("http", "https") or parsed.has_credentials:
+            return "an origin starts with http:// or https:// and has a host"
+        if parsed.path not in ("", "/") or parsed.query or parsed.fragment:
             return "leave out the path: a site is a whole origin"
         return None
     host = text.removeprefix("*.")
     try:
-        ipaddress.ip_address(host.strip("[]"))
-        return None
-    except ValueError:
-        pass
-    if not _HOST.match(host):
+        parse_host(f"[{host}]" if ":" in host and not host.startswith("[") else host)
+    except InvalidUrl:
         return "write a host (example.com), *.example.com, or an origin (https://example.com)"
     return None
 
