@@ -225,3 +225,25 @@ def test_sigterm_during_calls_stops_the_app_cleanly(home: Paths) -> None:
     serve.send_signal(signal.SIGTERM)
     assert serve.wait(10) == 0
     assert not home.instance_file.exists()
+
+
+async def test_a_page_that_closes_its_own_tab_during_a_call_still_gives_the_result(
+    home: Paths,
+) -> None:
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await app.extension()
+        await app.browser_count(1)
+
+        async def close_itself(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+            await extension._tabs_close({"tabId": tab_id})  # window.close() in the page
+            return {"result": {"type": "string", "value": "bye"}}
+
+        extension.cdp_handlers["Runtime.evaluate"] = close_itself
+        token = await app.add_client()
+        async with mcp_client(app.base_mcp(), token) as client:
+            result = await client.call_tool(
+                "browser_evaluate", {"expression": "window.close(), 'bye'", "tab_id": 1}
+            )
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == '"bye"'

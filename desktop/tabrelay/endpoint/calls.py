@@ -225,9 +225,11 @@ class ToolRunner:
             raise
         if ctx.tab is not None and spec.name not in LEAVES_PAGE:
             # What the tool read or did must not have come from a blocked site meanwhile.
-            self._refuse_blocked(
-                ctx, spec, await _fresh(ctx.need_browser(), ctx.tab.id), after=True
-            )
+            try:
+                now = await _fresh(ctx.need_browser(), ctx.tab.id)
+            except ToolError:
+                return result  # the page closed its tab (a click on "close"): nothing to hide
+            self._refuse_blocked(ctx, spec, now, after=True)
         return result
 
     def _refuse_blocked(
