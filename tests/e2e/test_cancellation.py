@@ -11,6 +11,7 @@ command is left, the page holds no mouse button or key down, and the app still a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -19,8 +20,9 @@ from typing import Any
 
 import pytest
 
+from e2e.cdp import CdpError
 from e2e.conftest import E2E
-from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from support.watchdog import LoopWatch
 from tabrelay.config.settings import PolicyRule, SettingsStore
 from tabrelay.endpoint.calls import Caller, ToolRunner
@@ -173,7 +175,7 @@ async def test_every_acting_and_waiting_tool_cancelled_at_each_await_leaves_noth
                         t for t in asyncio.all_tasks() if t not in baseline and not t.done()
                     ]
                     assert leftover == [], (where, leftover)
-                    held = await page.evaluate("heldNow()")
+                    held = await _held(page)
                     assert held == {"buttons": [], "keys": []}, (where, held)
                 # The app still answers a call after everything this tool left.
                 snapshot = (
@@ -212,6 +214,19 @@ async def _cancel_once(
         )
         return True
     return False
+
+
+async def _held(page: Page) -> object:
+    """What the page holds down, once it has loaded (a cancelled navigation goes on, and its
+    document may be replaced while it is asked)."""
+    ask = "document.readyState === 'complete' && typeof heldNow === 'function' && heldNow()"
+
+    async def held() -> object:
+        with contextlib.suppress(CdpError):
+            return await page.evaluate(ask)
+        return None
+
+    return await wait_until(held, timeout=SETTLE_TIMEOUT, message="the page answers")
 
 
 async def _settled(runner: ToolRunner, browser: Browser) -> None:
