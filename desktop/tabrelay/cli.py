@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     allow.add_argument(
         "--minutes", type=float, default=GRANT_MINUTES, metavar="M", help="(default 10)"
     )
+    allow.add_argument(
+        "--code", metavar="CODE", help="only the request showing this code (the popup shows it)"
+    )
     allow.set_defaults(handler=commands.pair_allow)
     add_pairing = pair.add_parser("add", help="pair a browser by hand (prints its credential)")
     add_pairing.add_argument(

@@ -28,7 +28,7 @@ from tabrelay.config.settings import (
 from tabrelay.endpoint import MCP_PATH
 from tabrelay.errors import TabrelayError, UsageError
 from tabrelay.protocol.constants import TABRELAY_EXTENSION_ID
-from tabrelay.relay.pairing import Pairing
+from tabrelay.relay.pairing import PAIRING_CODE, Pairing
 from tabrelay.store.commandlog import CommandEntry, CommandLog
 from tabrelay.system.clients import CLIENTS, Endpoint
 from tabrelay.system.doctor import Doctor, running_instance
@@ -78,10 +78,17 @@ def pair_allow(args: argparse.Namespace, paths: Paths) -> int:
     extension_id = _extension_id(args.extension_id)
     if args.minutes <= 0 or args.minutes > 24 * 60:
         raise UsageError("--minutes must be more than 0 and at most 1440")
-    _pairing(paths).grant(extension_id, minutes=args.minutes)
+    code = args.code.strip().upper() if args.code else None
+    if code is not None and not PAIRING_CODE.fullmatch(code):
+        raise UsageError(
+            f"{args.code!r} is not a pairing code (the six characters the popup shows)"
+        )
+    _pairing(paths).grant(extension_id, minutes=args.minutes, code=code)
+    which = f"showing the code {code}" if code else "(any request in its name: see --code)"
     print(
-        f"chrome-extension://{extension_id} may pair once within {args.minutes:g} minutes: "
-        "open the extension's popup (or wait, it asks by itself). Check with `tabrelay pair list`."
+        f"chrome-extension://{extension_id} may pair once within {args.minutes:g} minutes, "
+        f"{which}: open the extension's popup (or wait, it asks by itself). Check with "
+        "`tabrelay pair list`."
     )
     return 0
 

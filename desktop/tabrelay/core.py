@@ -271,15 +271,16 @@ class Core:
         if not legacy:
             return
         token = self.tokens.legacy_relay_token()
-        for paired in legacy if token else ():
+        if not token:  # the keychain that holds it may be locked now: try again next start
+            logger.warning("the relay token of %d earlier pairing(s) cannot be read", len(legacy))
+            return
+        for paired in legacy:
             self.tokens.create_browser_credential(paired.id, value=token)
+        ids = {p.id for p in legacy}
 
         def settle(settings: Settings) -> None:
-            ids = {p.id for p in legacy}
-            if token:  # a legacy pairing without the old token never connected: drop it
-                for paired in settings.pairings:
-                    paired.legacy = paired.legacy and paired.id not in ids
-            settings.pairings = [p for p in settings.pairings if not p.legacy]
+            for paired in settings.pairings:
+                paired.legacy = paired.legacy and paired.id not in ids
             settings.secrets_revision += 1
 
         self.settings_store.update(settle)

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { appProof, base64url, extensionProof, newNonce, proofsMatch } from "../src/shared/handshake.js";
+import { appProof, base64url, extensionProof, newNonce, newPairingCode, proofsMatch } from "../src/shared/handshake.js";
 
 // Computed with the app's desktop/tabrelay/protocol/handshake.py (the Python drift test checks
 // many more inputs against it).
@@ -51,4 +51,12 @@ test("proofs compare equal only when identical, and never throw on odd input", (
   assert.equal(proofsMatch("abc", undefined), false);
   assert.equal(proofsMatch("abc", 42), false);
   assert.equal(proofsMatch("abc", "abcd"), false);
+});
+
+test("a pairing code is six unambiguous letters and digits, fresh each time", () => {
+  const codes = new Set(Array.from({ length: 200 }, () => newPairingCode()));
+  assert.ok(codes.size > 190, "random");
+  for (const code of codes) {
+    assert.match(code, /^[A-HJ-NP-Z2-9]{6}$/);
+  }
 });

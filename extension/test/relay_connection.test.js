@@ -123,8 +123,8 @@ async function until(condition, what) {
 /** @param {{token?: string | null}} [initial] null: not paired yet */
 function memorySettings({ token: initialToken = TOKEN } = {}) {
   const token = initialToken ?? undefined;
-  /** @type {{port: number, token: string | undefined, authProblem: string | undefined, unpaired: boolean, pairingSince: number | undefined}} */
-  const data = { port: PORT, token, authProblem: undefined, unpaired: false, pairingSince: undefined };
+  /** @type {{port: number, token: string | undefined, authProblem: string | undefined, unpaired: boolean, pairingSince: number | undefined, pairingCode: string | undefined}} */
+  const data = { port: PORT, token, authProblem: undefined, unpaired: false, pairingSince: undefined, pairingCode: undefined };
   return {
     data,
     load: async () => ({ port: data.port, token: data.token, authProblem: data.authProblem, unpaired: data.unpaired }),
@@ -134,6 +134,8 @@ function memorySettings({ token: initialToken = TOKEN } = {}) {
     /** @param {boolean} u */ setUnpaired: async (u) => void (data.unpaired = u),
     pairingSince: async () => data.pairingSince,
     /** @param {number | null} s */ setPairingSince: async (s) => void (data.pairingSince = s ?? undefined),
+    pairingCode: async () => data.pairingCode,
+    /** @param {string | null} c */ setPairingCode: async (c) => void (data.pairingCode = c ?? undefined),
   };
 }
 
@@ -411,14 +413,20 @@ test("without a token it asks the app to pair, and asks again while approval is 
   });
   connection.start();
   await until(() => state() === "awaiting_approval", "awaiting approval");
-  assert.equal(fetched[0], "http://127.0.0.1:23001/api/browser-relay/config");
+  const [first] = fetched;
+  const code = /** @type {string} */ (settings.data.pairingCode);
+  assert.match(code, /^[A-HJ-NP-Z2-9]{6}$/);
+  assert.equal(first, `http://127.0.0.1:23001/api/browser-relay/config?code=${code}`);
+  assert.match(connection.state.detail, new RegExp(`code ${code}`), "the popup shows the code");
   await timers.advance(4_000);
   assert.equal(fetched.length, 2);
+  assert.equal(fetched[1], first, "the same code while the same request waits");
   assert.equal(FakeSocket.instances.length, 0, "no connection without a token");
   approved = true;
   await timers.advance(4_000);
   await until(() => FakeSocket.instances.length === 1, "connects once approved");
   assert.equal(settings.data.token, TOKEN);
+  assert.equal(settings.data.pairingCode, undefined, "a code serves one request");
   await authenticate(socket());
   assert.equal(state(), "connected");
 });

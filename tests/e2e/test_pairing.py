@@ -17,7 +17,7 @@ from support.harness import ScriptedApprover
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import SettingsStore
-from tabrelay.protocol.constants import EXTENDED_METHODS
+from tabrelay.protocol.constants import EXTENDED_METHODS, FEATURES
 from tabrelay.relay.pairing import Pairing
 
 pytestmark = E2E
@@ -53,8 +53,12 @@ async def test_an_unpaired_extension_gets_no_token_and_asks_the_person_to_approv
     popup = await browser.open_popup()
     try:
         assert await popup.text_of("#headline") == "Approve this browser in the Tabrelay app"
+        shown = await popup.text_of("#detail")
     finally:
         await popup.close()
+    # The popup and the app's dialog show the same code: the person allows this very browser.
+    [code] = app.approver.codes
+    assert code is not None and f"code {code}" in shown, shown
     assert await browser.badge() == "…"
     assert await browser.stored_token_digest() is None
     assert app.browsers() == []
@@ -73,7 +77,8 @@ async def test_approving_the_pairing_connects_the_extension(
 
     assert relay.extension_id == EXTENSION_ID
     assert relay.name.startswith("Chromium ")
-    assert set(relay.hello.capabilities) == set(EXTENDED_METHODS)  # type: ignore[union-attr]
+    capabilities = set(relay.hello.capabilities)  # type: ignore[union-attr]
+    assert capabilities == {*EXTENDED_METHODS, *FEATURES}
     assert await browser.stored_token_digest() == digest(app.harness.token)
     assert await browser.storage("sync") == {}, "the token never syncs to other devices"
     assert await browser.badge() == "ON"

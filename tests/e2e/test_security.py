@@ -118,8 +118,9 @@ class Squatter:
         await self._server.wait_closed()
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
-        self.requests.append((request.path, request.headers))
-        if request.path in (CONFIG_PATH, HEALTH_PATH):
+        path = request.path.split("?")[0]
+        self.requests.append((path, request.headers))
+        if path in (CONFIG_PATH, HEALTH_PATH):
             body = json.dumps({"port": self.port, "token": self.token, "protocol": 1})
             response = connection.respond(200, body)
             response.headers["Content-Type"] = "application/json"

@@ -19,8 +19,9 @@ from tabrelay.ui.pairing import TABRELAY_EXTENSION_ID, PairingDialog
 ORIGIN = f"chrome-extension://{OTHER_EXTENSION_ID}"
 
 
-async def ask_config(port: int) -> object:
-    return (await raw_request(port, CONFIG_PATH, headers={"Origin": ORIGIN})).json()
+async def ask_config(port: int, code: str = "") -> object:
+    path = f"{CONFIG_PATH}?code={code}" if code else CONFIG_PATH
+    return (await raw_request(port, path, headers={"Origin": ORIGIN})).json()
 
 
 async def test_allowing_the_pairing_dialog_pairs_the_extension(
@@ -28,9 +29,10 @@ async def test_allowing_the_pairing_dialog_pairs_the_extension(
 ) -> None:
     async with desktop() as desk:
         shown = expect(desk.pairing.dialog_shown)
-        assert await ask_config(desk.harness.port) == {"error": "pairing_required"}
+        assert await ask_config(desk.harness.port, "Q4ZK7M") == {"error": "pairing_required"}
         (dialog,) = await within(shown)
         assert dialog.origin_label.text() == ORIGIN
+        assert "Q4ZK7M" in dialog.code_label.text() and "same code" in dialog.code_label.text()
         assert "not the id of the Tabrelay extension" in dialog.identity.text()
         assert dialog.focusWidget() is dialog.deny_button and dialog.deny_button.isDefault()
         assert not dialog.allow_button.isEnabled()
@@ -40,12 +42,13 @@ async def test_allowing_the_pairing_dialog_pairs_the_extension(
         await unlocked(dialog)
         qtbot.mouseClick(dialog.allow_button, Qt.MouseButton.LeftButton)
         await until(lambda: not desk.harness.core.pairing.pending)
-        answer = await ask_config(desk.harness.port)  # the extension collects its credential
+        answer = await ask_config(desk.harness.port, "Q4ZK7M")  # the browser collects it
         assert desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID)
         credential = desk.harness.credential(OTHER_EXTENSION_ID)
         assert isinstance(answer, dict) and answer["token"] == credential
         assert not desk.pairing.dialogs
-        assert await ask_config(desk.harness.port) == {"error": "pairing_required"}, "once"
+        again = await ask_config(desk.harness.port, "Q4ZK7M")
+        assert again == {"error": "pairing_required"}, "once"
 
 
 async def test_denying_keeps_the_extension_out_and_enter_denies(
@@ -55,6 +58,7 @@ async def test_denying_keeps_the_extension_out_and_enter_denies(
         shown = expect(desk.pairing.dialog_shown)
         await ask_config(desk.harness.port)
         (dialog,) = await within(shown)
+        assert "shows no code" in dialog.code_label.text()
         qtbot.keyClick(dialog, Qt.Key.Key_Return)  # a stray Enter
         await until(lambda: not desk.harness.core.pairing.pending)
         assert not desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID)

@@ -87,6 +87,13 @@ def test_pairing_from_the_command_line(home: Paths) -> None:
     )
     bad = run(home, "pair", "allow", EXTENSION, "--minutes", "0")
     assert bad.returncode == 2 and "--minutes must be more than 0" in bad.stderr
+    coded = run(home, "pair", "allow", EXTENSION, "--code", "k7pq2m")
+    assert coded.returncode == 0 and "showing the code K7PQ2M" in coded.stdout
+    [grant] = SettingsStore(home.settings_file).load().pairing_grants
+    assert grant.code == "K7PQ2M"
+    for code in ("K7PQ2", "K7PQ20", "not-a-code"):
+        wrong = run(home, "pair", "allow", EXTENSION, "--code", code)
+        assert wrong.returncode == 2 and "is not a pairing code" in wrong.stderr
 
 
 def test_there_is_no_shared_token_to_show_and_rotation_unpairs_every_browser(home: Paths) -> None:

@@ -18,6 +18,7 @@ from support.harness import RelayHarness, ScriptedApprover, running_core
 from support.http import raw_request
 from support.net import taken_port
 from tabrelay.config.paths import Paths
+from tabrelay.config.secrets import LEGACY_RELAY_TOKEN, TokenStore
 from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.errors import StartupError
 from tabrelay.protocol.constants import CONFIG_PATH, RELAY_PATH, CloseCode
@@ -133,6 +134,60 @@ async def test_inside_a_window_the_person_opened_the_endpoint_pairs_one_new_brow
     await relay.extension(token=body["token"], instance="second")
     await relay.extension(token=before, instance="first")
     await relay.browser_count(2)
+
+
+async def test_the_window_belongs_to_the_request_the_person_saw_by_its_code(home: Paths) -> None:
+    """A program polling in the extension's name while the person approves gets nothing: the
+    credential goes to the request that showed the code the dialog showed."""
+    approver = ScriptedApprover(answer=None)
+    async with running_core(home, paired=(), approver=approver) as relay:
+        real = f"{CONFIG_PATH}?code=K7PQ2M"
+        asked = await raw_request(relay.port, real, headers={"Origin": PAIRED_ORIGIN})
+        assert asked.json() == {"error": "pairing_required"}
+        assert approver.codes == ["K7PQ2M"], "the dialog shows the request's code"
+        for forged in (CONFIG_PATH, f"{CONFIG_PATH}?code=AAAAAA", f"{CONFIG_PATH}?code=k7pq2m"):
+            # Asking while the question is out raises no second one.
+            response = await raw_request(relay.port, forged, headers={"Origin": PAIRED_ORIGIN})
+            assert response.json() == {"error": "pairing_required"}
+        approver.decide(True)
+        async with asyncio.timeout(5):
+            while relay.core.pairing.pending:
+                await asyncio.sleep(0.01)
+        approver.answer = False  # what the forger's requests raise now, the person refuses
+        for forged in (CONFIG_PATH, f"{CONFIG_PATH}?code=AAAAAA"):
+            response = await raw_request(relay.port, forged, headers={"Origin": PAIRED_ORIGIN})
+            assert response.status == 403, "only the request the person saw collects"
+        collected = await raw_request(relay.port, real, headers={"Origin": PAIRED_ORIGIN})
+        assert collected.status == 200 and collected.json()["token"] == relay.token
+        assert approver.requests == [EXTENSION_ID, EXTENSION_ID]
+
+
+async def test_an_allowance_given_with_a_code_pairs_only_the_request_showing_it(
+    home: Paths,
+) -> None:
+    async with running_core(home, paired=()) as relay:
+        relay.core.pairing.approver = None  # headless
+        await _cli(home, "pair", "allow", EXTENSION_ID, "--code", "K7PQ2M")
+        for path in (CONFIG_PATH, f"{CONFIG_PATH}?code=AAAAAA"):
+            response = await raw_request(relay.port, path, headers={"Origin": PAIRED_ORIGIN})
+            assert response.json() == {"error": "pairing_required"}
+        path = f"{CONFIG_PATH}?code=K7PQ2M"
+        response = await raw_request(relay.port, path, headers={"Origin": PAIRED_ORIGIN})
+        assert response.status == 200 and response.json()["token"] == relay.token
+
+
+async def test_one_question_at_a_time_whatever_extension_ids_a_program_asks_in(
+    home: Paths,
+) -> None:
+    approver = ScriptedApprover(answer=None)
+    async with running_core(home, paired=(), approver=approver) as relay:
+        for letter in "abcdef":
+            await raw_request(
+                relay.port,
+                f"{CONFIG_PATH}?code=ABCDEF",
+                headers={"Origin": f"chrome-extension://{letter * 32}"},
+            )
+        assert approver.requests == ["a" * 32], "one dialog, not a pile"
 
 
 async def test_preflight_from_a_web_origin_gets_no_cors_grant(relay: RelayHarness) -> None:
@@ -494,3 +549,23 @@ async def _cli(paths: Paths, *args: str) -> None:
     )
     _, err = await process.communicate()
     assert process.returncode == 0, err.decode()
+
+
+async def test_a_browser_paired_before_per_browser_credentials_keeps_connecting(
+    home: Paths,
+) -> None:
+    """Settings of schema 1 and the old shared relay token in the store: the browser that
+    holds that token connects after the upgrade, now on a credential of its own."""
+    home.config_dir.mkdir(parents=True)
+    home.settings_file.write_text(
+        json.dumps({"schema_version": 1, "paired_extensions": [{"id": EXTENSION_ID}]})
+    )
+    tokens = TokenStore.open(home)
+    tokens.backend.set(LEGACY_RELAY_TOKEN, "an-old-shared-relay-token-of-43-characters--")
+    async with running_core(home, paired=()) as relay:
+        [paired] = relay.core.settings.pairings
+        assert paired.extension_id == EXTENSION_ID and not paired.legacy
+        await relay.extension(token="an-old-shared-relay-token-of-43-characters--")
+        await relay.browser_count(1)
+        assert relay.core.registry.resolve().pairing_id == paired.id
+    assert tokens.legacy_relay_token() is None, "the shared token is gone"

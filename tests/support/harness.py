@@ -24,11 +24,13 @@ class ScriptedApprover:
     def __init__(self, *, answer: bool | None = True) -> None:
         self.answer = answer
         self.requests: list[str] = []
+        self.codes: list[str | None] = []  # the code each request showed
         self.asked = asyncio.Event()
         self._decisions: asyncio.Queue[bool] = asyncio.Queue()
 
-    async def approve_pairing(self, extension_id: str) -> bool:
+    async def approve_pairing(self, extension_id: str, code: str | None) -> bool:
         self.requests.append(extension_id)
+        self.codes.append(code)
         self.asked.set()
         if self.answer is not None:
             return self.answer

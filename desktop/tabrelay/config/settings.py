@@ -69,10 +69,12 @@ class PairedBrowser(_Model):
 
 
 class PairingGrant(_Model):
-    """The person allowed, ahead of time, one pairing by this extension id (the CLI, headless)."""
+    """The person allowed, ahead of time, one pairing by this extension id (the CLI, headless),
+    with this pairing code if they gave one (the code the extension's popup shows)."""
 
     extension_id: str
     expires_at: float
+    code: str | None = None
 
     _valid_extension = field_validator("extension_id")(_extension_id)
 
@@ -146,7 +148,7 @@ def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(entry, dict) and isinstance(entry.get("id"), str):
             pairings.append(
                 {
-                    "id": f"legacy-{entry['id'][:8]}",
+                    "id": f"legacy-{entry['id']}",
                     "extension_id": entry["id"],
                     "paired_at": entry.get("paired_at", time.time()),
                     "legacy": True,

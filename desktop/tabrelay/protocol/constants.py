@@ -16,6 +16,10 @@ HEALTH_PATH = "/healthz"
 
 DEFAULT_RELAY_PORT = 23001
 DEFAULT_MCP_PORT = 23002
+# A pairing request carries a short code the extension's popup shows and the app's dialog shows
+# too, so the person allows the very browser in front of them (any program can ask in its name).
+PAIRING_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+PAIRING_CODE_LENGTH = 6
 # The id Chrome derives from the extension manifest's pinned "key" (a test checks it).
 TABRELAY_EXTENSION_ID = "eoaagjoooodkomhaagnbdmknnndlhkmk"
 
@@ -36,6 +40,10 @@ EXTENDED_METHODS: tuple[str, ...] = (
     "tabs.get",
     "tabs.group",
 )
+# Behaviours an extension announces in ``hello.capabilities`` besides methods.
+# navigation.guard: it lets the document requests the app holds (Fetch) through whenever the
+# app cannot decide (not connected), so an app that went away never leaves a tab stuck.
+FEATURES: tuple[str, ...] = ("navigation.guard",)
 
 
 class MessageType(enum.StrEnum):

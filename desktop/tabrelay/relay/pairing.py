@@ -4,16 +4,19 @@ A credential is handed out only inside a pairing window, once: either the person
 very request in the tray (the ``PairingApprover``'s dialog) or allowed the extension ahead of
 time with ``tabrelay pair allow`` (a ``PairingGrant`` in the settings, the headless way). An
 Origin header alone proves nothing — any local program can send a paired extension's id — so a
-request outside a window only raises the question, and after a "no" the same extension is not
-asked again for a while. Each pairing is a ``PairedBrowser`` in the settings with its own
-credential in the secret store, so one leak is one revoke. Blocking methods (settings file,
-keychain) are for the CLI and for threads; the app calls ``claim`` and ``request``.
+request outside a window only raises the question, and the window the person opens belongs to
+the request they saw: it carries the code the extension's popup shows, the dialog shows it too,
+and only a request with that code collects. One question at a time, and after a "no" the same
+extension is not asked again for a while. Each pairing is a ``PairedBrowser`` in the settings
+with its own credential in the secret store, so one leak is one revoke. Blocking methods
+(settings file, keychain) are for the CLI and for threads; the app calls ``claim``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -21,17 +24,23 @@ from typing import Protocol
 
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import PairedBrowser, PairingGrant, Settings, SettingsStore
+from tabrelay.protocol.constants import PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH
 
 logger = logging.getLogger(__name__)
 
+PAIRING_CODE = re.compile(f"[{PAIRING_CODE_ALPHABET}]{{{PAIRING_CODE_LENGTH}}}")
 WINDOW = 120.0  # seconds an approved pairing stays open for the extension to collect it
 REFUSED_PAUSE = 60.0  # after a "no", the same extension is not asked again for this long
 GRANT_MINUTES = 10.0  # `tabrelay pair allow`: how long the extension has to come and pair
 
 
+Window = tuple[str, str | None]  # (extension id, the code its request showed, if any)
+
+
 class PairingApprover(Protocol):
-    async def approve_pairing(self, extension_id: str) -> bool:
-        """Ask the person whether ``chrome-extension://<extension_id>`` may pair."""
+    async def approve_pairing(self, extension_id: str, code: str | None) -> bool:
+        """Ask the person whether ``chrome-extension://<extension_id>`` may pair; ``code`` is
+        what the extension shows (``None``: an older extension, which shows none)."""
         ...
 
 
@@ -53,7 +62,7 @@ class Pairing:
         self._on_paired = on_paired
         self._clock = clock
         self.pending: set[str] = set()  # extensions whose question is being asked
-        self._windows: dict[str, float] = {}  # extension id → when its approved window closes
+        self._windows: dict[Window, float] = {}  # an approved request → when its window closes
         self._refused: dict[str, float] = {}  # extension id → when it may be asked again
         self._announced: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -66,16 +75,16 @@ class Pairing:
 
     # --- the config endpoint ----------------------------------------------------------------
 
-    async def claim(self, extension_id: str) -> str | None:
-        """A new credential for this extension if a pairing window is open for it (closing
-        it), else ``None`` — after asking the person, unless a question is already out."""
-        if self._take_window(extension_id) or await asyncio.to_thread(
-            self._take_grant, extension_id
+    async def claim(self, extension_id: str, code: str | None = None) -> str | None:
+        """A new credential for this request if a pairing window is open for it (closing it),
+        else ``None`` — after asking the person, unless a question is already out."""
+        if self._take_window((extension_id, code)) or await asyncio.to_thread(
+            self._take_grant, extension_id, code
         ):
             paired, token = await self.pair_now(extension_id)
             logger.info("browser pairing %s issued to extension %s", paired.id, extension_id)
             return token
-        self.request(extension_id)
+        self.request(extension_id, code)
         return None
 
     async def pair_now(self, extension_id: str) -> tuple[PairedBrowser, str]:
@@ -85,22 +94,28 @@ class Pairing:
             self._on_paired(paired, token)
         return paired, token
 
-    def open_window(self, extension_id: str) -> None:
-        """The person allowed this extension to pair now: its next config request pairs it."""
-        self._windows[extension_id] = self._clock() + WINDOW
+    def open_window(self, extension_id: str, code: str | None = None) -> None:
+        """The person allowed this request to pair now: its next config request pairs it."""
+        self._windows[(extension_id, code)] = self._clock() + WINDOW
         self._refused.pop(extension_id, None)
 
-    def _take_window(self, extension_id: str) -> bool:
-        deadline = self._windows.pop(extension_id, None)
+    def _take_window(self, window: Window) -> bool:
+        deadline = self._windows.pop(window, None)
         return deadline is not None and self._clock() < deadline
 
-    def _take_grant(self, extension_id: str) -> bool:
-        """Consume an unexpired grant for this extension (blocking: the settings file)."""
+    def _take_grant(self, extension_id: str, code: str | None) -> bool:
+        """Consume an unexpired grant this request matches (blocking: the settings file)."""
         now = time.time()
+
+        def matches(grant: PairingGrant) -> bool:
+            return (
+                grant.extension_id == extension_id
+                and grant.expires_at > now
+                and grant.code in (None, code)
+            )
+
         settings = self._store.reload_if_changed() or self._store.current  # the CLI wrote it
-        if not any(
-            g.extension_id == extension_id and g.expires_at > now for g in settings.pairing_grants
-        ):
+        if not any(matches(g) for g in settings.pairing_grants):
             return False
         taken = False
 
@@ -110,7 +125,7 @@ class Pairing:
             for grant in settings.pairing_grants:
                 if grant.expires_at <= now:
                     continue  # expired: drop it on the way
-                if not taken and grant.extension_id == extension_id:
+                if not taken and matches(grant):
                     taken = True
                     continue
                 kept.append(grant)
@@ -119,9 +134,10 @@ class Pairing:
         self._store.update(take)
         return taken
 
-    def request(self, extension_id: str) -> None:
-        """An extension asked for a credential outside a window: ask the person, once."""
-        if extension_id in self.pending:
+    def request(self, extension_id: str, code: str | None = None) -> None:
+        """A request for a credential outside a window: ask the person, one question at a
+        time (a program asking in many extensions' names cannot pile up dialogs)."""
+        if self.pending:
             return
         if self._clock() < self._refused.get(extension_id, 0.0):
             return
@@ -137,13 +153,13 @@ class Pairing:
         self.pending.add(extension_id)
         if self._on_request is not None:
             self._on_request(extension_id)
-        task = asyncio.get_running_loop().create_task(self._ask(self.approver, extension_id))
+        task = asyncio.get_running_loop().create_task(self._ask(self.approver, extension_id, code))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _ask(self, approver: PairingApprover, extension_id: str) -> None:
+    async def _ask(self, approver: PairingApprover, extension_id: str, code: str | None) -> None:
         try:
-            allowed = await approver.approve_pairing(extension_id)
+            allowed = await approver.approve_pairing(extension_id, code)
         # The approver is UI code; whatever it raises means "not allowed", never a crash.
         except Exception:
             logger.exception(
@@ -153,7 +169,7 @@ class Pairing:
         finally:
             self.pending.discard(extension_id)
         if allowed:
-            self.open_window(extension_id)
+            self.open_window(extension_id, code)
             logger.info("pairing of extension %s allowed; waiting for it to collect", extension_id)
         else:
             self._refused[extension_id] = self._clock() + REFUSED_PAUSE
@@ -178,9 +194,14 @@ class Pairing:
             raise
         return paired, token
 
-    def grant(self, extension_id: str, *, minutes: float = GRANT_MINUTES) -> PairingGrant:
-        """Allow one pairing by ``extension_id`` within ``minutes`` (``tabrelay pair allow``)."""
-        grant = PairingGrant(extension_id=extension_id, expires_at=time.time() + minutes * 60)
+    def grant(
+        self, extension_id: str, *, minutes: float = GRANT_MINUTES, code: str | None = None
+    ) -> PairingGrant:
+        """Allow one pairing by ``extension_id`` within ``minutes`` (``tabrelay pair allow``),
+        only by the request showing ``code`` when given."""
+        grant = PairingGrant(
+            extension_id=extension_id, expires_at=time.time() + minutes * 60, code=code
+        )
 
         def add(settings: Settings) -> None:
             settings.pairing_grants = [

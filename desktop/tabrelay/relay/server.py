@@ -66,7 +66,7 @@ from tabrelay.protocol.messages import (
 )
 from tabrelay.relay.browser import DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_PENDING, Browser
 from tabrelay.relay.events import EventHub, HubEvent
-from tabrelay.relay.pairing import Pairing
+from tabrelay.relay.pairing import PAIRING_CODE, Pairing
 from tabrelay.relay.ratelimit import FailureLimits
 from tabrelay.relay.registry import BrowserRegistry
 
@@ -248,16 +248,18 @@ class RelayServer:
                 {"status": "ok", "version": __version__, "browsers": len(self.registry)},
             )
         if url.path == CONFIG_PATH:
-            return await self._config(request)
+            return await self._config(request, parse_qs(url.query))
         if url.path != RELAY_PATH:
             return _json_response(http.HTTPStatus.NOT_FOUND, {"error": "not_found"})
         return self._admit(connection, request, parse_qs(url.query))
 
-    async def _config(self, request: Request) -> Response:
+    async def _config(self, request: Request, query: dict[str, list[str]]) -> Response:
         extension_id = self._extension_origin(request)
         if extension_id is None:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
-        token = await self.pairing.claim(extension_id)
+        codes = query.get("code", [])
+        code = codes[0] if len(codes) == 1 and PAIRING_CODE.fullmatch(codes[0]) else None
+        token = await self.pairing.claim(extension_id, code)
         if token is None:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "pairing_required"})
         return _json_response(

@@ -44,10 +44,16 @@ class PairingDialog(QDialog):
     allow_unlocked = Signal()
 
     def __init__(
-        self, extension_id: str, *, allow_delay: float = ALLOW_DELAY, parent: QWidget | None = None
+        self,
+        extension_id: str,
+        code: str | None = None,
+        *,
+        allow_delay: float = ALLOW_DELAY,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.extension_id = extension_id
+        self.code = code
         self.allow_delay = allow_delay
         self._done = False
         self.setWindowTitle("Pair a browser extension? — Tabrelay")
@@ -64,6 +70,19 @@ class PairingDialog(QDialog):
         self.origin_label.setTextFormat(Qt.TextFormat.PlainText)
         self.origin_label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.origin_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.code_label = QLabel(self)
+        self.code_label.setTextFormat(Qt.TextFormat.RichText)
+        self.code_label.setWordWrap(True)
+        if code is not None:
+            self.code_label.setText(
+                f"Its code: <b style='font-size:150%; letter-spacing:4px'>{code}</b><br>Allow "
+                "only if the Tabrelay extension's popup in your browser shows this same code."
+            )
+        else:
+            self.code_label.setText(
+                "It shows no code: an older relay extension, or a program asking in an "
+                "extension's name (the Tabrelay extension always shows one)."
+            )
         known = extension_id == TABRELAY_EXTENSION_ID
         self.identity = QLabel(
             "✓ This is the id of the Tabrelay extension."
@@ -97,6 +116,7 @@ class PairingDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(headline)
         layout.addWidget(self.origin_label)
+        layout.addWidget(self.code_label)
         layout.addWidget(self.identity)
         layout.addWidget(explain)
         layout.addLayout(buttons)
@@ -158,9 +178,9 @@ class DialogPairingApprover(QObject):
         self.dialogs: dict[str, PairingDialog] = {}
         self._retired = Retired()
 
-    async def approve_pairing(self, extension_id: str) -> bool:
+    async def approve_pairing(self, extension_id: str, code: str | None) -> bool:
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        dialog = PairingDialog(extension_id, allow_delay=self.allow_delay)
+        dialog = PairingDialog(extension_id, code, allow_delay=self.allow_delay)
         dialog.answered.connect(lambda allowed: _settle(future, allowed))
         self.dialogs[extension_id] = dialog
         dialog.show()

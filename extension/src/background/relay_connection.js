@@ -13,7 +13,7 @@
 
 import { Backoff, PAIRING_WINDOW_MS, pairingPollDelay } from "../shared/backoff.js";
 import { CommandError } from "../shared/errors.js";
-import { appProof, extensionProof, newNonce, proofsMatch } from "../shared/handshake.js";
+import { appProof, extensionProof, newNonce, newPairingCode, proofsMatch } from "../shared/handshake.js";
 import {
   CONFIG_PATH,
   CloseCode,
@@ -64,6 +64,8 @@ const MAX_CONFIG_BODY = 16 * 1024;
  * @property {(unpaired: boolean) => Promise<void>} setUnpaired
  * @property {() => Promise<number | undefined>} pairingSince
  * @property {(since: number | null) => Promise<void>} setPairingSince
+ * @property {() => Promise<string | undefined>} pairingCode
+ * @property {(code: string | null) => Promise<void>} setPairingCode
  */
 
 /**
@@ -152,6 +154,7 @@ export class RelayConnection {
     await this.settings.setAuthProblem(undefined);
     await this.settings.setUnpaired(false);
     await this.settings.setPairingSince(null);
+    await this.settings.setPairingCode(null);
     this.backoff.reset();
     this.#launch(true);
   }
@@ -255,12 +258,20 @@ export class RelayConnection {
     if (since === undefined || since === null) {
       this.#setState(PROBLEM_STATES.has(this.state.state) ? this.state.state : "pairing", this.#problemOr("Asking the Tabrelay app to pair"));
     }
-    const answer = await this.#fetchConfig(port);
+    // One code for the whole request, across polls and worker restarts: the app's dialog
+    // shows the code of the request it asks about.
+    let code = since === undefined || since === null ? undefined : await this.settings.pairingCode();
+    if (code === undefined) {
+      code = newPairingCode(this.crypto);
+      await this.settings.setPairingCode(code);
+    }
+    const answer = await this.#fetchConfig(port, code);
     if (generation !== this.#generation) return null;
     switch (answer.kind) {
       case "token":
         await this.settings.saveToken(answer.token);
         await this.settings.setPairingSince(null);
+        await this.settings.setPairingCode(null);
         this.backoff.reset();
         return 0;
       case "pairing_required": {
@@ -271,7 +282,7 @@ export class RelayConnection {
           this.#setState("unpaired", "The Tabrelay app has not approved this browser. Click Pair to ask again.");
           return null;
         }
-        this.#setState("awaiting_approval", "Approve this browser in the Tabrelay app", delay);
+        this.#setState("awaiting_approval", `Allow it in the Tabrelay app if its dialog shows the code ${code}`, delay);
         return delay;
       }
       case "unreachable": {
@@ -293,21 +304,22 @@ export class RelayConnection {
   }
 
   /**
-   * GET the config endpoint, as a CORS request that carries this extension's Origin (the app
-   * pairs by Origin). The app's 200 allows that Origin; its 403 pairing_required does not, so
+   * GET the config endpoint, with the pairing request's code, as a CORS request that carries
+   * this extension's Origin (the app pairs by Origin and code). The app's 200 allows that Origin; its 403 pairing_required does not, so
    * the browser hides it: a failed request to a server that is up means "not paired yet".
    * (With a host permission for 127.0.0.1 Chrome would read any answer, but it would also drop
    * the Origin header from GET requests, and the app could not tell who asks.)
    * @param {number} port
+   * @param {string} code
    * @returns {Promise<ConfigAnswer>}
    */
-  async #fetchConfig(port) {
+  async #fetchConfig(port, code) {
     /** @type {Response} */
     let response;
     /** @type {string} */
     let body;
     try {
-      response = await this.fetchImpl(`http://${RELAY_HOST}:${port}${CONFIG_PATH}`, {
+      response = await this.fetchImpl(`http://${RELAY_HOST}:${port}${CONFIG_PATH}?code=${code}`, {
         method: "GET",
         mode: "cors",
         cache: "no-store",

@@ -23,6 +23,7 @@ export const SessionKeys = Object.freeze({
   RELAY_STATE: "relayState",
   DEBUGGER: "debuggerTabs",
   PAIRING_SINCE: "pairingSince",
+  PAIRING_CODE: "pairingCode",
 });
 
 /**
@@ -109,5 +110,17 @@ export class SettingsStore {
   /** @param {number | null} since */
   async setPairingSince(since) {
     await this.api.storage.session.set({ [SessionKeys.PAIRING_SINCE]: since });
+  }
+
+  /** @returns {Promise<string | undefined>} the code of the pairing request under way */
+  async pairingCode() {
+    const stored = await this.api.storage.session.get([SessionKeys.PAIRING_CODE]);
+    const value = stored[SessionKeys.PAIRING_CODE];
+    return typeof value === "string" ? value : undefined;
+  }
+
+  /** @param {string | null} code */
+  async setPairingCode(code) {
+    await this.api.storage.session.set({ [SessionKeys.PAIRING_CODE]: code });
   }
 }

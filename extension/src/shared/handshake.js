@@ -9,7 +9,14 @@
  * handshake.py by tests/unit/test_extension_protocol.py.
  */
 
-import { NONCE_BYTES, PROTOCOL_VERSION, ROLE_APP, ROLE_EXTENSION } from "./protocol.js";
+import {
+  NONCE_BYTES,
+  PAIRING_CODE_ALPHABET,
+  PAIRING_CODE_LENGTH,
+  PROTOCOL_VERSION,
+  ROLE_APP,
+  ROLE_EXTENSION,
+} from "./protocol.js";
 
 const encoder = new TextEncoder();
 
@@ -32,6 +39,17 @@ export function base64url(bytes) {
  */
 export function newNonce(cryptoImpl = globalThis.crypto) {
   return base64url(cryptoImpl.getRandomValues(new Uint8Array(NONCE_BYTES)));
+}
+
+/**
+ * A fresh pairing code: PAIRING_CODE_LENGTH letters and digits that cannot be mistaken for one
+ * another (32 symbols, so each is 5 random bits, no bias).
+ * @param {Crypto} [cryptoImpl]
+ * @returns {string}
+ */
+export function newPairingCode(cryptoImpl = globalThis.crypto) {
+  const bytes = cryptoImpl.getRandomValues(new Uint8Array(PAIRING_CODE_LENGTH));
+  return Array.from(bytes, (b) => PAIRING_CODE_ALPHABET[b % PAIRING_CODE_ALPHABET.length]).join("");
 }
 
 /**

@@ -29,6 +29,19 @@ export const SEED_METHODS = Object.freeze([
 /** What the Tabrelay extension adds; announced in hello.capabilities. */
 export const EXTENDED_METHODS = Object.freeze(["tabs.close", "tabs.activate", "tabs.get", "tabs.group"]);
 
+/**
+ * Behaviours announced in hello.capabilities besides methods. navigation.guard: document
+ * requests the app holds (Fetch) are let through whenever the app cannot decide.
+ */
+export const FEATURES = Object.freeze(["navigation.guard"]);
+
+/**
+ * A pairing request carries a short code the popup shows and the app's dialog shows too, so the
+ * person allows the very browser in front of them (any program can ask in its name).
+ */
+export const PAIRING_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+export const PAIRING_CODE_LENGTH = 6;
+
 /** Values of the `type` field of unsolicited messages, both directions. */
 export const MessageType = Object.freeze({
   AUTH_CHALLENGE: "auth.challenge",
