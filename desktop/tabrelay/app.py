@@ -10,16 +10,18 @@ start at all (no usable platform plugin), it says so in one line and runs headle
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import qasync
-from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
+from PySide6.QtCore import QMessageLogContext, QSocketNotifier, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tabrelay.config.files import restrict_umask
@@ -165,6 +167,7 @@ async def _run(
     instance.show_requested.connect(ui.open_dashboard)
     app.aboutToQuit.connect(quit_requested.set)
     restore_signals = stop_on_signals(loop, quit_requested.set)
+    unwake = _wake_on_signals()
     if not ui.has_tray or not core.settings.pairings:
         ui.open_dashboard()  # first run, or nowhere else to find Tabrelay
     freeze_startup_objects()
@@ -185,10 +188,41 @@ async def _run(
         await ui.close()
         await core.stop()
         restore_signals()
+        unwake()
     failure = driving.exception() if driving is not None and not driving.cancelled() else None
     if failure is not None:
         raise failure
     return 0
+
+
+def _wake_on_signals() -> Callable[[], None]:
+    """Let Python handle a signal while Qt waits in C++ for events.
+
+    A Python signal handler runs only when the interpreter next runs, and an idle tray app may
+    not for many seconds: the C-level handler writes to a socket Qt watches (``set_wakeup_fd``),
+    which wakes Qt, and the notifier's slot gives Python its turn. Returns the undo.
+    """
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read)
+
+    def drain() -> None:
+        with contextlib.suppress(BlockingIOError):
+            while reader.recv(512):
+                pass
+
+    notifier.activated.connect(drain)
+
+    def undo() -> None:
+        signal.set_wakeup_fd(previous)
+        notifier.setEnabled(False)
+        notifier.deleteLater()
+        reader.close()
+        writer.close()
+
+    return undo
 
 
 async def _show_box(

@@ -103,6 +103,8 @@ class Core:
         self._secrets_revision = 0
         self._paired: frozenset[str] = frozenset()  # pairing ids whose connections may live
         self._rotations = 0
+        self._guard: NavigationGuard | None = None
+        self._guard_for: tuple[int, list[int]] = (0, [])
         self._tasks: list[asyncio.Task[None]] = []
         self._notifications: set[asyncio.Task[None]] = set()
         self._notify: asyncio.TimerHandle | None = None
@@ -220,8 +222,13 @@ class Core:
         return [p for p in ports if p]
 
     def guard(self) -> NavigationGuard:
-        """The navigation guard as the settings are now (one for every decision)."""
-        return NavigationGuard(self.settings.navigation, own_ports=self.own_ports())
+        """The navigation guard as the settings are now (one for every decision); made again
+        only when the settings or the ports changed, since it reads the site lists once."""
+        settings, ports = self.settings, self.own_ports()
+        if self._guard is None or self._guard_for != (id(settings), ports):
+            self._guard = NavigationGuard(settings.navigation, own_ports=ports)
+            self._guard_for = (id(settings), ports)
+        return self._guard
 
     def status(self) -> dict[str, Any]:
         """What browser_status reports and the tray's status line shows."""

@@ -351,6 +351,18 @@ test("an unpairing by the authenticated app forgets the token and stops", async 
   assert.equal(FakeSocket.instances.length, 1);
 });
 
+test("an event larger than the app takes is left out and the connection stays", async () => {
+  const { connection, socket } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  const before = socket().sent.length;
+  const huge = { type: "cdp_event", tabId: 1, method: "Runtime.consoleAPICalled", params: { text: "x".repeat(33 * 1024 * 1024) } };
+  assert.equal(connection.send(huge), false);
+  assert.equal(socket().sent.length, before, "nothing went on the wire");
+  assert.equal(connection.send({ type: "ping" }), true, "still connected");
+});
+
 test("while connected the extension pings every 20 seconds", async () => {
   const { connection, socket, timers } = setup();
   connection.start();

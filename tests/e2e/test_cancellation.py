@@ -70,9 +70,18 @@ class CancelAt:
         return task is not None and getattr(task, "fault_injection_call", False)
 
     def _cancel(self) -> None:
+        """Cancel the call the way the MCP SDK does: its cancel scope cancels every await the
+        call makes after the first, until the call is over."""
         assert self.call is not None
         self.cancelled_at = time.monotonic()
-        asyncio.get_running_loop().call_soon(self.call.cancel)
+        call, loop = self.call, asyncio.get_running_loop()
+
+        def again() -> None:
+            if not call.done():
+                call.cancel()
+                loop.call_soon(again)
+
+        loop.call_soon(again)
 
 
 def tag_child_tasks(loop: asyncio.AbstractEventLoop, call: asyncio.Task[Any]) -> Callable[[], None]:

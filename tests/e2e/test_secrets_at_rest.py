@@ -40,6 +40,7 @@ from tabrelay.tools.catalog import BY_NAME
 pytestmark = E2E
 
 CANARY = f"Canary{uuid.uuid4().hex[:12]}"
+PIN = 700_000_000_000 + uuid.uuid4().int % 10**11  # a secret an agent sends as a number
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +80,7 @@ async def test_a_typed_canary_never_reaches_a_file_the_dialog_or_a_command_outpu
         field = {name: ref(snapshot, "textbox", name) for name in ("User", "Password", "Code")}
         field["Shown password"] = ref(snapshot, "textbox", "Shown password")
         field["Card"] = ref(snapshot, "textbox", "Card")
+        field["PIN"] = ref(snapshot, "textbox", "PIN")
         field["Notes"] = ref(snapshot, "textbox", "Notes")
         pin, nick = ref(snapshot, "button", "PIN"), ref(snapshot, "button", "Nickname")
 
@@ -87,6 +89,7 @@ async def test_a_typed_canary_never_reaches_a_file_the_dialog_or_a_command_outpu
             said = await agent.ok("browser_type", tab_id=tab, ref=field[name], text=next(secrets))
             assert said.startswith("Typed a "), said
         await sse.ok("browser_type", tab_id=tab, ref=field["Card"], text=next(secrets))
+        await http.ok("browser_type", tab_id=tab, ref=field["PIN"], text=next(secrets))
         await http.ok(
             "browser_type", tab_id=tab, ref=field["Notes"], text=next(secrets), secret=True
         )
@@ -140,6 +143,8 @@ async def test_a_typed_canary_never_reaches_a_file_the_dialog_or_a_command_outpu
         await http.fails(
             "browser_type", tab_id=tab, ref=field["Password"], text=next(secrets), bogus=1
         )
+        await sse.fails("browser_type", tab_id=tab, ref=field["Password"], value=next(secrets))
+        await http.fails("browser_type", tab_id=tab, ref=field["Code"], text=PIN)
         await sse.fails("browser_fill_form", tab_id=tab, fields=[{"value": next(secrets)}])
         part_way = await http.fails(
             "browser_fill_form",
@@ -176,11 +181,12 @@ async def test_a_typed_canary_never_reaches_a_file_the_dialog_or_a_command_outpu
     assert core.command_log is not None
     rows = core.command_log.recent(200)
     masked = [r for r in rows if "[secret: " in r.arguments]
-    assert len(masked) >= 18, [r.arguments for r in rows]
+    assert len(masked) >= 21, [r.arguments for r in rows]
     statuses = {r.status for r in masked}
     assert {"ok", "denied", "error", "cancelled"} <= statuses, statuses
     for request in approver.requests:
         assert CANARY not in repr(request), "the approval dialog was shown a secret"
+        assert str(PIN) not in repr(request)
     logging.getLogger("tabrelay.test").info("the canary run ends")  # the log file exists
     for handler in logging.getLogger().handlers:
         handler.flush()
@@ -193,8 +199,9 @@ def _assert_nowhere(paths: Paths) -> None:
     for path in sorted(p for p in home.rglob("*") if p.is_file()):
         data = path.read_bytes()
         checked.append(path.name)
-        for encoding in ("utf-8", "utf-16-le"):
-            assert CANARY.encode(encoding) not in data, f"the canary is in {path}"
+        for canary in (CANARY, str(PIN)):
+            for encoding in ("utf-8", "utf-16-le"):
+                assert canary.encode(encoding) not in data, f"the canary is in {path}"
     assert "commands.sqlite3" in checked and "tabrelay.log" in checked, checked
     export = home / "export.jsonl"
     outputs = [
@@ -206,7 +213,7 @@ def _assert_nowhere(paths: Paths) -> None:
     ]
     assert "[secret: " in outputs[0]
     for output in outputs:
-        assert CANARY not in output
+        assert CANARY not in output and str(PIN) not in output
 
 
 def _cli(paths: Paths, *args: str) -> str:

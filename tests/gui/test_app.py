@@ -102,6 +102,24 @@ def test_tabrelay_starts_the_tray_app_and_a_second_launch_hands_over(app_home: P
     assert "Traceback" not in log
 
 
+def test_sigterm_stops_an_idle_tray_app_within_five_seconds(app_home: Paths) -> None:
+    """Idle, the app waits in Qt's C++ loop, where a Python signal handler would not run until
+    some event came: the signal must wake it."""
+    process = launch(app_home, QT_QPA_PLATFORM="offscreen")
+    try:
+        wait_running(app_home, process)
+        time.sleep(1.0)  # let it go idle
+        sent = time.monotonic()
+        os.killpg(process.pid, signal.SIGTERM)
+        code = process.wait(timeout=20)
+        stopped = time.monotonic() - sent
+    finally:
+        stop(process)
+    assert code == 0
+    assert stopped < 5.0, f"stopped {stopped:.1f} s after SIGTERM"
+    assert running_instance(app_home) is None
+
+
 def test_without_a_display_tabrelay_runs_headless_and_says_so(app_home: Paths) -> None:
     process = launch(app_home, QT_QPA_PLATFORM=None, DISPLAY=None, WAYLAND_DISPLAY=None)
     try:

@@ -17,6 +17,7 @@ from support.harness import RelayHarness
 from support.mcp import mcp_client
 from support.watchdog import LoopWatch
 from tabrelay.config.paths import Paths
+from tabrelay.config.settings import PolicyRule
 from tabrelay.endpoint.calls import Caller
 from tabrelay.tools.catalog import BY_NAME
 
@@ -110,3 +111,42 @@ async def _cli(env: dict[str, str], *args: str) -> str:
     out, _ = await process.communicate()
     assert process.returncode == 0
     return out.decode()
+
+
+async def test_a_client_cancelling_a_call_that_holds_a_key_gets_the_key_let_go(
+    relay: RelayHarness,
+) -> None:
+    """As the MCP SDK cancels a handler (a cancel scope that cancels every await after it):
+    the release must still reach the page."""
+    await asyncio.to_thread(
+        relay.core.settings_store.update,
+        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow")),
+    )
+    extension = await relay.extension()
+    await relay.browser_count(1)
+    pressed = asyncio.Event()
+
+    async def stuck_on_the_key(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        if args.get("type") == "rawKeyDown" and args.get("key") == "a":
+            pressed.set()
+            await asyncio.Event().wait()  # the page's keydown handler never returns
+        return {}
+
+    extension.cdp_handlers["Input.dispatchKeyEvent"] = stuck_on_the_key
+    token = await relay.add_client()
+    async with mcp_client(relay.base_mcp(), token) as client:
+        call = asyncio.create_task(client.call_tool("browser_press_key", {"key": "Control+a"}))
+        await asyncio.wait_for(pressed.wait(), 5)
+        call.cancel()  # the client sends notifications/cancelled
+        await asyncio.gather(call, return_exceptions=True)
+
+        def released() -> set[str]:
+            return {
+                str(args.get("key"))
+                for _, method, args in extension.cdp_calls
+                if method == "Input.dispatchKeyEvent" and args.get("type") == "keyUp"
+            }
+
+        async with asyncio.timeout(5):
+            while released() != {"a", "Control"}:
+                await asyncio.sleep(0.02)

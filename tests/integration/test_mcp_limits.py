@@ -191,6 +191,17 @@ async def test_each_cool_down_raises_one_alert_naming_what_failed(app: RelayHarn
     assert "wrong client token" in guesser and "Basic x" not in guesser
 
 
+async def test_web_pages_on_many_origins_raise_one_alert_not_one_each(app: RelayHarness) -> None:
+    async with limited(app) as server, httpx2.AsyncClient() as http:
+        for n in range(60):
+            await http.post(
+                server.url,
+                content=json.dumps(INITIALIZE),
+                headers={"Content-Type": "text/plain", "Origin": f"https://a{n}.evil.example"},
+            )
+    assert server.kinds() == [RATE_LIMITED], "one cool-down for every web page together"
+
+
 async def test_hostile_authorization_headers_get_401_and_the_key_map_stays_bounded(
     app: RelayHarness,
 ) -> None:

@@ -9,6 +9,8 @@ import pytest
 
 from support.fake_extension import OTHER_EXTENSION_ID
 from support.harness import RelayHarness
+from support.mcp import mcp_client, text_of
+from tabrelay.config.settings import PolicyRule, Settings
 from tabrelay.errors import (
     BrowserDisconnected,
     CdpMethodBlocked,
@@ -258,3 +260,54 @@ async def test_an_answer_does_not_overwrite_a_newer_tab_event(relay: RelayHarnes
     answered = await lookup
     assert answered.title == "Example"  # what the browser said when asked
     assert browser.tabs[1].title == "New title"  # the cache keeps the newer state
+
+
+async def test_only_an_extension_that_lets_held_loads_through_is_asked_to_hold_them(
+    relay: RelayHarness,
+) -> None:
+    """A seed extension would leave its tabs unable to load anything once the app is gone:
+    tools check its tabs before and after instead."""
+    await asyncio.to_thread(
+        relay.core.settings_store.update,
+        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow")),
+    )
+    token = await relay.add_client()
+    for seed in (True, False):
+        extension = await relay.extension(seed=seed, instance=None if seed else "modern")
+        await relay.browser_count(1)
+        async with mcp_client(relay.base_mcp(), token) as client:
+            result = await client.call_tool("browser_evaluate", {"expression": "1", "tab_id": 1})
+        assert not result.is_error, text_of(result)
+        enabled = {m for _, m, _ in extension.cdp_calls if m.endswith(".enable")}
+        assert ("Fetch.enable" in enabled) is (not seed), (seed, enabled)
+        await extension.close()
+        await relay.browser_count(0)
+
+
+async def test_the_expert_cdp_tool_cannot_take_the_guard_apart_or_log_typed_text(
+    relay: RelayHarness,
+) -> None:
+    def expert(settings: Settings) -> None:
+        settings.enable_cdp_tool = True
+        settings.policy_rules.append(PolicyRule(tool="*", decision="allow"))
+
+    await asyncio.to_thread(relay.core.settings_store.update, expert)
+    await relay.extension()
+    await relay.browser_count(1)
+    token = await relay.add_client()
+    own = f"http://127.1:{relay.port}/healthz"
+    async with mcp_client(relay.base_mcp(), token) as client:
+        fetch = await client.call_tool("browser_cdp", {"method": "Fetch.disable", "tab_id": 1})
+        navigate = await client.call_tool(
+            "browser_cdp", {"method": "Page.navigate", "params": {"url": own}, "tab_id": 1}
+        )
+        typed = await client.call_tool(
+            "browser_cdp",
+            {"method": "Input.insertText", "params": {"text": "hunter2-cdp"}, "tab_id": 1},
+        )
+    assert fetch.is_error and "navigation guard" in text_of(fetch)
+    assert navigate.is_error and "is Tabrelay itself" in text_of(navigate)
+    assert not typed.is_error, text_of(typed)
+    assert relay.core.command_log is not None
+    logged = " ".join(r.arguments for r in relay.core.command_log.recent(10))
+    assert "hunter2-cdp" not in logged and "[secret: 11 characters]" in logged

@@ -18,7 +18,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tabrelay.protocol.constants import EXTENDED_METHODS, PROTOCOL_VERSION, RELAY_PATH
+from tabrelay.protocol.constants import EXTENDED_METHODS, FEATURES, PROTOCOL_VERSION, RELAY_PATH
 from tabrelay.protocol.handshake import app_proof, extension_proof, new_nonce, proofs_match
 
 EXTENSION_ID = "abcdefghijklmnopabcdefghijklmnop"
@@ -41,7 +41,7 @@ class FakeExtension:
         seed: bool = False,
         instance: str | None = "instance-1",
         browser: str = "FakeChrome 1.0",
-        capabilities: tuple[str, ...] = EXTENDED_METHODS,
+        capabilities: tuple[str, ...] = (*EXTENDED_METHODS, *FEATURES),
         answer_pings: bool = True,
         host: str = "127.0.0.1",
     ) -> None:

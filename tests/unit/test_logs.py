@@ -83,3 +83,22 @@ def test_a_bad_format_string_does_not_crash_logging(
 ) -> None:
     logging.getLogger("x").warning("%s %s", "only one")
     assert "unformattable" in caplog.text
+
+
+def test_what_pydantic_quotes_of_a_malformed_message_is_redacted(
+    redactor: Redactor, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The MCP SDK logs a request it cannot parse with pydantic's error, which quotes the body
+    (a tools/call's typed text included)."""
+    from pydantic import BaseModel, ValidationError
+
+    class Message(BaseModel):
+        jsonrpc: str
+
+    body = '{"method": "tools/call", "params": {"arguments": {"text": "' + CANARY + '"}}'
+    try:
+        Message.model_validate_json(body)
+    except ValidationError:
+        logging.getLogger("mcp.server.sse").exception("Failed to parse message")
+    assert "Failed to parse message" in caplog.text
+    assert CANARY not in caplog.text and "input_value=[redacted]" in caplog.text

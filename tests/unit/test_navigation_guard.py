@@ -381,3 +381,28 @@ def test_arbitrary_text_is_admitted_or_refused_with_a_reason(text: str) -> None:
         return
     assert g.check(sent) == sent  # what the browser is sent passes the same check again
     assert origin_of(sent) is not None or sent == "about:blank"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://router/",
+        "http://intranet:8080/wiki",
+        "http://printer.local/",
+        "http://nas.lan/",
+        "http://camera.home.arpa/",
+        "http://build.corp/",
+        "http://svc.internal/",
+        "http://ROUTER./",
+    ],
+)
+def test_names_only_a_local_network_answers_are_private_networks(url: str) -> None:
+    with pytest.raises(NavigationBlocked, match="is a private-network name"):
+        guard().check(url)
+    assert guard(allow_private_networks=True).check(url)
+    assert guard(allow=[url.split("/")[2].split(":")[0].rstrip(".")]).check(url)
+
+
+def test_public_names_and_local_development_names_are_not_private_networks() -> None:
+    for url in ("https://example.com/", "http://localhost:3000/", "http://app.localhost:5173/"):
+        assert guard().check(url)

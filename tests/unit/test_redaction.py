@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tabrelay.tools.redaction import mask, redact
+from tabrelay.tools.redaction import mask, redact, redact_all
 
 CANARY = "hunter2-canary"
 
@@ -80,3 +80,18 @@ def test_no_string_under_a_secret_name_survives_redaction(arguments: dict[str, A
 
     for text in strings_under_secret_names(shown, False):
         assert text.startswith("[secret: ")
+
+
+def test_numbers_under_a_secret_name_are_masked_too() -> None:
+    shown = redact({"text": 482913, "submit": True}, frozenset({"text"}), frozenset())
+    assert shown == {"text": mask("482913"), "submit": True}
+
+
+def test_arguments_a_tool_does_not_take_are_masked_whole() -> None:
+    misspelt = {"ref": "e3", "value": CANARY, "Text": [CANARY, 77], "slowly": True}
+    assert redact_all(misspelt) == {
+        "ref": mask("e3"),
+        "value": mask(CANARY),
+        "Text": [mask(CANARY), mask("77")],
+        "slowly": True,
+    }

@@ -156,13 +156,14 @@ class BearerAuth:
     def _offender(self, scope: Scope, credential: bytes) -> tuple[Hashable, str]:
         """What a failure counts against, and how an alert names it.
 
-        The browser Origin first: a web page can vary the token it sends, not its Origin. Keys
-        hold digests, so neither a credential nor a huge header is kept.
+        Anything with a browser Origin first, all together: MCP clients send none, and a page
+        can vary the token it sends or the subdomain it serves from, so one key for web pages
+        means one alert per cool-down however many origins they use. Keys hold digests, so
+        neither a credential nor a huge header is kept.
         """
         origin = _header(scope, b"origin")
         if origin is not None:
-            key = ("origin", hashlib.sha256(origin).digest())
-            return key, f"from the web page {_shown(origin)} (a browser Origin)"
+            return ("origin",), f"from web pages (the latest: {_shown(origin)})"
         if credential:
             key = ("credential", hashlib.sha256(credential).digest())
             return key, "with the same wrong client token (a program may be guessing one)"

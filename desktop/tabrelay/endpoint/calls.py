@@ -41,10 +41,10 @@ from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
 from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
-from tabrelay.tools.context import Progress, ToolContext, ToolResult
+from tabrelay.tools.context import Progress, ToolContext, ToolResult, settle
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.observer import TabObserver
-from tabrelay.tools.redaction import redact
+from tabrelay.tools.redaction import redact, redact_all
 from tabrelay.tools.refs import RefBook
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tabs import in_scope
@@ -139,7 +139,7 @@ class ToolRunner:
             await self._record(row, started, "error", error=error)
             raise
         except asyncio.CancelledError:
-            await asyncio.shield(self._record(row, started, "cancelled"))
+            await settle(self._record(row, started, "cancelled"), self.background)
             raise
         # The error boundary for what no tool meant to raise (a page answering in a shape the
         # tool did not expect): the agent gets a sentence it can act on, the log a row and the
@@ -176,6 +176,7 @@ class ToolRunner:
             params = spec.params.model_validate(arguments)
         except ValidationError as exc:
             raise ToolError(f"invalid arguments for {spec.name}: {_validation_text(exc)}") from None
+        row.valid = True
         settings = self.settings_store.reload_if_changed() or self.settings_store.current
         ctx = ToolContext(
             browser=None,
@@ -329,16 +330,19 @@ class _Row:
     browser: str | None = None
     tab_id: int | None = None
     origin: str | None = None
+    valid: bool = False  # the arguments are what the tool takes
     cleared: frozenset[str] = frozenset()  # paths proven not secret before approval
     secrets: set[str] = field(default_factory=set)  # paths the tool found secret later
 
     def shown(self) -> dict[str, Any]:
-        """The arguments as anyone may see them: secrets masked, unproven ones too."""
+        """The arguments as anyone may see them: secrets masked, unproven ones too; all of
+        them for a tool that types, when they are not what it takes."""
         if not self.secret_names:
             return self.arguments
-        masked: dict[str, Any] = redact(
-            self.arguments, self.secret_names, self.cleared - self.secrets
-        )
+        if not self.valid:
+            masked: dict[str, Any] = redact_all(self.arguments)
+            return masked
+        masked = redact(self.arguments, self.secret_names, self.cleared - self.secrets)
         return masked
 
 

@@ -24,7 +24,7 @@ from tabrelay.errors import (
     TooManyPendingCommands,
 )
 from tabrelay.protocol.cdp import cdp_block_reason
-from tabrelay.protocol.constants import EXTENDED_METHODS, SEED_METHODS
+from tabrelay.protocol.constants import EXTENDED_METHODS, FEATURES, SEED_METHODS
 from tabrelay.protocol.messages import (
     CommandError,
     CommandResult,
@@ -87,6 +87,9 @@ class Browser:
             frozenset(m for m in hello.capabilities if m in EXTENDED_METHODS)
             if hello
             else frozenset()
+        )
+        self.features = (
+            frozenset(f for f in hello.capabilities if f in FEATURES) if hello else frozenset()
         )
 
     # --- identity ---------------------------------------------------------------------------

@@ -31,6 +31,9 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"(\"(?:token|proof|secret)\"\s*:\s*\")[^\"]*(\")", re.I),
         r"\1" + REDACTED + r"\2",
     ),
+    # pydantic quotes what it could not parse (the MCP SDK logs a malformed request with its
+    # error): the body of a tools/call, typed text included.
+    (re.compile(r"(input_value=).*?(, input_type=)", re.S), r"\1" + REDACTED + r"\2"),
 )
 
 

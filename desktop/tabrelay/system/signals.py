@@ -9,6 +9,7 @@ yields) ends the process, so a service manager or a person's ``kill`` is never i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -38,8 +39,11 @@ def stop_on_signals(
     timer: list[threading.Timer] = []
 
     def overdue() -> None:
-        logger.error("Tabrelay did not stop within %g s of the signal; exiting now", deadline)
-        logging.shutdown()
+        # Straight to stderr: a logging handler's lock may be held by the stuck main thread.
+        with contextlib.suppress(OSError):
+            os.write(
+                2, f"tabrelay: not stopped {deadline:g} s after the signal; exiting\n".encode()
+            )
         exit_now(1)
 
     def handle(signum: int, frame: FrameType | None) -> None:

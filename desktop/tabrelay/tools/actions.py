@@ -129,8 +129,14 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
         await ctx.release_input()  # while drags are still intercepted
         raise
     finally:
-        await ctx.cdp("Input.setInterceptDrags", {"enabled": False})
+        await ctx.settle(_stop_intercepting_drags(ctx))
     return ToolResult(f"Dragged {source.description} onto {target.description}.")
+
+
+async def _stop_intercepting_drags(ctx: ToolContext) -> None:
+    # The person's own drags in this tab work again (the tab may be gone: nothing to undo).
+    with contextlib.suppress(TabrelayError):
+        await ctx.cdp("Input.setInterceptDrags", {"enabled": False})
 
 
 def _drag_event(kind: str, at: Located, data: dict[str, Any]) -> dict[str, Any]:
@@ -339,8 +345,13 @@ async def _until_dialog(
             opened.cancel()
             if not keep_sent:
                 sent.cancel()
-            # Collect what was cancelled (or failed) so no task is left unretrieved.
-            await asyncio.gather(opened, *(() if keep_sent else (sent,)), return_exceptions=True)
+            # Collect what was cancelled (or failed) so no task is left unretrieved, even when
+            # this call is being cancelled itself.
+            await ctx.settle(_collect(opened, *(() if keep_sent else (sent,))))
+
+
+async def _collect(*tasks: asyncio.Future[Any]) -> None:
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _forget(tasks: set[asyncio.Future[Any]]) -> Any:

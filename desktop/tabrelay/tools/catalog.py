@@ -155,7 +155,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     _spec("browser_cdp", "Raw CDP command (expert)",
           "Send one Chrome DevTools Protocol command to a tab. Enabled only by the person, asked "
           "every time; cookie, download, permission and target methods stay blocked.",
-          expert.CdpParams, expert.cdp, destructive=True, expert=True),
+          expert.CdpParams, expert.cdp, destructive=True, expert=True,
+          secrets=SecretFields(frozenset({"text", "unmodifiedText"}), expert.clear_nothing)),
 )  # fmt: skip
 
 BY_NAME: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -115,14 +115,20 @@ class ToolContext:
         Best effort and bounded: the page may be gone or blocked by a dialog.
         """
         held, self.held_input = self.held_input, {}
-        if not held or self.browser is None or self.tab is None:
-            return
+        if held and self.browser is not None and self.tab is not None:
+            await self.settle(self._release(list(held.values())))
+
+    async def _release(self, held: list[tuple[str, dict[str, Any]]]) -> None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(RELEASE_TIMEOUT):
-                for method, params in reversed(held.values()):
+                for method, params in reversed(held):
                     # Nothing to report: the call already failed with its own error.
                     with contextlib.suppress(TabrelayError):
                         await self.cdp(method, params)
+
+    async def settle(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` to its end even while this call is being cancelled (see ``settle``)."""
+        await settle(work, self.background)
 
     @contextlib.asynccontextmanager
     async def events(self, *methods: str) -> AsyncIterator[EventWaiter]:
@@ -144,6 +150,20 @@ class ToolContext:
             yield EventWaiter(subscription.wait, tab.id)
         finally:
             subscription.close()
+
+
+async def settle(work: Coroutine[Any, Any, None], background: set[asyncio.Future[Any]]) -> None:
+    """Run ``work`` to its end even while the calling task is being cancelled.
+
+    The MCP SDK cancels a handler with a cancel scope that cancels every await that follows,
+    so clean-up awaited in ``finally`` would never run. ``work`` runs as its own task, kept in
+    ``background`` (the calls' background work, which stopping Tabrelay cancels); a cancel
+    arriving meanwhile still ends the caller at once.
+    """
+    task = asyncio.ensure_future(work)
+    background.add(task)
+    task.add_done_callback(background.discard)
+    await asyncio.shield(task)
 
 
 class EventWaiter:

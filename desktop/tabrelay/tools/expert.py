@@ -1,7 +1,9 @@
 """browser_cdp: one raw Chrome DevTools Protocol command, for experts who turned it on.
 
 Off unless the person enables it in the settings; always asks (never "always allow"); the CDP
-denylist (``protocol/cdp.py``) still applies, in the app and again in the extension.
+denylist (``protocol/cdp.py``) still applies, in the app and again in the extension. It cannot
+take the navigation guard apart: the Fetch domain is the guard's (it holds the tab's loads), and
+a URL it navigates to passes the guard first.
 """
 
 from __future__ import annotations
@@ -21,12 +23,26 @@ class CdpParams(TabParams):
     params: dict[str, Any] = Field(default_factory=dict, description="Its parameters.")
 
 
+async def clear_nothing(ctx: ToolContext, params: CdpParams) -> frozenset[str]:
+    """Text a raw input event types (``Input.insertText``, a key's ``text``) is never shown:
+    nothing here says which field it goes to."""
+    return frozenset()
+
+
 async def cdp(ctx: ToolContext, params: CdpParams) -> ToolResult:
     if not ctx.settings.enable_cdp_tool:
         raise ToolError(
             "browser_cdp is turned off; the person can enable it in Tabrelay's settings"
         )
-    result = await ctx.cdp(params.method, params.params)
+    if params.method.startswith("Fetch."):
+        raise ToolError(
+            "the Fetch domain is how Tabrelay's navigation guard holds a tab's loads; "
+            "browser_cdp may not use it"
+        )
+    command = dict(params.params)
+    if params.method == "Page.navigate":
+        command["url"] = ctx.guard.check(str(command.get("url", "")))
+    result = await ctx.cdp(params.method, command)
     fitted = fit_text(
         json.dumps(result, ensure_ascii=False, indent=1),
         ctx.budget_bytes,

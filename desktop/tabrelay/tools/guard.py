@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tabrelay.config.settings import NavigationSettings
@@ -39,6 +39,9 @@ LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "localhost6", "localhost
 # ``http:///x`` is ``http://x/`` to the browser, which is not what a person reading it sees.
 _EMPTY_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+\-.]*:[/\\]{3}")
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052 well-known prefix
+# RFC 6762 (.local), RFC 8375 (.home.arpa), ICANN's reserved .internal, and suffixes routers and
+# companies use for names only their own network answers.
+_LOCAL_SUFFIXES = (".local", ".home.arpa", ".internal", ".lan", ".home", ".intranet", ".corp")
 _IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # RFC 4291 §2.5.5.1, deprecated
 
 
@@ -71,9 +74,27 @@ def origin_of(url: str) -> str | None:
 
 
 class NavigationGuard:
+    """The decisions for one version of the settings; its lists are read once, when made."""
+
     def __init__(self, settings: NavigationSettings, *, own_ports: Iterable[int]) -> None:
         self.settings = settings
         self.own_ports = frozenset(p for p in own_ports if p)
+        self._block = _patterns(settings.block)
+        self._allow = _patterns(settings.allow)
+
+    def refusal(self, url: str) -> str | None:
+        """Why a page may not load ``url`` (itself, a frame, a redirect hop), else ``None``.
+
+        Only http(s) loads leave the page for a site: ``blob:``, ``data:`` and ``about:``
+        documents stay within it, and are the page's own business.
+        """
+        if not url.lower().startswith(("http:", "https:")):
+            return None
+        try:
+            self.check(url)
+        except NavigationBlocked as blocked:
+            return blocked.message
+        return None
 
     def check(self, url: str) -> str:
         """Return the URL to send the browser if an agent may open ``url``.
@@ -110,25 +131,24 @@ class NavigationGuard:
             raise NavigationBlocked(
                 f"{site.origin} is Tabrelay itself; agents may not open Tabrelay's own ports"
             )
-        if self._listed(site, self.settings.block):
+        if any(matches(site) for matches in self._block):
             raise NavigationBlocked(f"{site.origin} is on the person's block list")
-        allowed = self._listed(site, self.settings.allow)
+        allowed = any(matches(site) for matches in self._allow)
         if self.settings.only_allowed and not allowed:
             raise NavigationBlocked(
                 f"{site.origin} is not on the person's list of allowed sites (only those may be "
                 "opened); ask them to add it in Tabrelay's settings"
             )
-        private = address is not None and _private(address) and not loopback
+        private = (_private(address) if address is not None else _private_name(site.host)) and (
+            not loopback
+        )
         if private and not allowed and not self.settings.allow_private_networks:
+            what = "address" if address is not None else "name"
             raise NavigationBlocked(
-                f"{site.origin} is a private-network address; the person must allow it (or "
+                f"{site.origin} is a private-network {what}; the person must allow it (or "
                 "private networks) in Tabrelay's settings first"
             )
         return parsed.href
-
-    @staticmethod
-    def _listed(site: Site, patterns: Iterable[str]) -> bool:
-        return any(_pattern_matches(p, site) for p in patterns)
 
 
 def _site(url: ParsedUrl) -> Site:
@@ -144,21 +164,31 @@ def _site(url: ParsedUrl) -> Site:
     return Site(url.scheme, host, url.effective_port)
 
 
-def _pattern_matches(pattern: str, site: Site) -> bool:
+def _patterns(entries: Iterable[str]) -> list[Callable[[Site], bool]]:
+    """Each list entry as a test of a site, read once."""
+    return [matcher for entry in entries if (matcher := _pattern(entry)) is not None]
+
+
+def _pattern(pattern: str) -> Callable[[Site], bool] | None:
+    """An entry as a test: an origin matches itself; a host, itself and its subdomains; an
+    address, that address however written. ``None`` for an entry that names nothing."""
     pattern = pattern.strip()
     if not pattern:
-        return False
+        return None
     if "://" in pattern:
         try:
             parsed = parse_url(pattern)
-            return parsed.scheme in ALLOWED_SCHEMES and site_origin(parsed) == site.origin
         except InvalidUrl:
-            return False
+            return None
+        if parsed.scheme not in ALLOWED_SCHEMES:
+            return None
+        origin = site_origin(parsed)
+        return lambda site: site.origin == origin
     host = _pattern_host(pattern.removeprefix("*.").rstrip("/"))
     address = host_address(host)
     if address is not None:  # an address names one host, however written, never a "subdomain"
-        return host_address(site.host) == address
-    return site.host == host or site.host.endswith("." + host)
+        return lambda site: host_address(site.host) == address
+    return lambda site: site.host == host or site.host.endswith("." + host)
 
 
 def _pattern_host(text: str) -> str:
@@ -192,6 +222,16 @@ def _embedded_ipv4(address: IPAddress | None) -> ipaddress.IPv4Address | None:
 def _embeds_loopback(address: IPAddress | None) -> bool:
     embedded = _embedded_ipv4(address)
     return embedded is not None and _loopback(embedded)
+
+
+def _private_name(host: str) -> bool:
+    """A name only a local network answers: one label (``router``, ``intranet``) or a
+    special-use or customary local suffix (``printer.local``, ``nas.lan``, ``x.home.arpa``).
+
+    Names in public DNS that resolve to private addresses are not seen here (see
+    docs/security.md): the guard reads URLs, it does not resolve them.
+    """
+    return "." not in host or host.endswith(_LOCAL_SUFFIXES)
 
 
 def _private(address: IPAddress) -> bool:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tabrelay.errors import EventsClosed, NavigationBlocked, TabrelayError
+from tabrelay.errors import EventsClosed, TabrelayError
 from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
@@ -31,7 +31,6 @@ from tabrelay.tools.sessions import TabSessions
 logger = logging.getLogger(__name__)
 
 PAUSED = "Fetch.requestPaused"
-CHECKED_SCHEMES = ("http:", "https:")  # other loads (blob:, data:) stay within the page
 ALERT_EVERY = 30.0  # seconds: at most one alert per tab (a page may embed many blocked frames)
 
 
@@ -95,21 +94,21 @@ class NavigationInterceptor:
         url = str((paused.get("request") or {}).get("url", ""))
         if not isinstance(request_id, str):
             return
-        reason = self._blocked(url)
+        reason = self._guard().refusal(url)
+        if reason is not None:  # known before Chrome answers the navigation that failed
+            self._stopped(browser, tab_id, url, reason)
         try:
             if reason is None:
                 await browser.cdp(tab_id, "Fetch.continueRequest", {"requestId": request_id})
-                return
-            await browser.cdp(
-                tab_id,
-                "Fetch.failRequest",
-                {"requestId": request_id, "errorReason": "BlockedByClient"},
-            )
+            else:
+                await browser.cdp(
+                    tab_id,
+                    "Fetch.failRequest",
+                    {"requestId": request_id, "errorReason": "BlockedByClient"},
+                )
         # The tab closed, navigated on or lost its session: the request went with it.
         except TabrelayError as error:
             logger.debug("paused request %s not answered: %s", request_id, error)
-            return
-        self._stopped(browser, tab_id, url, reason)
 
     async def _guard_window(self, browser: Browser, tab: TabInfo) -> None:
         """A window opened by a guarded tab: guard it too, and stop it while it is headed for
@@ -117,7 +116,7 @@ class NavigationInterceptor:
         watched as it changes; the page is sent away before it commits."""
         if tab.opener_id is None or not self._sessions.guarded(browser.id, tab.opener_id):
             return
-        reason = self._blocked(tab.url)
+        reason = self._guard().refusal(tab.url)
         try:
             if reason is not None:
                 await browser.navigate(tab.id, "about:blank")
@@ -128,16 +127,6 @@ class NavigationInterceptor:
             logger.info(
                 "could not guard tab %s, opened by tab %s: %s", tab.id, tab.opener_id, error
             )
-
-    def _blocked(self, url: str) -> str | None:
-        """Why the guard refuses ``url``, or ``None`` when it may load."""
-        if not url.lower().startswith(CHECKED_SCHEMES):
-            return None
-        try:
-            self._guard().check(url)
-        except NavigationBlocked as blocked:
-            return blocked.message
-        return None
 
     def _stopped(self, browser: Browser, tab_id: int, url: str, reason: str) -> None:
         message = f"Stopped tab {tab_id} from loading {url[:200]}: {reason}"

@@ -3,10 +3,12 @@
 A tool that types text declares ``SecretFields``: the argument names that can carry typed text
 and a check that proves, from the target element and the caller's own ``secret`` hint, which
 of those values are not secret. Everything under those names is masked unless proven otherwise
-— invalid arguments, a target that could not be inspected, a call cancelled before the check
-all stay masked. The runner redacts at the door, so the approval dialog, the command log, its
-exports and the dashboard only ever hold the masked copy; a tool that learns later that a
-field is secret (the page swapped it) adds its path to ``ToolContext.secrets``.
+— a target that could not be inspected, a call cancelled before the check stay masked; and
+arguments that are not what the tool takes (a misspelt name, a number for text) are masked
+whole, since nothing says where the secret went. The runner redacts at the door, so the
+approval dialog, the command log, its exports and the dashboard only ever hold the masked copy;
+a tool that learns later that a field is secret (the page swapped it) adds its path to
+``ToolContext.secrets``.
 """
 
 from __future__ import annotations
@@ -36,9 +38,14 @@ def mask(text: str) -> str:
 
 
 def redact(arguments: dict[str, Any], names: frozenset[str], cleared: frozenset[str]) -> Any:
-    """A copy of ``arguments`` with every string under ``names`` masked unless its path is
-    in ``cleared``. Other values are copied as they are."""
+    """A copy of ``arguments`` with every string or number under ``names`` masked unless its
+    path is in ``cleared``. Other values are copied as they are."""
     return _redact(arguments, "", names, cleared)
+
+
+def redact_all(arguments: dict[str, Any]) -> Any:
+    """A copy of ``arguments`` with every string and number masked (their names kept)."""
+    return _mask_all(arguments)
 
 
 def _redact(value: Any, path: str, names: frozenset[str], cleared: frozenset[str]) -> Any:
@@ -57,6 +64,8 @@ def _redact(value: Any, path: str, names: frozenset[str], cleared: frozenset[str
 def _mask_all(value: Any) -> Any:
     if isinstance(value, str):
         return mask(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):  # a PIN as a number
+        return mask(str(value))
     if isinstance(value, dict):
         return {key: _mask_all(item) for key, item in value.items()}
     if isinstance(value, list):

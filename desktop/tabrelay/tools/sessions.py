@@ -27,6 +27,7 @@ DEFAULT_DOMAINS: tuple[str, ...] = ("Page", "Runtime", "Log", "Network")
 # The tools need these whatever the dashboard shows: load events, dialogs, console errors.
 TOOL_DOMAINS: tuple[str, ...] = ("Page", "Runtime")
 GUARD_DOMAIN = "Fetch"
+GUARD_FEATURE = "navigation.guard"
 # Document requests only: every page and frame load, each redirect hop, paused before it is sent.
 GUARD_PATTERNS = [{"resourceType": "Document", "requestStage": "Request"}]
 Key = tuple[str, int]  # (browser id, tab id)
@@ -64,7 +65,10 @@ class TabSessions:
         self._last_used[key] = time.monotonic()
         if guard:
             self._guarded.add(key)
-        guarded = (GUARD_DOMAIN,) if key in self._guarded else ()
+        # Only an extension that lets held loads through when the app is gone may hold them:
+        # with another (the seed protocol's), tools still check each tab before and after.
+        holds = key in self._guarded and GUARD_FEATURE in browser.features
+        guarded = (GUARD_DOMAIN,) if holds else ()
         wanted = tuple(dict.fromkeys((*TOOL_DOMAINS, *guarded, *self.domains(*key))))
         enabled = self._enabled.setdefault(key, set())
         for domain in wanted:

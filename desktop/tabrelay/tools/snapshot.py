@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from tabrelay.errors import CommandFailed, NavigationBlocked, ToolError
+from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
@@ -157,12 +157,9 @@ async def _frame_nodes(
 ) -> list[dict[str, Any]] | str | _Refused:
     """A child frame's nodes; never those of a site agents may not use (a frame the page
     loaded before an agent first used the tab, when its loads were not yet guarded)."""
-    url = str(frame.get("url", ""))
-    if url.lower().startswith(("http:", "https:")):
-        try:
-            ctx.guard.check(url)
-        except NavigationBlocked as blocked:
-            return _Refused(f"agents may not use it ({blocked.message})")
+    refusal = ctx.guard.refusal(str(frame.get("url", "")))
+    if refusal is not None:
+        return _Refused(f"agents may not use it ({refusal})")
     return await _ax_nodes(ctx, frame["id"])
 
 

@@ -4,7 +4,7 @@
  * do) and status (the tabs it has attached). Pure apart from the inputs it is given.
  */
 
-import { EXTENDED_METHODS, MessageType, PROTOCOL_VERSION } from "../shared/protocol.js";
+import { EXTENDED_METHODS, FEATURES, MessageType, PROTOCOL_VERSION } from "../shared/protocol.js";
 
 const PREFERRED_BRANDS = ["Google Chrome", "Microsoft Edge", "Brave", "Opera", "Vivaldi", "Chromium"];
 
@@ -45,7 +45,7 @@ export function announcement({ version, browser, instance, attachedTabs }) {
       protocol: PROTOCOL_VERSION,
       extension: version,
       browser,
-      capabilities: [...EXTENDED_METHODS],
+      capabilities: [...EXTENDED_METHODS, ...FEATURES],
       instance,
     },
     statusMessage(attachedTabs),

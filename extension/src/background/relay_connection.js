@@ -169,7 +169,14 @@ export class RelayConnection {
       return false;
     }
     try {
-      this.#socket.send(JSON.stringify(message));
+      const frame = JSON.stringify(message);
+      // Larger than the app takes: sending it would close the connection (1009), and with it
+      // the guard on every tab. A page can make such an event (a huge console message).
+      if (frame.length > MAX_FRAME_AFTER_AUTH) {
+        console.warn("Tabrelay: an event too large for the app was left out");
+        return false;
+      }
+      this.#socket.send(frame);
       return true;
     } catch {
       return false;
