@@ -21,26 +21,11 @@ import pytest
 
 from support.harness import RelayHarness, running_core
 from support.http import raw_request
-from support.mcp import mcp_client, text_of
+from support.mcp import INITIALIZE, JSON_HEADERS, PROTOCOL, mcp_client, text_of
 from tabrelay.config.paths import Paths
 from tabrelay.endpoint.server import McpEndpoint
 from tabrelay.relay.ratelimit import FailureLimits
 
-PROTOCOL = "2025-11-25"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": PROTOCOL,
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
-JSON_HEADERS = {
-    "Content-Type": "application/json",
-    "Accept": "application/json, text/event-stream",
-}
 RATE_LIMITED = "mcp_auth_rate_limited"
 SESSIONS_CAPPED = "mcp_sessions_capped"
 

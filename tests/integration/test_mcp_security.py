@@ -12,23 +12,8 @@ import pytest
 
 from support.harness import RelayHarness, running_core
 from support.http import raw_request
-from support.mcp import mcp_client, text_of
+from support.mcp import INITIALIZE, JSON_HEADERS, PROTOCOL, mcp_client, text_of
 from tabrelay.config.paths import Paths
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
-JSON_HEADERS = {
-    "Content-Type": "application/json",
-    "Accept": "application/json, text/event-stream",
-}
 
 
 @pytest.fixture
@@ -123,7 +108,7 @@ async def test_a_session_cannot_be_used_with_another_clients_token(app: RelayHar
                 **JSON_HEADERS,
                 "Authorization": f"Bearer {mallory}",
                 "mcp-session-id": session,
-                "mcp-protocol-version": "2025-11-25",
+                "mcp-protocol-version": PROTOCOL,
             },
         )
     assert stolen.status_code == 404

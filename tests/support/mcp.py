@@ -13,6 +13,23 @@ from mcp.client.streamable_http import streamable_http_client
 
 Transport = Literal["http", "sse"]
 
+# A raw Streamable HTTP ``initialize``, for tests that speak to the endpoint below the SDK.
+PROTOCOL = "2025-11-25"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": PROTOCOL,
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+JSON_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+}
+
 
 @asynccontextmanager
 async def mcp_client(
