@@ -177,7 +177,10 @@ async def test_every_acting_and_waiting_tool_cancelled_at_each_await_leaves_noth
                     where = f"{tool} cancelled {'after' if after_answer else 'at'} command {n}"
                     await _settled(runner, relay)
                     assert not watch.frozen, where
-                    assert watch.max_gap_ms < MAX_GAP_MS, f"{where}: {watch.max_gap_ms:.0f} ms"
+                    assert watch.max_gap_ms < MAX_GAP_MS, (
+                        f"{where}: {watch.max_gap_ms:.0f} ms (collections apart), the loop in\n"
+                        f"{watch.stalled_in}"
+                    )
                     assert core.hub.subscriber_count == subscribers, where
                     assert runner.active_calls == 0, where
                     leftover = await _tasks_left(baseline)
