@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -167,7 +167,7 @@ class ConnectClientDialog(QDialog):
 
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         close.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
+        self._layout = layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.step_two, 1)
         layout.addWidget(close)
@@ -181,6 +181,26 @@ class ConnectClientDialog(QDialog):
         )
         self.merge_button.clicked.connect(self.merge)
         self._kind_changed()
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest:
+            self._fit_wrapped_text()
+        return handled
+
+    def _fit_wrapped_text(self) -> None:
+        """Keep the window tall enough for its wrapped labels at the narrowest width it allows.
+
+        Qt takes a window's minimum size from its layout's minimum, which counts a word-wrapped
+        label as one line (top-level windows get no height-for-width); the lines it left out
+        were taken from the rows below, which then overlapped (Copy over the snippet).
+        """
+        needed = max(
+            self._layout.totalMinimumSize().height(),
+            self._layout.totalMinimumHeightForWidth(self.minimumWidth()),
+        )
+        if needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
 
     # --- step one ---------------------------------------------------------------------------
 
