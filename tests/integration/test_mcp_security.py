@@ -125,19 +125,6 @@ async def test_repeated_bad_tokens_are_rate_limited_but_never_a_valid_one(
     assert await post(app, {"Authorization": f"Bearer {token}"}) == 200
 
 
-@pytest.mark.parametrize(
-    ("authorization", "says"),
-    [(None, "no client token"), ("Bearer ", "no client token"), ("Bearer nope", "wrong")],
-)
-async def test_a_refusal_says_whether_the_token_was_missing_or_wrong(
-    app: RelayHarness, authorization: str | None, says: str
-) -> None:
-    headers = {} if authorization is None else {"Authorization": authorization}
-    response = await raw_request(app.mcp_port, "/mcp", method="POST", headers=headers)
-    assert response.status == 401
-    assert says in response.body.decode() and "nope" not in response.body.decode()
-
-
 async def test_the_endpoint_listens_only_on_loopback(app: RelayHarness) -> None:
     import psutil
 

@@ -3,10 +3,12 @@
 Every HTTP request needs ``Authorization: Bearer <client token>``; the token table is read per
 request, so a revoked token stops working at once. A success marks the request with the client's
 name, both for our tools and for the SDK's session binding, which then refuses a session id
-presented with another client's token. Failures get a plain 401 with ``WWW-Authenticate: Bearer``
-(no OAuth metadata) and are rate-limited per offender: by the browser Origin, else by a digest
-of the wrong credential, else by the source address. A valid token is never rate-limited. This
-module does not limit what authenticated clients do (sessions, calls): see ``server``.
+presented with another client's token. Failures get a 401 whose JSON body and
+``WWW-Authenticate: Bearer`` error (RFC 6750 §3; no OAuth metadata) say whether no token was
+sent, the header was malformed or the token is not valid, never which clients exist or existed.
+They are rate-limited per offender: by the browser Origin, else by a digest of the wrong
+credential, else by the source address. A valid token is never rate-limited. This module does
+not limit what authenticated clients do (sessions, calls): see ``server``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import json
 import logging
+import re
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -30,10 +34,26 @@ logger = logging.getLogger(__name__)
 
 CLIENT_KEY = "tabrelay_client"
 RATE_LIMITED = "mcp_auth_rate_limited"  # the alert kind passed to ``on_limit``
-HINT = b"Send Authorization: Bearer <client token>; `tabrelay client add NAME` creates one."
-MISSING = b"Unauthorized: no client token. " + HINT
-WRONG = b"Unauthorized: wrong or revoked client token. " + HINT
+HINT = "Send Authorization: Bearer <client token>; `tabrelay client add NAME` creates one."
 SHOWN_ORIGIN = 100  # characters of an Origin shown in an alert
+B64TOKEN = re.compile(rb"[A-Za-z0-9._~+/-]+=*")  # RFC 6750 §2.1
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request got 401: an RFC 6750 §3.1 error code and a description for people.
+
+    The description goes into a quoted-string as is, so it holds no '"' or '\\'.
+    """
+
+    error: str
+    description: str
+
+
+# The MCP SDK's own middleware also sends invalid_token when no token was sent.
+MISSING = Refusal("invalid_token", "no token was sent")
+INVALID = Refusal("invalid_token", "the token is not valid (revoked or mistyped)")
+MALFORMED = Refusal("invalid_request", "malformed Authorization header")
 
 
 @dataclass
@@ -58,6 +78,27 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
         if key == name:
             found = value
     return found
+
+
+def _authorizations(scope: Scope) -> list[bytes]:
+    return [value for key, value in scope.get("headers", []) if key == b"authorization"]
+
+
+def _refusal(scope: Scope) -> Refusal:
+    """Why a request whose token matched no client is refused; the same for every bad token."""
+    values = _authorizations(scope)
+    if len(values) > 1:
+        return MALFORMED
+    credential = values[0].strip() if values else b""
+    if not credential:
+        return MISSING
+    scheme, _, token = credential.partition(b" ")
+    if scheme.lower() != b"bearer":
+        return MALFORMED
+    token = token.strip()
+    if not token:
+        return MISSING
+    return INVALID if B64TOKEN.fullmatch(token) else MALFORMED
 
 
 def _bearer_token(credential: bytes) -> bytes:
@@ -89,7 +130,9 @@ class BearerAuth:
 
     def identify(self, scope: Scope) -> str | None:
         """The name of the client whose token the request presents, else ``None``."""
-        token = _bearer_token((_header(scope, b"authorization") or b"").strip())
+        values = _authorizations(scope)
+        # Two credentials are ambiguous (RFC 9110 §11.6.2 has one): refuse rather than pick one.
+        token = _bearer_token(values[0].strip()) if len(values) == 1 else b""
         if not token:
             return None
         # Compare digests: equal length whatever was presented, so length leaks nothing.
@@ -130,7 +173,7 @@ class BearerAuth:
         key, offender = self._offender(scope, credential if presented else b"")
         if self.limits.blocked(key):
             retry = int(self.limits.retry_after(key)) + 1
-            await _plain(
+            await _respond(
                 send,
                 429,
                 b"Too many failed attempts; retry later",
@@ -146,11 +189,22 @@ class BearerAuth:
             logger.warning("possible attack: %s", message)
             if self._on_limit is not None:
                 self._on_limit(RATE_LIMITED, message)
-        await _plain(
+        refusal = _refusal(scope)
+        body = {
+            "error": refusal.error,
+            "error_description": refusal.description,
+            "hint": HINT,
+        }
+        challenge = (
+            f'Bearer realm="tabrelay", error="{refusal.error}", '
+            f'error_description="{refusal.description}"'
+        )
+        await _respond(
             send,
             401,
-            WRONG if presented else MISSING,
-            [(b"www-authenticate", b'Bearer realm="tabrelay"')],
+            json.dumps(body).encode(),
+            [(b"www-authenticate", challenge.encode())],
+            content_type=b"application/json",
         )
 
     def _offender(self, scope: Scope, credential: bytes) -> tuple[Hashable, str]:
@@ -172,13 +226,20 @@ class BearerAuth:
         return ("source", source), f"without a client token from {source}"
 
 
-async def _plain(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    *,
+    content_type: bytes = b"text/plain; charset=utf-8",
+) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *headers,
             ],
