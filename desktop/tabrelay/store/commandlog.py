@@ -1,10 +1,12 @@
 """The command log: every tool call, allowed or not, in SQLite (WAL) — metadata, never secrets.
 
 Rows hold time, client, tool, browser and tab, the tab's origin, a summary of the arguments
-(already redacted by the caller), how the call was approved or denied, status, duration and
-result size. Retention prunes by count and age. One connection guarded by a lock; writes are
-small and quick, and the async callers run them in a thread. Listeners hear about each new row
-(the dashboard's live view).
+(already redacted by the caller), what the call touches (the elements its arguments name and
+where a navigation goes, described by the caller), how the call was approved or denied, status,
+duration and result size. The schema's version is SQLite's ``user_version``; opening an older
+file adds what it lacks. Retention prunes by count and age. One connection guarded by a lock;
+writes are small and quick, and the async callers run them in a thread. Listeners hear about
+each new row (the dashboard's live view).
 """
 
 from __future__ import annotations
@@ -40,10 +42,14 @@ CREATE TABLE IF NOT EXISTS commands (
     status TEXT NOT NULL,
     error TEXT,
     duration_ms REAL NOT NULL,
-    result_bytes INTEGER NOT NULL
+    result_bytes INTEGER NOT NULL,
+    targets TEXT
 );
 CREATE INDEX IF NOT EXISTS commands_time ON commands (time);
 """
+SCHEMA_VERSION = 1
+# What each version adds to the one before it (a file made by the first release is version 0).
+MIGRATIONS = {1: "ALTER TABLE commands ADD COLUMN targets TEXT"}
 EXPORT_FORMATS = ("jsonl", "csv")
 
 
@@ -61,6 +67,7 @@ class CommandEntry:
     tab_id: int | None = None
     origin: str | None = None
     error: str | None = None
+    targets: str | None = None  # "e12: button \"Buy\", in the main frame; …"
     id: int | None = None
 
 
@@ -82,8 +89,31 @@ class CommandLog:
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across app crashes
-            self._db.executescript(SCHEMA)
+            self._migrate()
         self._listeners: list[Callable[[CommandEntry], None]] = []
+
+    def _migrate(self) -> None:
+        """Create the table, or bring an older one up to ``SCHEMA_VERSION``, in one write
+        transaction: the app and a `tabrelay log` command may open the file at once."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            exists = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'commands'"
+            ).fetchone()
+            if not exists:
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+            elif version < SCHEMA_VERSION:
+                for step in range(version + 1, SCHEMA_VERSION + 1):
+                    self._db.execute(MIGRATIONS[step])
+            if version < SCHEMA_VERSION:
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         with self._lock:
@@ -112,16 +142,17 @@ class CommandLog:
         return stored
 
     def recent(self, limit: int = 100, *, search: str | None = None) -> list[CommandEntry]:
-        """The newest rows first; ``search`` matches client, tool, origin, arguments, error."""
+        """The newest rows first; ``search`` matches client, tool, origin, arguments, what
+        the call touches, error and decision."""
         sql = "SELECT * FROM commands"
         params: list[Any] = []
         if search:
             like = f"%{search}%"
             sql += (
                 " WHERE client LIKE ? OR tool LIKE ? OR origin LIKE ? OR arguments LIKE ? "
-                "OR error LIKE ? OR decision LIKE ?"
+                "OR targets LIKE ? OR error LIKE ? OR decision LIKE ?"
             )
-            params += [like] * 6
+            params += [like] * 7
         sql += " ORDER BY id DESC LIMIT ?"
         params.append(limit)
         with self._lock:

@@ -1,0 +1,90 @@
+"""The command log's schema is versioned: a file from before "what the call touches" gains the
+column, keeps its rows, and two openers at once migrate it once (store/commandlog.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from tabrelay.store.commandlog import SCHEMA_VERSION, CommandEntry, CommandLog
+
+# The first release's table, as it was created.
+VERSION_0 = """
+CREATE TABLE commands (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, client TEXT NOT NULL,
+    tool TEXT NOT NULL, browser TEXT, tab_id INTEGER, origin TEXT, arguments TEXT NOT NULL,
+    decision TEXT NOT NULL, status TEXT NOT NULL, error TEXT, duration_ms REAL NOT NULL,
+    result_bytes INTEGER NOT NULL
+);
+CREATE INDEX commands_time ON commands (time);
+INSERT INTO commands (time, client, tool, arguments, decision, status, duration_ms, result_bytes)
+VALUES (1000.0, 'cursor', 'browser_click', '{"ref": "e2"}', 'approved', 'ok', 3.0, 10);
+"""
+
+
+def entry(**changes: object) -> CommandEntry:
+    values: dict[str, object] = {
+        "time": 2000.0,
+        "client": "cursor",
+        "tool": "browser_click",
+        "arguments": '{"ref": "e5"}',
+        "decision": "approved once by the person",
+        "status": "ok",
+        "duration_ms": 4.0,
+        "targets": 'e5: button "Buy now", in the main frame',
+    }
+    values.update(changes)
+    return CommandEntry(**values)  # type: ignore[arg-type]
+
+
+def version(path: Path) -> int:
+    with sqlite3.connect(path) as raw:
+        return int(raw.execute("PRAGMA user_version").fetchone()[0])
+
+
+def test_an_older_log_gains_the_targets_column_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "commands.sqlite3"
+    with sqlite3.connect(path) as raw:
+        raw.executescript(VERSION_0)
+    assert version(path) == 0
+    log = CommandLog(path)
+    recorded = log.record(entry())
+    [new] = log.recent(1)
+    assert new.targets == 'e5: button "Buy now", in the main frame' and new.id == recorded.id
+    [before] = log.since(0)[:1]
+    assert (before.arguments, before.targets) == ('{"ref": "e2"}', None)
+    assert version(path) == SCHEMA_VERSION
+    assert [r.tool for r in log.recent(search="Buy now")] == ["browser_click"]
+    log.close()
+    CommandLog(path).close()  # opening it again changes nothing
+    assert version(path) == SCHEMA_VERSION
+
+
+def test_a_new_log_starts_at_the_current_version(tmp_path: Path) -> None:
+    path = tmp_path / "commands.sqlite3"
+    CommandLog(path).close()
+    assert version(path) == SCHEMA_VERSION
+
+
+def test_the_app_and_a_command_opening_an_old_log_at_once_migrate_it_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "commands.sqlite3"
+    with sqlite3.connect(path) as raw:
+        raw.executescript(VERSION_0)
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            CommandLog(path).close()
+        except BaseException as exc:  # reported below, on the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert errors == []
+    assert version(path) == SCHEMA_VERSION
