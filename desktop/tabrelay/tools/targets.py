@@ -1,0 +1,503 @@
+"""What a call will touch, as the person is shown it: the elements its arguments name, and the
+site a navigation goes to.
+
+``inspect`` describes each element before the call is approved — role and name as Chrome's
+accessibility tree has them (what ``browser_snapshot`` showed the agent), a short excerpt of
+its text and its frame — for the approval dialog and the command log. ``Touches.shown``
+outlines the elements in the page, with a label, and takes a small picture of each while the
+person is asked, and takes the outlines away afterwards, whatever ends the question. Neither
+reads what a field holds (it may be a secret), and neither fails a call: an element that
+cannot be described says so. Every step is bounded; nothing here acts on the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import re
+import secrets
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic import BaseModel
+
+from tabrelay.errors import TabrelayError
+from tabrelay.protocol.urls import InvalidUrl, parse_url
+from tabrelay.tools.context import ToolContext, settle
+from tabrelay.tools.guard import origin_of
+from tabrelay.tools.navigation import NavigateParams
+from tabrelay.tools.redaction import scrub
+from tabrelay.tools.refs import node_id_of
+from tabrelay.tools.tabs import NewTabParams
+
+STEP_TIMEOUT = 2.0  # seconds for each step (describe, outline, picture): a hung page is skipped
+MAX_DESCRIBED = 20  # elements described per call; a form may name a hundred
+MAX_PICTURED = 4  # pictures per question
+MAX_NAME = 100
+MAX_TEXT = 80
+MAX_FRAME = 100
+PICTURE_SIZE = (360, 220)  # device pixels at most
+PICTURE_MARGIN = 24  # CSS pixels of the page around the element
+MAX_PICTURE_BYTES = 64_000
+HIGHLIGHT_ATTRIBUTE = "data-tabrelay-highlight"
+# What each tool does to an element, for the label in the page ("… wants to click this").
+_ACTIONS = {
+    "browser_click": "click",
+    "browser_type": "type into",
+    "browser_fill_form": "fill in",
+    "browser_select_option": "choose an option in",
+    "browser_hover": "point at",
+    "browser_press_key": "press a key in",
+    "browser_scroll": "scroll to",
+    "browser_drag": "drag",
+    "browser_upload_file": "put files into",
+    "browser_screenshot": "take a picture of",
+    "browser_get_content": "read",
+}
+# Argument pairs that name one element: a ref or a CSS selector, with a prefix for the drag's.
+_PAIRS = (("ref", "selector"), ("source_ref", "source_selector"), ("target_ref", "target_selector"))
+# Tools whose selector is a condition (an element that may not exist yet), not a target.
+_CONDITIONS = frozenset({"browser_wait_for"})
+_SPACES = re.compile(r"\s+")
+
+# Runs on the element (Runtime.callFunctionOn). Fields give what labels them, never their
+# value; other elements their visible text without what fields inside them hold.
+_FACTS = r"""
+function () {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el) return {};
+  const SKIP = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT']);
+  const isField = (node) => node.isContentEditable || ['TEXTAREA', 'SELECT'].includes(node.tagName)
+    || (node.tagName === 'INPUT' && !['button', 'submit', 'reset', 'image', 'checkbox', 'radio',
+      'range', 'color', 'file', 'hidden'].includes(String(node.type).toLowerCase()));
+  const textOf = (root) => {
+    let text = '';
+    const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT
+      | NodeFilter.SHOW_TEXT, {acceptNode: (node) => node.nodeType === 1
+        ? (SKIP.has(node.tagName) || node.isContentEditable ? NodeFilter.FILTER_REJECT
+          : NodeFilter.FILTER_SKIP)
+        : NodeFilter.FILTER_ACCEPT});
+    for (let node = walker.nextNode(); node && text.length < 300; node = walker.nextNode()) {
+      text += node.data + ' ';
+    }
+    return text;
+  };
+  const type = el.tagName === 'INPUT' ? String(el.type || 'text').toLowerCase() : '';
+  if (isField(el)) {
+    const label = el.labels && el.labels.length ? textOf(el.labels[0]) : '';
+    const hint = el.getAttribute('placeholder') || el.getAttribute('aria-label') || label
+      || el.getAttribute('title') || el.getAttribute('name') || '';
+    return {field: true, type, text: String(hint).slice(0, 300)};
+  }
+  const holdsFields = Array.from(el.querySelectorAll('input, textarea, select, [contenteditable]'))
+    .some(isField);
+  // A button's value is its caption; other inputs' values (hidden, file) are no text to show.
+  const caption = ['button', 'submit', 'reset'].includes(type) ? el.value
+    : el.getAttribute('alt') || '';
+  return {field: false, type, holdsFields, text: type ? String(caption).slice(0, 300)
+    : textOf(el)};
+}
+"""
+# Outlines the element in its own document, with a label above it (below at the very top).
+# Built with the DOM alone (no innerHTML, no <style>), so strict CSP and Trusted Types pages
+# show it too; it removes itself after ``ttl`` ms should the removal never come.
+_OUTLINE = r"""
+function (token, label, ttl) {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el || !el.isConnected) return false;
+  const doc = el.ownerDocument, win = doc.defaultView;
+  const r = el.getBoundingClientRect();
+  const host = doc.createElement('tabrelay-highlight');
+  host.setAttribute('ATTRIBUTE', token);
+  host.style.cssText = 'all: initial; position: absolute; z-index: 2147483647; '
+    + 'pointer-events: none; box-sizing: border-box; border: 3px solid #E8710A; '
+    + 'border-radius: 4px; box-shadow: 0 0 0 4px rgba(232, 113, 10, 0.3); '
+    + `left: ${r.left + win.scrollX - 4}px; top: ${r.top + win.scrollY - 4}px; `
+    + `width: ${r.width + 8}px; height: ${r.height + 8}px;`;
+  const root = host.attachShadow({mode: 'open'});
+  const tag = doc.createElement('span');
+  tag.textContent = label;
+  tag.style.cssText = 'all: initial; position: absolute; left: -3px; white-space: nowrap; '
+    + 'background: #E8710A; color: white; font: bold 12px/18px sans-serif; padding: 0 6px; '
+    + 'border-radius: 3px; ' + (r.top > 24 ? 'bottom: 100%;' : 'top: 100%;');
+  root.appendChild(tag);
+  doc.documentElement.appendChild(host);
+  win.setTimeout(() => host.remove(), ttl);
+  return true;
+}
+""".replace("ATTRIBUTE", HIGHLIGHT_ATTRIBUTE)
+_UNOUTLINE = f"""
+function (token) {{
+  const doc = this.nodeType === 9 ? this : this.ownerDocument;
+  for (const host of doc.querySelectorAll('[{HIGHLIGHT_ATTRIBUTE}="' + token + '"]')) host.remove();
+}}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class TargetView:
+    """One element a call names, as the person sees it: never what a field holds."""
+
+    path: str  # the argument that names it: "ref", "fields.2.ref", "source_selector"
+    given: str  # what the agent wrote: "e12" or "#buy"
+    action: str  # what the call does to it: "click", "type into"
+    role: str = ""
+    name: str = ""
+    text: str = ""  # a short excerpt; for a field, what labels it
+    frame: str = ""  # "main frame" or "frame http://host/path"
+    kind: str = ""  # an input's type when the role does not say it: "password", "email"
+    problem: str | None = None  # why it could not be described
+    # A small JPEG of the element in its page, while the question is asked; never logged.
+    picture: bytes | None = field(default=None, repr=False, compare=False)
+
+    def describe(self) -> str:
+        """One line: ``e12: button "Place order", text "Place order", in the main frame``."""
+        if self.problem is not None:
+            return f"{self.given}: could not be described ({self.problem})"
+        parts = [f'{self.role or "element"} "{self.name}"' if self.name else self.role]
+        if self.kind:
+            parts.append(f"{self.kind} field")
+        if self.text and self.text != self.name:
+            parts.append(f'text "{self.text}"')
+        if self.frame:
+            parts.append(f"in the {self.frame}")
+        return f"{self.given}: " + ", ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    """The tab the elements live in, and each described element's remote object by path."""
+
+    ctx: ToolContext
+    objects: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Touches:
+    """What one call will touch: the elements its arguments name, and where it goes."""
+
+    targets: tuple[TargetView, ...] = ()
+    destination: str | None = None  # navigate, new tab: the origin the guard reads
+    unnamed: int = 0  # elements named beyond ``MAX_DESCRIBED``
+    page: _Page | None = field(default=None, repr=False, compare=False)
+
+    def summary(self) -> str | None:
+        """The command log's text: where the call goes and what it touches, or ``None``."""
+        lines = [f"goes to {self.destination}"] if self.destination else []
+        lines += [target.describe() for target in self.targets]
+        if self.unnamed:
+            lines.append(f"and {self.unnamed} more elements")
+        return "; ".join(lines) or None
+
+    def scrubbed(self, secret_texts: frozenset[str]) -> Touches:
+        """A copy with every secret the page echoed masked (``redaction.scrub``)."""
+        if not secret_texts:
+            return self
+        targets = tuple(
+            replace(t, name=scrub(t.name, secret_texts), text=scrub(t.text, secret_texts))
+            for t in self.targets
+        )
+        return replace(self, targets=targets)
+
+    @contextlib.asynccontextmanager
+    async def shown(self, *, timeout: float) -> AsyncIterator[tuple[TargetView, ...]]:
+        """Outline the elements in the page while the person is asked (about ``timeout``
+        seconds at most), and yield them with their pictures.
+
+        The outlines go when this exits — an answer, a timeout, a pause, a cancelled call —
+        in a clean-up that a cancellation cannot stop; should even that never reach the page,
+        they remove themselves a little after ``timeout``. Nothing here raises but a cancel.
+        """
+        page = self.page
+        if page is None or not page.objects:
+            yield self.targets
+            return
+        token = secrets.token_hex(8)
+        marked: list[str] = []  # objects an outline may have reached, noted before it is sent
+        try:
+            yield await _show(page, self.targets, token, marked, ttl=timeout + STEP_TIMEOUT)
+        finally:
+            if marked:
+                await settle(_unmark(page.ctx, token, marked), page.ctx.background)
+
+
+def named_elements(tool: str, params: BaseModel) -> list[tuple[str, str | None, str | None]]:
+    """Each element the arguments name: (argument path, ref, selector), nested fields too."""
+    if tool in _CONDITIONS:
+        return []
+    return list(_named(params, ""))
+
+
+def _named(params: BaseModel, prefix: str) -> Iterator[tuple[str, str | None, str | None]]:
+    values = dict(params)
+    for ref_name, selector_name in _PAIRS:
+        ref, selector = values.get(ref_name), values.get(selector_name)
+        if isinstance(ref, str):
+            yield f"{prefix}{ref_name}", ref, None
+        elif isinstance(selector, str):
+            yield f"{prefix}{selector_name}", None, selector
+    for name, value in values.items():
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    yield from _named(item, f"{prefix}{name}.{index}.")
+
+
+def action_of(tool: str, path: str) -> str:
+    """What ``tool`` does to the element at ``path``, as the label in the page says it."""
+    if tool == "browser_drag" and path.startswith("target_"):
+        return "drop something onto"
+    return _ACTIONS.get(tool, "use")
+
+
+async def inspect(ctx: ToolContext, tool: str, params: BaseModel) -> Touches:
+    """Describe what a call will touch, before it is approved.
+
+    Each element gets at most ``STEP_TIMEOUT`` seconds, all of them together too; one that
+    cannot be described says why.
+
+    Raises:
+        NavigationBlocked: the call would open a site the guard refuses (asking is pointless).
+    """
+    destination = await _destination(ctx, params)
+    named = named_elements(tool, params)
+    if not named or ctx.tab is None:
+        return Touches(destination=destination)
+    described = named[:MAX_DESCRIBED]
+    async with asyncio.TaskGroup() as group:
+        tasks = [
+            group.create_task(_describe(ctx, path, ref, selector, action_of(tool, path)))
+            for path, ref, selector in described
+        ]
+    results = [task.result() for task in tasks]
+    return Touches(
+        targets=tuple(view for view, _ in results),
+        destination=destination,
+        unnamed=len(named) - len(described),
+        page=_Page(ctx, {view.path: obj for view, obj in results if obj is not None}),
+    )
+
+
+async def _destination(ctx: ToolContext, params: BaseModel) -> str | None:
+    """Where a navigation goes, as the guard reads it (``NavigationBlocked`` if refused)."""
+    if isinstance(params, NewTabParams | NavigateParams) and params.url:
+        return _site(ctx.guard.check(params.url))
+    if not isinstance(params, NavigateParams) or params.action is None or ctx.tab is None:
+        return None
+    if params.action == "reload":
+        return _site(ctx.tab.url)
+    try:
+        async with asyncio.timeout(STEP_TIMEOUT):
+            history = await ctx.cdp("Page.getNavigationHistory")
+        index = int(history["currentIndex"]) + (-1 if params.action == "back" else 1)
+        entries = history["entries"]
+        url = str(entries[index]["url"]) if 0 <= index < len(entries) else None
+    # The history is only shown; the tool reads it again and says what is wrong.
+    except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):
+        return None
+    return _site(ctx.guard.check(url)) if url else None
+
+
+def _site(url: str) -> str:
+    return origin_of(url) or _short(url, MAX_FRAME)
+
+
+async def _describe(
+    ctx: ToolContext, path: str, ref: str | None, selector: str | None, action: str
+) -> tuple[TargetView, str | None]:
+    """One element's view and its remote object (``None`` when it could not be described)."""
+    view = TargetView(path, ref if ref is not None else str(selector), action)
+    try:
+        async with asyncio.timeout(STEP_TIMEOUT):
+            backend = await node_id_of(ctx, ref=ref, selector=selector)
+            resolved = await ctx.cdp("DOM.resolveNode", {"backendNodeId": backend})
+            object_id = str(resolved["object"]["objectId"])
+            ax = await ctx.cdp(
+                "Accessibility.getPartialAXTree",
+                {"backendNodeId": backend, "fetchRelatives": False},
+            )
+            facts = await ctx.cdp(
+                "Runtime.callFunctionOn",
+                {"objectId": object_id, "functionDeclaration": _FACTS, "returnByValue": True},
+            )
+            frame = await _frame(ctx, ref)
+    except TimeoutError:
+        return replace(view, problem="the page did not answer in time"), None
+    except TabrelayError as error:
+        return replace(view, problem=_short(error.message, 160)), None
+    # The page or an old browser answered in a shape nobody expected: say so, do not fail.
+    except (KeyError, TypeError, ValueError):
+        return replace(view, problem="the page answered in an unexpected way"), None
+    role, name = _role_and_name(ax, backend)
+    value = facts.get("result", {}).get("value") or {}
+    if not isinstance(value, dict):
+        value = {}
+    if value.get("holdsFields"):
+        name = ""  # a name computed from contents may include what the fields inside hold
+    kind = str(value.get("type") or "")
+    return (
+        replace(
+            view,
+            role=role,
+            name=_short(name, MAX_NAME),
+            text=_short(str(value.get("text") or ""), MAX_TEXT),
+            frame=frame,
+            kind=kind if kind not in ("", "text", "submit", "button", "checkbox", "radio") else "",
+        ),
+        object_id,
+    )
+
+
+def _role_and_name(ax: dict[str, Any], backend: int) -> tuple[str, str]:
+    nodes = ax.get("nodes") or []
+    node = next((n for n in nodes if n.get("backendDOMNodeId") == backend), None)
+    if node is None and nodes:
+        node = nodes[0]
+    if node is None:
+        return "", ""
+    role = str((node.get("role") or {}).get("value") or "")
+    name = str((node.get("name") or {}).get("value") or "")
+    return ("" if role in ("none", "generic", "Ignored") else role), name
+
+
+async def _frame(ctx: ToolContext, ref: str | None) -> str:
+    """Which frame the element is in, from the browser's frame tree (the page cannot say).
+
+    A selector is looked up in the top document (and its open shadow roots) only.
+    """
+    if ref is None:
+        return "main frame"
+    target = ctx.refs.tab(ctx.need_browser().id, ctx.need_tab().id).get(ref)
+    tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
+    if target is None or target.frame_id == tree["frame"]["id"]:
+        return "main frame"
+    stack: list[dict[str, Any]] = list(tree.get("childFrames", []))
+    while stack:
+        node = stack.pop()
+        if node["frame"]["id"] == target.frame_id:
+            return "frame " + _frame_url(str(node["frame"].get("url", "")))
+        stack.extend(node.get("childFrames", []))
+    return "frame that is gone"
+
+
+def _frame_url(url: str) -> str:
+    """Origin and path: a query may carry a session or a token, which no log should keep."""
+    try:
+        parsed = parse_url(url)
+    except InvalidUrl:
+        return _short(url.split("?", 1)[0].split("#", 1)[0], MAX_FRAME)
+    origin = origin_of(url)
+    where = f"{origin}{parsed.path}" if origin else f"{parsed.scheme}:{parsed.path}"
+    return _short(where, MAX_FRAME)
+
+
+def _short(text: str, limit: int) -> str:
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+async def _show(
+    page: _Page, targets: tuple[TargetView, ...], token: str, marked: list[str], *, ttl: float
+) -> tuple[TargetView, ...]:
+    """Outline every described element, then picture the first few (the outline in them)."""
+    async with asyncio.TaskGroup() as group:
+        for target in targets:
+            object_id = page.objects.get(target.path)
+            if object_id is not None:
+                label = f"Tabrelay: the agent wants to {target.action} this"
+                group.create_task(_mark(page.ctx, object_id, token, label, ttl, marked))
+    pictured = [t for t in targets if t.path in page.objects][:MAX_PICTURED]
+    async with asyncio.TaskGroup() as group:
+        pictures = {
+            t.path: group.create_task(_picture(page.ctx, page.objects[t.path])) for t in pictured
+        }
+    return tuple(
+        replace(t, picture=pictures[t.path].result()) if t.path in pictures else t for t in targets
+    )
+
+
+async def _mark(
+    ctx: ToolContext, object_id: str, token: str, label: str, ttl: float, marked: list[str]
+) -> None:
+    marked.append(object_id)  # before it is sent: a cancel in flight still takes it away
+    with contextlib.suppress(TimeoutError, TabrelayError):
+        async with asyncio.timeout(STEP_TIMEOUT):
+            await ctx.cdp(
+                "Runtime.callFunctionOn",
+                {
+                    "objectId": object_id,
+                    "functionDeclaration": _OUTLINE,
+                    "arguments": [{"value": token}, {"value": label}, {"value": ttl * 1000}],
+                    "returnByValue": True,
+                },
+            )
+
+
+async def _unmark(ctx: ToolContext, token: str, marked: list[str]) -> None:
+    """Take the outlines away (best effort: a closed tab or a new page took them already)."""
+
+    async def one(object_id: str) -> None:
+        with contextlib.suppress(TimeoutError, TabrelayError):
+            async with asyncio.timeout(STEP_TIMEOUT):
+                await ctx.cdp(
+                    "Runtime.callFunctionOn",
+                    {
+                        "objectId": object_id,
+                        "functionDeclaration": _UNOUTLINE,
+                        "arguments": [{"value": token}],
+                    },
+                )
+
+    async with asyncio.TaskGroup() as group:
+        for object_id in dict.fromkeys(marked):
+            group.create_task(one(object_id))
+
+
+async def _picture(ctx: ToolContext, object_id: str) -> bytes | None:
+    """A small JPEG of the element and a margin around it, as far as it is on screen."""
+    try:
+        async with asyncio.timeout(STEP_TIMEOUT):
+            quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id}))["quads"]
+            metrics = await ctx.cdp("Page.getLayoutMetrics")
+            clip = _clip(quads, metrics)
+            if clip is None:
+                return None
+            shot = await ctx.cdp(
+                "Page.captureScreenshot", {"format": "jpeg", "quality": 70, "clip": clip}
+            )
+        data = base64.b64decode(str(shot["data"]), validate=True)
+    # A picture is a nicety: none is shown when the page cannot give one.
+    except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):
+        return None
+    return data if 0 < len(data) <= MAX_PICTURE_BYTES else None
+
+
+def _clip(quads: list[list[float]], metrics: dict[str, Any]) -> dict[str, float] | None:
+    """The part of the viewport around the element (CSS pixels of the page), and the scale
+    that fits it into ``PICTURE_SIZE``; ``None`` when none of it is on screen."""
+    if not quads:
+        return None
+    view = metrics["cssVisualViewport"]
+    xs = [v for quad in quads for v in quad[0::2]]
+    ys = [v for quad in quads for v in quad[1::2]]
+    left = max(0.0, min(xs) - PICTURE_MARGIN)
+    top = max(0.0, min(ys) - PICTURE_MARGIN)
+    right = min(float(view["clientWidth"]), max(xs) + PICTURE_MARGIN)
+    bottom = min(float(view["clientHeight"]), max(ys) + PICTURE_MARGIN)
+    width, height = right - left, bottom - top
+    if width < 1 or height < 1:
+        return None
+    layout, device = metrics.get("cssLayoutViewport"), metrics.get("layoutViewport")
+    ratio = 1.0
+    if layout and device and layout.get("clientWidth"):
+        ratio = max(0.25, float(device["clientWidth"]) / float(layout["clientWidth"]))
+    scale = min(1.0, PICTURE_SIZE[0] / (width * ratio), PICTURE_SIZE[1] / (height * ratio))
+    return {
+        "x": left + float(view["pageX"]),
+        "y": top + float(view["pageY"]),
+        "width": width,
+        "height": height,
+        "scale": scale,
+    }
