@@ -1,11 +1,12 @@
 """The approval gate every tool call passes before it touches the browser (DESIGN §6).
 
-It evaluates the policy; on "ask" it hands an ``ApprovalRequest`` to the ``Approver`` (the
-tray's dialog) and waits, failing closed: no approver (headless), no answer in time, a pause
-(which also withdraws every question already waiting), or a cancelled call all mean deny. The
-person's choice becomes a rule for the session or, for "always", in the settings. No tool and
-no relay message can reach the policy through here; only the approver's answer and the
-settings file change it.
+It evaluates the policy; on "ask" it shows the person in the page what the call will touch
+(``Touches.shown``: outlines and pictures, gone again whatever ends the question), hands an
+``ApprovalRequest`` to the ``Approver`` (the tray's dialog) and waits, failing closed: no
+approver (headless), no answer in time, a pause (which also withdraws every question already
+waiting), or a cancelled call all mean deny. The person's choice becomes a rule for the session
+or, for "always", in the settings. No tool and no relay message can reach the policy through
+here; only the approver's answer and the settings file change it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tabrelay.approval.policy import (
 )
 from tabrelay.config.settings import PolicyRule, Settings, SettingsStore
 from tabrelay.errors import ApprovalDenied
+from tabrelay.tools.targets import TargetView, Touches
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,10 @@ class ApprovalRequest:
     offers_always: bool = True
     timeout: float = 60.0
     created_at: float = field(default_factory=time.time)
+    # The elements the arguments name, described and pictured from the page; never a value.
+    targets: tuple[TargetView, ...] = ()
+    unnamed_targets: int = 0  # more elements named than were described
+    destination: str | None = None  # where a navigation goes, as the guard reads it
 
 
 class Approver(Protocol):
@@ -136,8 +142,12 @@ class ApprovalGate:
         tab_id: int | None = None,
         browser_name: str | None = None,
         client_reported: str | None = None,
+        touches: Touches | None = None,
     ) -> Approval:
         """Let the call through or raise ``ApprovalDenied`` with a reason the agent can relay.
+
+        ``touches`` (already redacted) is what the dialog shows of the page; while the
+        person is asked, its elements are outlined there.
 
         Raises:
             ApprovalDenied: a rule, a pause, the person, a timeout, or a missing approver.
@@ -162,20 +172,27 @@ class ApprovalGate:
                 decision="denied: needs approval, but no approval dialog (headless)",
             )
         timeout = self.settings().approval_timeout
-        request = ApprovalRequest(
-            id=next(self._ids),
-            client=client,
-            tool=tool,
-            arguments=arguments,
-            origin=origin,
-            tab_title=tab_title,
-            tab_id=tab_id,
-            browser_name=browser_name,
-            client_reported=client_reported,
-            offers_always=offers_always(tool),
-            timeout=timeout,
-        )
-        choice = await self._ask(approver, request)
+        touches = touches or Touches()
+        async with touches.shown(timeout=timeout) as targets:
+            if self._paused:  # paused while the page was being marked
+                raise _paused()
+            request = ApprovalRequest(
+                id=next(self._ids),
+                client=client,
+                tool=tool,
+                arguments=arguments,
+                origin=origin,
+                tab_title=tab_title,
+                tab_id=tab_id,
+                browser_name=browser_name,
+                client_reported=client_reported,
+                offers_always=offers_always(tool),
+                timeout=timeout,
+                targets=targets,
+                unnamed_targets=touches.unnamed,
+                destination=touches.destination,
+            )
+            choice = await self._ask(approver, request)
         return await self._apply(choice, request)
 
     async def _ask(self, approver: Approver, request: ApprovalRequest) -> Choice:

@@ -1,9 +1,11 @@
-"""One tool call from start to finish: validate, resolve the tab, redact, approve, re-check,
-run, log.
+"""One tool call from start to finish: validate, resolve the tab, redact, describe what it
+touches, approve, re-check, run, log.
 
 Every call, allowed or not, ends as one command log row. Secrets are redacted at the door: the
 approval dialog and the log only ever get the masked copy of the arguments
-(``tools/redaction.py``), whatever the outcome. The tab's origin comes from the browser, not
+(``tools/redaction.py``), whatever the outcome, and the elements the arguments name are
+described from the page without their values (``tools/targets.py``), with any secret of the
+call the page echoes masked too. The tab's origin comes from the browser, not
 the agent, and is read again right before the tool runs, so a page that moved to another site
 after approval aborts the call (THREATS A4). Failures surface as ``TabrelayError`` subclasses
 whose messages tell the agent what to do next; anything else a tool raises is turned into one
@@ -44,10 +46,11 @@ from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
 from tabrelay.tools.context import Progress, ToolContext, ToolResult, settle
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.observer import TabObserver
-from tabrelay.tools.redaction import redact, redact_all
+from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.refs import RefBook
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tabs import in_scope
+from tabrelay.tools.targets import Touches, inspect
 
 logger = logging.getLogger(__name__)
 
@@ -203,6 +206,8 @@ class ToolRunner:
             self._refuse_behind_dialog(ctx, spec)
         if spec.secrets is not None:
             row.cleared = await spec.secrets.clear(ctx, params)
+        if not self.gate.paused:  # a pause denies at once: nothing to look at
+            row.touches = await inspect(ctx, spec.name, params)
         approval = await self.gate.check(
             client=caller.client,
             tool=spec.name,
@@ -212,6 +217,7 @@ class ToolRunner:
             tab_id=row.tab_id,
             browser_name=ctx.browser.name if ctx.browser else None,
             client_reported=caller.reported,
+            touches=row.touched(),
         )
         row.decision = approval.how
         if ctx.tab is not None:
@@ -310,6 +316,7 @@ class ToolRunner:
             tab_id=row.tab_id,
             origin=row.origin,
             error=str(error)[:1000] if error else None,
+            targets=touched.summary() if (touched := row.touched()) else None,
         )
         try:
             await asyncio.to_thread(self.log.record, entry)
@@ -333,6 +340,15 @@ class _Row:
     valid: bool = False  # the arguments are what the tool takes
     cleared: frozenset[str] = frozenset()  # paths proven not secret before approval
     secrets: set[str] = field(default_factory=set)  # paths the tool found secret later
+    touches: Touches | None = None  # what the page showed of the elements named, unscrubbed
+
+    def touched(self) -> Touches | None:
+        """What the call touches as anyone may see it: any secret of it the page echoed
+        (a label, a placeholder) masked like the arguments."""
+        if self.touches is None or not self.secret_names:
+            return self.touches
+        cleared = self.cleared - self.secrets
+        return self.touches.scrubbed(secret_values(self.arguments, self.secret_names, cleared))
 
     def shown(self) -> dict[str, Any]:
         """The arguments as anyone may see them: secrets masked, unproven ones too; all of
