@@ -2,11 +2,13 @@
 
 A native window of this process (an agent driving the browser cannot click it) shows who asks
 (the client's token name; its clientInfo marked self-reported), the tool, the tab's title and
-its real origin as the browser reports it, and the arguments in full with hidden characters
-spelled out. **Deny** has the focus and is the default button, so a stray Enter denies; the
-Allow buttons wake up only after ``allow_delay``. One dialog at a time: the rest queue and the
-dialog says how many wait. The gate owns the timeout and cancels ``decide``; the dialog then
-closes itself. The gate, not this module, turns a choice into a rule.
+its real origin as the browser reports it, where a navigation goes, each element the call will
+touch (role, name, text, frame, and a small picture of it while it is outlined in the page), and
+the arguments in full with hidden characters spelled out. **Deny** has the focus and is the
+default button, so a stray Enter denies; the Allow buttons wake up only after ``allow_delay``.
+One dialog at a time: the rest queue and the dialog says how many wait. The gate owns the
+timeout and cancels ``decide``; the dialog then closes itself. The gate, not this module, turns
+a choice into a rule.
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QFont, QFontDatabase, QKeyEvent, QShowEvent, QTextOption
+from PySide6.QtGui import (
+    QCloseEvent,
+    QFont,
+    QFontDatabase,
+    QKeyEvent,
+    QPixmap,
+    QShowEvent,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QFrame,
@@ -28,12 +38,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.tools.catalog import BY_NAME
+from tabrelay.tools.targets import TargetView
 from tabrelay.ui.icons import app_icon
 from tabrelay.ui.text import arguments_text, visible
 from tabrelay.ui.windows import Retired, bring_to_front
@@ -42,6 +54,7 @@ logger = logging.getLogger(__name__)
 
 ALLOW_DELAY = 0.8  # seconds; DESIGN §6 asks for about half a second, THREATS A5 about one
 NOTICE_DELAY = 1.5  # seconds before "is the dialog seen?" is checked for a notification
+PICTURE_SIZE = (240, 150)  # logical pixels at most for an element's picture
 
 
 def tool_title(tool: str) -> str:
@@ -104,12 +117,31 @@ class ApprovalDialog(QDialog):
         self.origin_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.origin_note = QLabel(self)
         self.origin_note.setStyleSheet("color: palette(mid);")
+        self.destination_label = QLabel(self)
+        self.destination_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.destination_label.setFont(origin_font)
+        self.destination_label.setWordWrap(True)
+        self.destination_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.destination_note = QLabel(
+            "where the tab goes, read from the address as the browser will read it", self
+        )
+        self.destination_note.setStyleSheet("color: palette(mid);")
+        going = request.destination is not None and request.tab_id is not None
+        if going:
+            self.destination_label.setText(f"→ {visible(request.destination or '')}")
+        self.destination_label.setVisible(going)
+        self.destination_note.setVisible(going)
         if request.origin:
             self.origin_label.setText(visible(request.origin))
             self.origin_note.setText("the tab's site, as the browser reports it")
         elif request.tab_id is not None:
             self.origin_label.setText("a page without a web address")
             self.origin_note.setText("about:blank, a file or a browser page")
+        elif request.destination is not None:
+            self.origin_label.setText(visible(request.destination))
+            self.origin_note.setText(
+                "what the new tab opens, read from the address as the browser will read it"
+            )
         else:
             self.origin_label.setText("no particular site")
             self.origin_note.setText("this tool does not act on one tab")
@@ -120,6 +152,8 @@ class ApprovalDialog(QDialog):
         site_layout = QVBoxLayout(site_frame)
         site_layout.addWidget(self.origin_label)
         site_layout.addWidget(self.origin_note)
+        site_layout.addWidget(self.destination_label)
+        site_layout.addWidget(self.destination_note)
 
         # --- the facts ----------------------------------------------------------------------
         grid = QGridLayout()
@@ -129,6 +163,11 @@ class ApprovalDialog(QDialog):
         tool_text = f"{request.tool} — {spec.title}" if spec else request.tool
         self.tool_label = self._fact(grid, 1, "Tool", visible(tool_text))
         self.tab_label = self._fact(grid, 2, "Tab", self._tab_text(request))
+
+        # --- what it will touch: each element, described and pictured from the page ----------
+        self.target_texts: list[QLabel] = []
+        self.target_pictures: list[QLabel] = []
+        self.targets_area = self._targets(request)
 
         self.arguments = QPlainTextEdit(self)
         self.arguments.setReadOnly(True)
@@ -175,6 +214,9 @@ class ApprovalDialog(QDialog):
         layout.addLayout(header)
         layout.addWidget(site_frame)
         layout.addLayout(grid)
+        if self.targets_area is not None:
+            layout.addWidget(QLabel("It will touch (outlined in the page while you decide):", self))
+            layout.addWidget(self.targets_area)
         layout.addWidget(QLabel("Arguments, in full:", self))
         layout.addWidget(self.arguments, 1)
         layout.addWidget(self.scope_label)
@@ -203,6 +245,72 @@ class ApprovalDialog(QDialog):
         title = visible(request.tab_title) if request.tab_title else "(untitled)"
         where = f" · {visible(request.browser_name)}" if request.browser_name else ""
         return f"“{title}” · tab {request.tab_id}{where}"
+
+    def _targets(self, request: ApprovalRequest) -> QScrollArea | None:
+        """One row per element: its picture, if the page gave one, and what it is."""
+        if not request.targets:
+            return None
+        inner = QWidget(self)
+        rows = QVBoxLayout(inner)
+        rows.setContentsMargins(0, 0, 0, 0)
+        for target in request.targets:
+            row = QHBoxLayout()
+            picture = self._picture(target)
+            if picture is not None:
+                row.addWidget(picture, 0, Qt.AlignmentFlag.AlignTop)
+            text = QLabel(self._target_text(target), inner)
+            text.setTextFormat(Qt.TextFormat.PlainText)
+            text.setWordWrap(True)
+            text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.target_texts.append(text)
+            row.addWidget(text, 1, Qt.AlignmentFlag.AlignTop)
+            rows.addLayout(row)
+        if request.unnamed_targets:
+            more = QLabel(f"… and {request.unnamed_targets} more elements", inner)
+            self.target_texts.append(more)
+            rows.addWidget(more)
+        area = QScrollArea(self)
+        area.setWidget(inner)
+        area.setWidgetResizable(True)
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.setMaximumHeight(PICTURE_SIZE[1] * 2 + 24)
+        area.setMinimumHeight(min(PICTURE_SIZE[1] + 8, inner.sizeHint().height() + 8))
+        return area
+
+    def _picture(self, target: TargetView) -> QLabel | None:
+        if target.picture is None:
+            return None
+        pixmap = QPixmap()
+        if not pixmap.loadFromData(target.picture):
+            return None
+        if pixmap.width() > PICTURE_SIZE[0] or pixmap.height() > PICTURE_SIZE[1]:
+            pixmap = pixmap.scaled(
+                *PICTURE_SIZE,
+                Qt.AspectRatioMode.KeepAspectRatio,
+                Qt.TransformationMode.SmoothTransformation,
+            )
+        label = QLabel(self)
+        label.setPixmap(pixmap)
+        label.setFrameShape(QFrame.Shape.Box)
+        label.setToolTip(f"{visible(target.given)} in the page, outlined")
+        self.target_pictures.append(label)
+        return label
+
+    @staticmethod
+    def _target_text(target: TargetView) -> str:
+        """What the page says the element is; spelled out, since the page chose it."""
+        if target.problem is not None:
+            return f"{visible(target.given)} — could not be described ({visible(target.problem)})"
+        what = visible(target.role or "element")
+        if target.name:
+            what += f" “{visible(target.name)}”"
+        lines = [f"{visible(target.given)} — {what}"]
+        if target.kind:
+            lines.append(f"{visible(target.kind)} field — what it holds is never shown")
+        if target.text and target.text != target.name:
+            lines.append(f"text: “{visible(target.text)}”")
+        lines.append(f"in the {visible(target.frame)}" if target.frame else "")
+        return "\n".join(line for line in lines if line)
 
     def _fact(self, grid: QGridLayout, row: int, name: str, value: str) -> QLabel:
         label = QLabel(f"{name}:", self)

@@ -77,7 +77,7 @@ class RulesModel(RowsModel[RuleRow]):
 
 
 class PendingModel(RowsModel[ApprovalRequest]):
-    COLUMNS = ("Client", "Tool", "Site", "Tab", "Time left")
+    COLUMNS = ("Client", "Tool", "Site", "Tab", "Time left", "Touches")
 
     def __init__(
         self, *, clock: Callable[[], float] = time.time, parent: QObject | None = None
@@ -104,8 +104,18 @@ class PendingModel(RowsModel[ApprovalRequest]):
             return one_line(request.origin, 80) if request.origin else "—"
         if column == "Tab":
             return one_line(request.tab_title or "", 60) if request.tab_id is not None else "—"
+        if column == "Touches":
+            return self._touches(request)
         left = request.created_at + request.timeout - self._clock()
         return f"{max(0, int(left + 0.999))} s"
+
+    @staticmethod
+    def _touches(request: ApprovalRequest) -> str:
+        """The first element the call names (and how many more), or where it goes."""
+        if not request.targets:
+            return one_line(f"goes to {request.destination}", 80) if request.destination else "—"
+        more = len(request.targets) - 1 + request.unnamed_targets
+        return one_line(request.targets[0].describe(), 100) + (f" (+{more})" if more else "")
 
 
 RuleEditor = Callable[[PolicyRule | None], Awaitable[PolicyRule | None]]

@@ -40,6 +40,13 @@ from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import arguments_text, one_line
 
 SHOWN_ROWS = 1000
+# Columns whose tooltip holds the whole text of this entry field.
+TOOLTIPS = {
+    "Status": "error",
+    "Arguments": "arguments",
+    "Decision": "decision",
+    "Touches": "targets",
+}
 SEARCH_DELAY_MS = 250
 STATUS_COLOURS = {
     "denied": "#B3261E",
@@ -52,7 +59,15 @@ STATUS_COLOURS = {
 def matches(entry: CommandEntry, search: str) -> bool:
     """The command log's search (``LIKE %search%`` over these fields), for live rows."""
     needle = search.lower()
-    fields = (entry.client, entry.tool, entry.origin, entry.arguments, entry.error, entry.decision)
+    fields = (
+        entry.client,
+        entry.tool,
+        entry.origin,
+        entry.arguments,
+        entry.targets,
+        entry.error,
+        entry.decision,
+    )
     return any(needle in (value or "").lower() for value in fields)
 
 
@@ -77,6 +92,7 @@ class CommandsModel(RowsModel[CommandEntry]):
         "Status",
         "Duration",
         "Size",
+        "Touches",
     )
 
     def __init__(self, *, limit: int = SHOWN_ROWS, parent: QObject | None = None) -> None:
@@ -107,8 +123,8 @@ class CommandsModel(RowsModel[CommandEntry]):
         if role == Qt.ItemDataRole.ForegroundRole and column == "Status":
             colour = STATUS_COLOURS.get(entry.status)
             return QColor(colour) if colour else None
-        if role == Qt.ItemDataRole.ToolTipRole and column in ("Status", "Arguments", "Decision"):
-            text = entry.error if column == "Status" else getattr(entry, column.lower())
+        if role == Qt.ItemDataRole.ToolTipRole and column in TOOLTIPS:
+            text = getattr(entry, TOOLTIPS[column])
             return one_line(text, 1000) if text else None
         if role == Qt.ItemDataRole.TextAlignmentRole and column in ("Duration", "Size"):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -137,6 +153,8 @@ class CommandsModel(RowsModel[CommandEntry]):
             return entry.status
         if column == "Duration":
             return f"{entry.duration_ms:,.0f} ms"
+        if column == "Touches":
+            return one_line(entry.targets or "", 160)
         return format_size(entry.result_bytes)
 
 
@@ -170,7 +188,9 @@ class CommandsPage(QWidget):
         self.exported: Path | None = None
 
         self.search_edit = QLineEdit(self)
-        self.search_edit.setPlaceholderText("Search client, tool, site, arguments, errors…")
+        self.search_edit.setPlaceholderText(
+            "Search client, tool, site, arguments, what it touched, errors…"
+        )
         self.search_edit.setClearButtonEnabled(True)
         self.export_button = QPushButton("Export…", self)
         self.export_button.setToolTip("Save the whole command log as JSON lines or CSV")
@@ -187,7 +207,7 @@ class CommandsPage(QWidget):
         header.setSectionResizeMode(
             CommandsModel.COLUMNS.index("Arguments"), QHeaderView.ResizeMode.Stretch
         )
-        widths = (80, 110, 160, 160, 0, 230, 70, 80, 70)
+        widths = (80, 110, 160, 160, 0, 230, 70, 80, 70, 320)
         for column, width in enumerate(widths):
             if width:
                 self.view.setColumnWidth(column, width)
