@@ -21,7 +21,7 @@ from tabrelay import __version__, commands
 from tabrelay.approval.policy import DECISIONS
 from tabrelay.config.files import make_private_dir, private_opener, restrict_umask
 from tabrelay.config.paths import Paths
-from tabrelay.config.secrets import TokenStore
+from tabrelay.config.secrets import KeychainUnavailable, TokenStore
 from tabrelay.endpoint import MCP_PATH
 from tabrelay.errors import TabrelayError, UsageError
 from tabrelay.protocol.constants import RELAY_PATH
@@ -132,6 +132,21 @@ def build_parser() -> argparse.ArgumentParser:
     stdio.add_argument("--client", required=True, metavar="NAME", help="the client's name")
     stdio.set_defaults(handler=_mcp_stdio)
 
+    secrets = sub.add_parser("secrets", help="where secrets live").add_subparsers(
+        dest="action", metavar="ACTION", required=True
+    )
+    secrets.add_parser("where", help="the keychain or the file, and any problem").set_defaults(
+        handler=commands.secrets_where
+    )
+    use = secrets.add_parser("use", help="move every secret to the keychain or the file")
+    use.add_argument("place", choices=("keychain", "file"))
+    use.add_argument(
+        "--forget-unreadable",
+        action="store_true",
+        help="give up what a locked keychain holds (browsers pair again, clients get new tokens)",
+    )
+    use.set_defaults(handler=commands.secrets_use)
+
     sub.add_parser("doctor", help="check what works and how to fix what does not").set_defaults(
         handler=commands.doctor
     )
@@ -154,6 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"tabrelay: error: {exc.message}", file=sys.stderr)
         return 2
+    except KeychainUnavailable as exc:
+        print(f"tabrelay: {exc.message}. {commands.KEYCHAIN_HINT}", file=sys.stderr)
+        return 1
     except TabrelayError as exc:
         print(f"tabrelay: {exc.message}", file=sys.stderr)
         return 1
@@ -210,9 +228,19 @@ def _serve(args: argparse.Namespace, paths: Paths) -> int:
 async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redactor) -> int:
     from tabrelay.core import Core, CoreOptions  # the MCP SDK is slow to import; only here
 
-    tokens = await asyncio.to_thread(TokenStore.open, paths)
+    instance = await asyncio.to_thread(running_instance, paths)
+    if instance is not None:
+        print(
+            f"tabrelay: Tabrelay is already running (process {instance['pid']}, MCP port "
+            f"{instance['mcp_port']}); nothing else to start",
+            file=sys.stderr,
+        )
+        return 0
+    tokens = await asyncio.to_thread(TokenStore.open, paths, on_wait=commands.say_waiting)
     for problem in tokens.all_problems():
         logger.warning("%s", problem)
+    if tokens.problem is not None:
+        logger.warning("%s. %s", tokens.problem.message, commands.KEYCHAIN_HINT)
     core = Core(
         paths,
         tokens,
@@ -248,8 +276,7 @@ def _mcp_stdio(args: argparse.Namespace, paths: Paths) -> int:
 
     # stdout carries the protocol: every log line goes to stderr.
     setup_logging(Redactor(), log_file=None, level=logging.WARNING)
-    tokens = TokenStore.open(paths)
-    token = tokens.client_token(args.client)
+    token = commands.open_tokens(paths).client_token(args.client)
     missing = (
         f"No MCP client named {args.client!r} in Tabrelay. Create it with "
         f"`tabrelay client add {args.client}` (or in the tray: Connect an MCP client)."

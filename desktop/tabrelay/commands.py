@@ -57,6 +57,60 @@ def token_rotate(args: argparse.Namespace, paths: Paths) -> int:
     return 0
 
 
+# --- secrets --------------------------------------------------------------------------------
+
+
+def open_tokens(paths: Paths) -> TokenStore:
+    """The secret store as every process shares it, saying so when the keychain makes us wait
+    (a password prompt may be open); a locked or silent keychain raises its problem."""
+    tokens = TokenStore.open(paths, on_wait=say_waiting)
+    if tokens.problem is not None:
+        raise tokens.problem
+    for problem in tokens.all_problems():
+        print(f"tabrelay: {problem}", file=sys.stderr)
+    return tokens
+
+
+def say_waiting() -> None:
+    print(
+        "tabrelay: waiting for your keychain (a password prompt may be open)…",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def secrets_where(args: argparse.Namespace, paths: Paths) -> int:
+    tokens = TokenStore.open(paths, on_wait=say_waiting)
+    print(f"Secrets live in: {tokens.description}")
+    if tokens.problem is not None:
+        print(f"Problem: {tokens.problem.message}. {KEYCHAIN_HINT}")
+        return 1
+    return 0
+
+
+def secrets_use(args: argparse.Namespace, paths: Paths) -> int:
+    tokens = TokenStore.open(paths, on_wait=say_waiting)
+    if tokens.place == args.place and tokens.problem is None:
+        print(f"Secrets already live in: {tokens.description}")
+        return 0
+    forgotten = tokens.move_to(args.place, forget_unreadable=args.forget_unreadable)
+    print(f"Secrets now live in: {tokens.description}; nothing is left where they were.")
+    if forgotten:
+        print(
+            "The keychain could not be read, so these were given up: "
+            f"{', '.join(forgotten)}. Browsers ask to pair again by themselves; make new client "
+            "tokens with `tabrelay client add`."
+        )
+    return 0
+
+
+KEYCHAIN_HINT = (
+    "Unlock your keychain and run this again, or keep Tabrelay's secrets in a file only you "
+    "can read: `tabrelay secrets use file` (add --forget-unreadable if the keychain stays "
+    "locked: browsers then pair again and clients need new tokens)."
+)
+
+
 # --- pair -----------------------------------------------------------------------------------
 
 
@@ -117,7 +171,7 @@ def pair_revoke(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def _pairing(paths: Paths) -> Pairing:
-    return Pairing(SettingsStore(paths.settings_file), TokenStore.open(paths))
+    return Pairing(SettingsStore(paths.settings_file), open_tokens(paths))
 
 
 def _extension_id(raw: str) -> str:
@@ -158,7 +212,7 @@ def client_revoke(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def _clients(paths: Paths) -> ClientTokens:
-    return ClientTokens(SettingsStore(paths.settings_file), TokenStore.open(paths))
+    return ClientTokens(SettingsStore(paths.settings_file), open_tokens(paths))
 
 
 def mcp_url(paths: Paths) -> str:
@@ -281,7 +335,7 @@ def _line(entry: CommandEntry) -> str:
 
 
 def doctor(args: argparse.Namespace, paths: Paths) -> int:
-    checks = Doctor(paths).run()
+    checks = Doctor(paths, open_tokens=lambda p: TokenStore.open(p, on_wait=say_waiting)).run()
     marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
     for check in checks:
         print(f"[{marks[check.status]}] {check.name}: {check.detail}")

@@ -24,12 +24,12 @@ from tabrelay.approval.gate import ApprovalGate, Approver
 from tabrelay.config.files import atomic_write
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
-from tabrelay.config.secrets import TokenStore
+from tabrelay.config.secrets import KeychainUnavailable, TokenStore
 from tabrelay.config.settings import PairedBrowser, Settings, SettingsStore
 from tabrelay.endpoint.auth import ClientActivity
 from tabrelay.endpoint.calls import ToolRunner
 from tabrelay.endpoint.server import McpEndpoint
-from tabrelay.errors import ConfigError
+from tabrelay.errors import ConfigError, SecretStoreError
 from tabrelay.protocol.constants import CloseCode
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
@@ -115,12 +115,20 @@ class Core:
         return self.settings_store.current
 
     def credentials_for(self, extension_id: str) -> list[tuple[str, str]]:
-        """The (pairing id, credential) of every browser paired with this extension id."""
-        return [
+        """The (pairing id, credential) of every browser paired with this extension id.
+
+        Raises:
+            KeychainUnavailable: none is known because the keychain is locked (the relay
+                tells the browser to retry rather than to pair again).
+        """
+        found = [
             (p.id, self._credentials[p.id])
             for p in self.settings.pairings
             if p.extension_id == extension_id and p.id in self._credentials
         ]
+        if not found and self.tokens.problem is not None:
+            raise self.tokens.problem
+        return found
 
     def client_tokens(self) -> dict[str, str]:
         return self._client_tokens
@@ -295,6 +303,10 @@ class Core:
         logger.info("gave %d browser(s) paired earlier their own credential", len(legacy))
 
     async def _load_secrets(self) -> None:
+        """Read every credential and client token into memory (the relay and the endpoint
+        check them on the loop). A locked or silent keychain leaves the tables empty and says
+        so (``secrets_problem``) until the person unlocks it."""
+
         def read() -> tuple[dict[str, str], dict[str, str]]:
             credentials = {}
             for paired in self.settings.pairings:
@@ -303,9 +315,37 @@ class Core:
                     credentials[paired.id] = token
             return credentials, self.clients.table()
 
-        self._credentials, self._client_tokens = await asyncio.to_thread(read)
+        try:
+            self._credentials, self._client_tokens = await asyncio.to_thread(read)
+        except KeychainUnavailable as exc:
+            logger.warning("secrets cannot be read: %s", exc.message)
+            return
         for secret in (*self._credentials.values(), *self._client_tokens.values()):
             self.redactor.add_secret(secret)
+
+    @property
+    def secrets_problem(self) -> KeychainUnavailable | None:
+        """Why the secrets cannot be read now (a locked keychain), or ``None``."""
+        return self.tokens.problem
+
+    async def unlock_secrets(self) -> None:
+        """Ask the keychain again (a prompt may appear), then load what it holds.
+
+        Raises:
+            SecretStoreError: it is still locked or silent, or failed.
+        """
+        await asyncio.to_thread(self.tokens.retry)
+        await self._load_secrets()
+        self._secrets_revision = self.settings.secrets_revision
+
+    async def use_secrets_file(self, *, forget_unreadable: bool = False) -> list[str]:
+        """Keep secrets in the 0600 file from now on, moving them out of the keychain; with
+        ``forget_unreadable`` a locked keychain's secrets are given up (what was forgotten)."""
+        forgotten = await asyncio.to_thread(
+            self.tokens.move_to, "file", forget_unreadable=forget_unreadable
+        )
+        await self._apply(await asyncio.to_thread(self.settings_store.load))
+        return forgotten
 
     # --- watching ---------------------------------------------------------------------------
 
@@ -331,8 +371,13 @@ class Core:
         paired = frozenset(p.id for p in settings.pairings)
         gone = self._paired - paired
         self._paired = paired
-        if settings.secrets_revision != self._secrets_revision:
+        moved = self.tokens.follow(settings)  # `tabrelay secrets use` in another process
+        if moved or settings.secrets_revision != self._secrets_revision:
             self._secrets_revision = settings.secrets_revision
+            if self.tokens.problem is not None and not moved:
+                # Another process just used the secrets: the keychain may be open again.
+                with contextlib.suppress(SecretStoreError):
+                    await asyncio.to_thread(self.tokens.retry)
             previous = dict(self._credentials)
             known = set(self._client_tokens)
             await self._load_secrets()

@@ -47,9 +47,9 @@ def test_tokens_live_in_the_secret_service_when_one_is_running(tmp_path: Path) -
         folder=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    assert "backend: SecretService.Keyring" in result.stdout
+    assert "backend: keychain SecretService.Keyring" in result.stdout
     assert "ok\n" in result.stdout
-    assert "[ok  ] secrets: SecretService.Keyring" in result.stdout
+    assert "[ok  ] secrets: keychain SecretService.Keyring" in result.stdout
     assert not (tmp_path / "tabrelay" / "secrets").exists()
 
 

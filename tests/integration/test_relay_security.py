@@ -359,9 +359,12 @@ async def test_failed_attempts_are_limited_per_offender_and_never_lock_out_the_b
         with pytest.raises(Exception) as closed:
             await guesser.connect()
         assert getattr(getattr(closed.value, "rcvd", None), "code", None) == CloseCode.RATE_LIMITED
-        [alert] = alerts.drain()
-        assert alert.method == "auth_rate_limited"
+        raised_alerts = alerts.drain()
+        [alert] = [a for a in raised_alerts if a.method == "auth_rate_limited"]
         assert "guessing a browser's credential" in alert.params["message"]
+        # The person hears once that a browser of that extension is being refused, not 5 times.
+        [refused] = [a for a in raised_alerts if a.method == "browser_rejected"]
+        assert "credential is not valid" in refused.params["message"]
         # The paired browser, with its valid credential, is not slowed by any of it.
         await relay.extension(seed=True, instance="seed")
         await relay.extension(instance="modern")

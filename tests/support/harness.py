@@ -8,6 +8,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from keyring.backend import KeyringBackend
+
 from support.fake_extension import EXTENSION_ID, FakeExtension
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.config.paths import Paths
@@ -145,10 +147,12 @@ class RelayHarness:
                 await asyncio.sleep(0.005)
 
 
-def pair(paths: Paths, *extension_ids: str) -> dict[str, str]:
+def pair(
+    paths: Paths, *extension_ids: str, keyring_backend: KeyringBackend | None = None
+) -> dict[str, str]:
     """Pair a browser of each extension id unless one is paired: the new credentials."""
     store = SettingsStore(paths.settings_file)
-    pairing = Pairing(store, TokenStore.open(paths))
+    pairing = Pairing(store, TokenStore.open(paths, keyring_backend=keyring_backend))
     paired = store.load()
     return {
         extension_id: pairing.add(extension_id)[1]
@@ -173,13 +177,14 @@ async def running_core(
     approver: ScriptedApprover | None = None,
     tool_approver: ScriptedToolApprover | None = None,
     redactor: Redactor | None = None,
+    keyring_backend: KeyringBackend | None = None,
     **options: Any,
 ) -> AsyncIterator[RelayHarness]:
     if paired:
-        pair(paths, *paired)
+        pair(paths, *paired, keyring_backend=keyring_backend)
     if allowed:
         allow_pairing(paths, *allowed)
-    tokens = TokenStore.open(paths)
+    tokens = TokenStore.open(paths, keyring_backend=keyring_backend)
     approver = approver or ScriptedApprover()
     tool_approver = tool_approver or ScriptedToolApprover()
     options.setdefault("relay_port", 0)

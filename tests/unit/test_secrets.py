@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import stat
+import time
 from typing import Any
 
 import keyring.backend
@@ -13,40 +15,11 @@ import keyring.backends.null
 import keyring.errors
 import pytest
 
+from support.keyrings import LockedKeyring, LyingKeyring, MemoryKeyring, SilentKeyring
 from tabrelay.config.paths import Paths
-from tabrelay.config.secrets import TokenStore, new_token
+from tabrelay.config.secrets import KeychainUnavailable, TokenStore, new_token
+from tabrelay.config.settings import McpClient, PairedBrowser, SettingsStore
 from tabrelay.errors import SecretStoreError
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A working keychain in memory (keyring's own interface)."""
-
-    priority = 5  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.entries: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.entries.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.entries[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if (service, username) not in self.entries:
-            raise keyring.errors.PasswordDeleteError("not found")
-        del self.entries[(service, username)]
-
-
-class LockedKeyring(MemoryKeyring):
-    def set_password(self, service: str, username: str, password: str) -> None:
-        raise keyring.errors.KeyringLocked("the collection is locked")
-
-
-class LyingKeyring(MemoryKeyring):
-    def get_password(self, service: str, username: str) -> str | None:
-        return None
 
 
 def test_tokens_are_256_bit_and_url_safe() -> None:
@@ -68,30 +41,175 @@ def test_a_working_keychain_is_used_and_namespaced_by_home(home: Paths) -> None:
 
 @pytest.mark.parametrize(
     "backend",
-    [
-        keyring.backends.fail.Keyring(),
-        keyring.backends.null.Keyring(),
-        LockedKeyring(),
-        LyingKeyring(),
-    ],
-    ids=["fail", "null", "locked", "lying"],
+    [keyring.backends.fail.Keyring(), keyring.backends.null.Keyring(), LyingKeyring()],
+    ids=["fail", "null", "lying"],
 )
-def test_an_unusable_keychain_falls_back_to_a_private_file_and_says_so(
+def test_no_usable_keychain_decides_for_the_private_file_and_says_so(
     home: Paths, backend: Any
 ) -> None:
     store = TokenStore.open(home, keyring_backend=backend)
-    assert store.insecure
+    assert store.insecure and store.problem is None
     [problem] = store.problems
-    assert "No usable keychain" in problem and str(home.secrets_file) in problem
+    assert "keeps its secrets in" in problem and str(home.secrets_file) in problem
+    assert "tabrelay secrets use keychain" in problem
+    assert SettingsStore(home.settings_file).load().secrets_place == "file"
     token = store.create_browser_credential("b-1")
     assert stat.S_IMODE(home.secrets_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(home.secrets_dir.stat().st_mode) == 0o700
     assert TokenStore.open(home, keyring_backend=backend).browser_credential("b-1") == token
 
 
+def test_the_recorded_place_holds_for_every_process_whatever_its_keyring_says(
+    home: Paths,
+) -> None:
+    """The bug: each process decided alone, so a token made where the keychain worked was
+    missing where it did not (401 from the app, "No MCP client named…" over stdio)."""
+    keychain = MemoryKeyring()
+    app = TokenStore.open(home, keyring_backend=keychain)
+    assert app.place == "keychain"
+    token = app.create_client_token("agent")
+    # Another process whose keyring is locked now: it must not fall back to a file of its own.
+    cli = TokenStore.open(home, keyring_backend=LockedKeyring())
+    assert cli.place == "keychain"
+    with pytest.raises(KeychainUnavailable):
+        cli.create_client_token("agent")
+    assert cli.problem is not None and cli.problem.trouble == "locked"
+    assert not home.secrets_file.exists()
+    # One whose session has no keychain at all says so too, and still writes no file.
+    bridge = TokenStore.open(home, keyring_backend=keyring.backends.fail.Keyring())
+    assert bridge.problem is not None and "cannot reach" in bridge.problem.message
+    with pytest.raises(KeychainUnavailable):
+        bridge.client_token("agent")
+    assert not home.secrets_file.exists()
+    assert TokenStore.open(home, keyring_backend=keychain).client_token("agent") == token
+
+
+def test_a_locked_keychain_on_the_first_run_decides_nothing_and_is_not_asked_again(
+    home: Paths,
+) -> None:
+    backend = LockedKeyring()
+    store = TokenStore.open(home, keyring_backend=backend)
+    assert store.place is None and store.problem is not None
+    assert store.problem.trouble == "locked" and not store.insecure
+    assert SettingsStore(home.settings_file).load().secrets_place is None
+    asked = backend.calls
+    for _ in range(3):  # no storm of prompts: the store answers from what it knows
+        with pytest.raises(KeychainUnavailable):
+            store.create_browser_credential("b-1")
+    assert backend.calls == asked
+    assert not home.secrets_file.exists()
+    backend.locked = False  # the person unlocked it and pressed "Unlock"
+    store.retry()
+    assert store.place == "keychain" and store.problem is None
+    assert SettingsStore(home.settings_file).load().secrets_place == "keychain"
+
+
+def test_a_keychain_that_does_not_answer_is_given_up_after_the_timeout_with_a_notice(
+    home: Paths,
+) -> None:
+    backend = SilentKeyring()
+    waited: list[float] = []
+    started = time.monotonic()
+    store = TokenStore.open(
+        home,
+        keyring_backend=backend,
+        timeout=1.5,
+        on_wait=lambda: waited.append(time.monotonic() - started),
+    )
+    elapsed = time.monotonic() - started
+    assert store.problem is not None and store.problem.trouble == "no_answer"
+    assert "did not answer within 1.5 s" in store.problem.message
+    assert [round(w) for w in waited] == [1]  # one notice, after a second
+    assert 1.4 < elapsed < 3.0
+    backend.release.set()
+
+
+def test_an_older_install_keeps_the_place_that_holds_its_secrets_and_leaves_no_copy(
+    home: Paths,
+) -> None:
+    """Before the place was recorded, a session without a keychain wrote secrets.json; the
+    next one with a keychain ignored it (browsers rejected, the file left behind)."""
+    SettingsStore(home.settings_file).update(
+        lambda s: (
+            s.pairings.append(PairedBrowser(id="b-old", extension_id="a" * 32)),
+            s.clients.append(McpClient(name="agent")),
+        )
+    )
+    old = TokenStore(home, keychain=None)
+    old.place, old.backend = "file", old.file
+    credential = old.create_browser_credential("b-old")
+    client = old.create_client_token("agent")
+    keychain = MemoryKeyring()
+    keychain.set_password(home.keyring_service, "client:agent", "stale")
+    store = TokenStore.open(home, keyring_backend=keychain)
+    # The file held more: it stays, and the keychain's stray copy moves in without winning.
+    assert store.place == "file"
+    assert store.browser_credential("b-old") == credential
+    assert store.client_token("agent") == client
+    assert keychain.entries == {}
+
+
+def test_moving_between_keychain_and_file_moves_every_secret_and_leaves_nothing(
+    home: Paths,
+) -> None:
+    keychain = MemoryKeyring()
+    store = TokenStore.open(home, keyring_backend=keychain)
+    SettingsStore(home.settings_file).update(
+        lambda s: (
+            s.pairings.append(PairedBrowser(id="b-one", extension_id="a" * 32)),
+            s.clients.append(McpClient(name="agent")),
+        )
+    )
+    credential = store.create_browser_credential("b-one")
+    client = store.create_client_token("agent")
+    revision = SettingsStore(home.settings_file).load().secrets_revision
+    assert store.move_to("file") == []
+    assert keychain.entries == {}
+    assert json.loads(home.secrets_file.read_text()) == {
+        "browser:b-one": credential,
+        "client:agent": client,
+    }
+    settings = SettingsStore(home.settings_file).load()
+    assert settings.secrets_place == "file" and settings.secrets_revision > revision
+    other = TokenStore.open(home, keyring_backend=keychain)  # another process follows
+    assert other.place == "file" and other.client_token("agent") == client
+    assert store.move_to("keychain") == []
+    assert not home.secrets_file.exists()
+    assert not home.secrets_file.with_name("secrets.json.lock").exists()
+    assert TokenStore.open(home, keyring_backend=keychain).browser_credential("b-one") == credential
+
+
+def test_a_locked_keychain_moves_only_when_the_person_gives_up_its_secrets(home: Paths) -> None:
+    working = MemoryKeyring()
+    TokenStore.open(home, keyring_backend=working)
+    SettingsStore(home.settings_file).update(
+        lambda s: (
+            s.pairings.append(PairedBrowser(id="b-one", extension_id="a" * 32)),
+            s.clients.append(McpClient(name="agent")),
+        )
+    )
+    locked = TokenStore.open(home, keyring_backend=LockedKeyring())
+    with pytest.raises(KeychainUnavailable):
+        locked.move_to("file")
+    assert SettingsStore(home.settings_file).load().secrets_place == "keychain"
+    forgotten = locked.move_to("file", forget_unreadable=True)
+    assert forgotten == ["b-one", "client agent"]
+    settings = SettingsStore(home.settings_file).load()
+    assert settings.secrets_place == "file" and not settings.pairings and not settings.clients
+    assert locked.place == "file" and locked.problem is None
+
+
+def test_moving_to_a_keychain_that_cannot_keep_secrets_moves_nothing(home: Paths) -> None:
+    store = TokenStore.open(home, keyring_backend=keyring.backends.fail.Keyring())
+    store.create_client_token("agent")
+    with pytest.raises(SecretStoreError, match="no usable keychain"):
+        store.move_to("keychain")
+    assert store.place == "file" and store.client_token("agent")
+
+
 def test_a_secret_file_readable_by_others_is_repaired_and_reported(home: Paths) -> None:
     store = TokenStore.open(home, keyring_backend=keyring.backends.fail.Keyring())
-    store.create_browser_credential("b-1")
+    store.create_browser_credential("b-one")
     os.chmod(home.secrets_file, 0o644)
     again = TokenStore.open(home, keyring_backend=keyring.backends.fail.Keyring())
     again.browser_credential("b-1")

@@ -1,10 +1,18 @@
 """Secrets: each paired browser's credential and each MCP client's token, in the OS keychain or
-a 0600 file.
+a 0600 file — one place for every process, chosen once and recorded.
 
-``TokenStore.open`` probes the keychain with a round trip; where there is no usable backend
-(headless Linux, keyring's ``fail`` or ``null`` backends, a locked or broken Secret Service)
-it falls back to ``secrets.json`` (0600) in a 0700 directory and says so through ``insecure``
-and ``problems``. Calls may block (D-Bus): the app calls them from a thread. Never logs values.
+``TokenStore.open`` is the one place that decides where secrets live. The decision is kept in
+the settings (``secrets_place``), so the tray app, ``serve``, the CLI, the stdio bridge and
+``doctor`` all follow it and a token one of them makes works in the others at once. The first
+open decides: the keychain if a round trip through it works, the file if there is no usable
+keychain (headless Linux, keyring's ``fail`` or ``null`` backends, a Secret Service that fails
+for another reason). A keychain that is there but *locked* (its prompt cancelled) or that does
+not answer in time (a prompt left open) decides nothing: the store reports it as ``problem``,
+refuses every call without touching the keychain again (no storm of prompts), and ``retry``
+tries again when the person asks. Moving between the two is explicit (``move_secrets``).
+
+Every keychain call runs in a worker thread with a timeout and says when it has waited a
+second (``on_wait``), so no caller waits in silence on a prompt. Never logs values.
 """
 
 from __future__ import annotations
@@ -15,9 +23,10 @@ import logging
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol, TypeVar
 
 import keyring
 import keyring.backend
@@ -25,6 +34,7 @@ import keyring.errors
 
 from tabrelay.config.files import atomic_write, file_lock, make_private_dir
 from tabrelay.config.paths import Paths
+from tabrelay.config.settings import SecretsPlace, Settings, SettingsStore
 from tabrelay.errors import ConfigError, SecretStoreError
 
 logger = logging.getLogger(__name__)
@@ -33,11 +43,37 @@ LEGACY_RELAY_TOKEN = "relay-token"  # noqa: S105 - the entry name of the old sha
 CLIENT_PREFIX = "client:"
 BROWSER_PREFIX = "browser:"
 _PROBE = "probe"
+KEYCHAIN_TIMEOUT = 60.0  # seconds a keychain call may take (a person typing a password)
+WAIT_NOTICE = 1.0  # after this long a call says it is waiting (a prompt is probably open)
+TIMEOUT_VARIABLE = "TABRELAY_KEYCHAIN_TIMEOUT"
+
+T = TypeVar("T")
+Trouble = Literal["locked", "no_answer"]
 
 
 def new_token() -> str:
     """A fresh 256-bit token, URL-safe."""
     return secrets.token_urlsafe(32)
+
+
+def keychain_timeout() -> float:
+    """``KEYCHAIN_TIMEOUT``, or the ``TABRELAY_KEYCHAIN_TIMEOUT`` seconds when set and valid."""
+    try:
+        value = float(os.environ.get(TIMEOUT_VARIABLE, ""))
+    except ValueError:
+        return KEYCHAIN_TIMEOUT
+    return value if 0 < value <= 3600 else KEYCHAIN_TIMEOUT
+
+
+class KeychainUnavailable(SecretStoreError):
+    """The keychain is there but cannot be used now: locked (its prompt cancelled) or silent
+    (a prompt left open). Nothing was decided or written; the person can retry."""
+
+    title = "Keychain unavailable"
+
+    def __init__(self, trouble: Trouble, message: str) -> None:
+        super().__init__(message)
+        self.trouble = trouble
 
 
 class SecretBackend(Protocol):
@@ -50,34 +86,75 @@ class SecretBackend(Protocol):
 
 
 class KeychainSecrets:
-    """Secrets in the OS keychain through ``keyring``, one entry per name under a service."""
+    """Secrets in the OS keychain through ``keyring``, one entry per name under a service;
+    each call bounded by ``timeout`` in a thread of its own."""
 
     secure = True
 
-    def __init__(self, backend: keyring.backend.KeyringBackend, service: str) -> None:
+    def __init__(
+        self,
+        backend: keyring.backend.KeyringBackend,
+        service: str,
+        *,
+        timeout: float = KEYCHAIN_TIMEOUT,
+        on_wait: Callable[[], None] | None = None,
+    ) -> None:
         self._backend = backend
         self._service = service
-        self.description = f"{_backend_label(backend)} (service {service!r})"
+        self.timeout = timeout
+        self.on_wait = on_wait
+        self.description = f"keychain {backend_label(backend)} (service {service!r})"
 
     def get(self, name: str) -> str | None:
-        try:
-            return self._backend.get_password(self._service, name)
-        except keyring.errors.KeyringError as exc:
-            raise SecretStoreError(f"the keychain could not be read: {exc}") from None
+        return self._bounded(lambda: self._backend.get_password(self._service, name), "read")
 
     def set(self, name: str, value: str) -> None:
-        try:
-            self._backend.set_password(self._service, name, value)
-        except keyring.errors.KeyringError as exc:
-            raise SecretStoreError(f"the keychain could not be written: {exc}") from None
+        self._bounded(lambda: self._backend.set_password(self._service, name, value), "written")
 
     def delete(self, name: str) -> None:
-        try:
-            self._backend.delete_password(self._service, name)
-        except keyring.errors.PasswordDeleteError:
-            pass  # nothing was stored under that name
-        except keyring.errors.KeyringError as exc:
-            raise SecretStoreError(f"the keychain could not be written: {exc}") from None
+        def delete() -> None:
+            with contextlib.suppress(keyring.errors.PasswordDeleteError):  # nothing stored
+                self._backend.delete_password(self._service, name)
+
+        self._bounded(delete, "written")
+
+    def _bounded(self, call: Callable[[], T], verb: str) -> T:
+        """Run ``call`` in a daemon thread: a prompt nobody answers must not hold this caller
+        (or the process's exit) forever. An abandoned call finishes on its own or never."""
+        outcome: list[T] = []
+        failure: list[BaseException] = []
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome.append(call())
+            # Keychain backends fail with their own types (D-Bus, Secret Service, macOS
+            # Security framework), not only keyring's: each is reported below.
+            except BaseException as exc:  # noqa: BLE001
+                failure.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="tabrelay-keychain", daemon=True).start()
+        if not done.wait(min(WAIT_NOTICE, self.timeout)) and self.on_wait is not None:
+            self.on_wait()
+        if not done.wait(max(self.timeout - WAIT_NOTICE, 0.0)):
+            raise KeychainUnavailable(
+                "no_answer",
+                f"your keychain did not answer within {self.timeout:g} s (its password prompt "
+                "may be open or hidden behind a window)",
+            )
+        if failure:
+            raise _keychain_error(failure[0], verb) from None
+        return outcome[0]
+
+
+def _keychain_error(exc: BaseException, verb: str) -> SecretStoreError:
+    if isinstance(exc, keyring.errors.KeyringLocked):
+        return KeychainUnavailable(
+            "locked", "your keychain is locked (its unlock prompt was cancelled or failed)"
+        )
+    return SecretStoreError(f"the keychain could not be {verb}: {type(exc).__name__}: {exc}")
 
 
 class FileSecrets:
@@ -87,25 +164,31 @@ class FileSecrets:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.description = f"file {path} (no usable keychain)"
+        self.description = f"file {path} (0600)"
         self.problems: list[str] = []
 
     def get(self, name: str) -> str | None:
-        return self._read().get(name)
+        return self.read_all().get(name)
 
     def set(self, name: str, value: str) -> None:
         with self._locked():
-            data = self._read()
+            data = self.read_all()
             data[name] = value
             self._write(data)
 
     def delete(self, name: str) -> None:
         with self._locked():
-            data = self._read()
+            data = self.read_all()
             if data.pop(name, None) is not None:
                 self._write(data)
 
-    def _read(self) -> dict[str, str]:
+    def remove(self) -> None:
+        """Delete the file and its lock: nothing of it is left behind."""
+        with self._locked():
+            self.path.unlink(missing_ok=True)
+        self.path.with_name(self.path.name + ".lock").unlink(missing_ok=True)
+
+    def read_all(self) -> dict[str, str]:
         try:
             st = self.path.stat()
         except FileNotFoundError:
@@ -144,81 +227,311 @@ class FileSecrets:
 
 
 class TokenStore:
-    """The relay token and MCP client tokens over whichever backend is usable."""
+    """Browser credentials and MCP client tokens, in the one place the settings record.
 
-    def __init__(self, backend: SecretBackend, *, problems: list[str] | None = None) -> None:
-        self.backend = backend
-        self.problems = problems or []
+    ``place`` is ``None`` only while the first decision waits for a keychain that is locked
+    or silent. Then, as for a recorded keychain that is, every call raises ``problem``
+    without asking the keychain again, until ``retry`` succeeds.
+    """
+
+    def __init__(
+        self,
+        paths: Paths,
+        *,
+        keychain: KeychainSecrets | None,
+        unusable: str | None = None,
+    ) -> None:
+        self.paths = paths
+        self.keychain = keychain
+        self.unusable = unusable  # why there is no keychain (when ``keychain`` is None)
+        self.file = FileSecrets(paths.secrets_file)
+        self.backend: SecretBackend = self.file
+        self.place: SecretsPlace | None = None
+        self.problems: list[str] = []
+        self.problem: KeychainUnavailable | None = None
+        self.on_change: Callable[[], None] | None = None  # the app redraws its status
 
     @classmethod
     def open(
-        cls, paths: Paths, *, keyring_backend: keyring.backend.KeyringBackend | None = None
+        cls,
+        paths: Paths,
+        *,
+        keyring_backend: keyring.backend.KeyringBackend | None = None,
+        on_wait: Callable[[], None] | None = None,
+        timeout: float | None = None,
     ) -> TokenStore:
-        """Use the keychain if a round trip through it works, else the 0600 file."""
+        """The store every process shares: the recorded place, or the first decision.
+
+        Blocking (the settings file; the keychain when deciding). A locked or silent keychain
+        is not an error here: it is kept in ``problem``.
+        """
         backend = keyring_backend or keyring.get_keyring()
-        reason = _unusable_reason(backend, paths.keyring_service)
-        if reason is None:
-            return cls(KeychainSecrets(backend, paths.keyring_service))
-        file_store = FileSecrets(paths.secrets_file)
-        message = f"No usable keychain ({reason}); secrets are kept in {paths.secrets_file} (0600)."
-        return cls(file_store, problems=[message])
+        unusable = unusable_reason(backend)
+        keychain = None
+        if unusable is None:
+            keychain = KeychainSecrets(
+                backend,
+                paths.keyring_service,
+                timeout=timeout or keychain_timeout(),
+                on_wait=on_wait,
+            )
+        store = cls(paths, keychain=keychain, unusable=unusable)
+        settings = SettingsStore(paths.settings_file).load()
+        with contextlib.suppress(KeychainUnavailable):  # kept in ``problem``
+            if settings.secrets_place is None:
+                store._decide()
+            else:
+                store._use(settings.secrets_place)
+        return store
+
+    # --- where ------------------------------------------------------------------------------
 
     @property
     def insecure(self) -> bool:
-        return not self.backend.secure
+        return self.place == "file"
+
+    @property
+    def description(self) -> str:
+        if self.place is None:
+            return "not decided yet (waiting for your keychain)"
+        return self.backend.description
 
     def all_problems(self) -> list[str]:
-        extra = getattr(self.backend, "problems", [])
-        return [*self.problems, *extra]
+        return [*self.problems, *self.file.problems]
+
+    def retry(self) -> None:
+        """Ask the keychain again (the person pressed "Unlock"); raises if it still fails."""
+        self._set_problem(None)
+        if self.place is None:
+            self._decide()
+        else:
+            self._call(lambda: self.backend.get(_PROBE))
+
+    def follow(self, settings: Settings) -> bool:
+        """Use the place another process recorded (``secrets use``); whether it changed."""
+        if settings.secrets_place in (None, self.place):
+            return False
+        with contextlib.suppress(KeychainUnavailable):
+            self._use(settings.secrets_place)
+        return True
+
+    def move_to(self, place: SecretsPlace, *, forget_unreadable: bool = False) -> list[str]:
+        """Move every secret to ``place`` and record it (``tabrelay secrets use``); nothing is
+        left where they were. Returns the names of what was forgotten: with
+        ``forget_unreadable``, a keychain that cannot be read is given up, and the pairings and
+        clients whose secrets it held are removed (browsers ask to pair again).
+
+        Raises:
+            SecretStoreError: the target cannot keep secrets, or the source cannot be read
+                (``KeychainUnavailable``) and ``forget_unreadable`` is not set.
+        """
+        target = self._backend_for(place)
+        if place == "keychain":
+            assert self.keychain is not None
+            failed = _round_trip(self.keychain)
+            if failed:
+                raise SecretStoreError(f"the keychain {failed}; secrets stay where they are")
+        if place == self.place and self.problem is None:
+            return []
+        store = SettingsStore(self.paths.settings_file)
+        names = known_names(store.load())
+        readable = self.place is not None and self.problem is None
+        if readable:
+            try:
+                _transfer(self.backend, target, names, overwrite=True)
+            except KeychainUnavailable as exc:  # read before anything is written
+                self._set_problem(exc)
+                readable = False
+        if not readable and not forget_unreadable:
+            raise self.problem or KeychainUnavailable("locked", "the keychain cannot be read")
+        forgotten: list[str] = []
+
+        def record(settings: Settings) -> None:
+            settings.secrets_place = place
+            settings.secrets_revision += 1
+            if not readable:
+                forgotten.extend(p.id for p in settings.pairings)
+                forgotten.extend(f"client {c.name}" for c in settings.clients)
+                settings.pairings, settings.clients = [], []
+                settings.policy_rules = [r for r in settings.policy_rules if r.client is None]
+
+        store.update(record)
+        self._use(place)
+        logger.info("secrets moved to the %s", place)
+        return forgotten
+
+    def _backend_for(self, place: SecretsPlace) -> SecretBackend:
+        if place == "file":
+            return self.file
+        if self.keychain is None:
+            raise SecretStoreError(f"there is no usable keychain here ({self.unusable})")
+        return self.keychain
+
+    def _use(self, place: SecretsPlace) -> None:
+        self.place = place
+        if place == "keychain" and self.keychain is None:
+            problem = KeychainUnavailable(
+                "locked",
+                "Tabrelay keeps its secrets in your keychain, which this session cannot reach "
+                f"({self.unusable})",
+            )
+            self._set_problem(problem)
+            raise problem
+        self._set_problem(None)
+        self.backend = self._backend_for(place)
+
+    def _decide(self) -> None:
+        """The first decision: the keychain if it works, else the file; recorded for all."""
+        if self.keychain is None:
+            self._settle("file", f"there is no usable keychain ({self.unusable})")
+            return
+        try:
+            failed = _round_trip(self.keychain)
+        except KeychainUnavailable as exc:
+            self._set_problem(exc)
+            raise
+        if failed:
+            self._settle("file", f"the keychain {failed}")
+            return
+        # An install from before the decision was recorded may hold secrets in either place:
+        # keep the one that holds more, and bring the other's over.
+        names = known_names(SettingsStore(self.paths.settings_file).load())
+        in_keychain = _entries(self.keychain, names)
+        in_file = self.file.read_all()
+        if len(in_file) > len(in_keychain):
+            _transfer(self.keychain, self.file, names, overwrite=False)
+            self._settle("file", None)
+        else:
+            _transfer(self.file, self.keychain, names, overwrite=False)
+            self._settle("keychain", None)
+
+    def _settle(self, place: SecretsPlace, why: str | None) -> None:
+        def record(settings: Settings) -> None:
+            if settings.secrets_place is None:  # another process may have decided meanwhile
+                settings.secrets_place = place
+                settings.secrets_revision += 1
+
+        decided = SettingsStore(self.paths.settings_file).update(record).secrets_place
+        assert decided is not None
+        self._use(decided)
+        if why is not None and decided == "file":
+            self.problems.append(
+                f"Tabrelay keeps its secrets in {self.paths.secrets_file} (only you can read "
+                f"it) because {why}. Move them into a keychain later with "
+                "`tabrelay secrets use keychain`."
+            )
+        logger.info("secrets live in the %s", decided)
+
+    def _set_problem(self, problem: KeychainUnavailable | None) -> None:
+        changed = problem is not self.problem
+        self.problem = problem
+        if changed and self.on_change is not None:
+            self.on_change()
+
+    def _call(self, call: Callable[[], T]) -> T:
+        if self.problem is not None:
+            raise self.problem
+        if self.place is None:
+            raise KeychainUnavailable("locked", "where secrets live is not decided yet")
+        try:
+            return call()
+        except KeychainUnavailable as exc:
+            self._set_problem(exc)
+            raise
+
+    # --- the secrets ------------------------------------------------------------------------
 
     def browser_credential(self, pairing_id: str) -> str | None:
         """The credential of one paired browser (``PairedBrowser.id``)."""
-        return self.backend.get(BROWSER_PREFIX + pairing_id)
+        return self._call(lambda: self.backend.get(BROWSER_PREFIX + pairing_id))
 
     def create_browser_credential(self, pairing_id: str, *, value: str | None = None) -> str:
         """A fresh credential for a new pairing (or ``value``, when migrating an old one)."""
         token = value or new_token()
-        self.backend.set(BROWSER_PREFIX + pairing_id, token)
+        self._call(lambda: self.backend.set(BROWSER_PREFIX + pairing_id, token))
         return token
 
     def delete_browser_credential(self, pairing_id: str) -> None:
-        self.backend.delete(BROWSER_PREFIX + pairing_id)
+        self._call(lambda: self.backend.delete(BROWSER_PREFIX + pairing_id))
 
     def legacy_relay_token(self) -> str | None:
         """The relay token every browser shared before each got its own (to migrate)."""
-        return self.backend.get(LEGACY_RELAY_TOKEN)
+        return self._call(lambda: self.backend.get(LEGACY_RELAY_TOKEN))
 
     def delete_legacy_relay_token(self) -> None:
-        self.backend.delete(LEGACY_RELAY_TOKEN)
+        self._call(lambda: self.backend.delete(LEGACY_RELAY_TOKEN))
 
     def client_token(self, name: str) -> str | None:
-        return self.backend.get(CLIENT_PREFIX + name)
+        return self._call(lambda: self.backend.get(CLIENT_PREFIX + name))
 
     def create_client_token(self, name: str) -> str:
         token = new_token()
-        self.backend.set(CLIENT_PREFIX + name, token)
+        self._call(lambda: self.backend.set(CLIENT_PREFIX + name, token))
         return token
 
     def delete_client_token(self, name: str) -> None:
-        self.backend.delete(CLIENT_PREFIX + name)
+        self._call(lambda: self.backend.delete(CLIENT_PREFIX + name))
 
 
-def _backend_label(backend: keyring.backend.KeyringBackend) -> str:
+def known_names(settings: Settings) -> list[str]:
+    """Every secret's name the settings know of (a keychain cannot be listed)."""
+    return [
+        *(BROWSER_PREFIX + p.id for p in settings.pairings if not p.legacy),
+        *(CLIENT_PREFIX + c.name for c in settings.clients),
+        LEGACY_RELAY_TOKEN,
+    ]
+
+
+def _entries(backend: SecretBackend, names: list[str]) -> dict[str, str]:
+    if isinstance(backend, FileSecrets):
+        return backend.read_all()  # everything in it, known or not: nothing is left behind
+    return {name: value for name in names if (value := backend.get(name))}
+
+
+def _transfer(
+    source: SecretBackend, target: SecretBackend, names: list[str], *, overwrite: bool
+) -> None:
+    """Copy every secret of ``source`` to ``target`` (keeping what ``target`` has unless
+    ``overwrite``), check each arrived, then delete them from ``source``."""
+    entries = _entries(source, names)
+    if not entries:
+        return
+    for name, value in entries.items():
+        if overwrite or target.get(name) is None:
+            target.set(name, value)
+        if target.get(name) is None:
+            raise SecretStoreError(f"{target.description} did not keep {name!r}; nothing moved")
+    if isinstance(source, FileSecrets):
+        source.remove()
+    else:
+        for name in entries:
+            source.delete(name)
+    logger.info("moved %d secret(s) to %s", len(entries), target.description)
+
+
+def backend_label(backend: keyring.backend.KeyringBackend) -> str:
     cls = type(backend)
     return f"{cls.__module__.removeprefix('keyring.backends.')}.{cls.__name__}"
 
 
-def _unusable_reason(backend: keyring.backend.KeyringBackend, service: str) -> str | None:
-    label = _backend_label(backend)
+def unusable_reason(backend: keyring.backend.KeyringBackend) -> str | None:
+    """Why this keyring backend can never keep secrets, or ``None`` when it might."""
+    label = backend_label(backend)
     if backend.priority <= 0 or any(w in label.lower() for w in ("fail", "null", "plaintext")):
         return f"keyring backend {label} cannot keep secrets"
+    return None
+
+
+def _round_trip(keychain: KeychainSecrets) -> str | None:
+    """What is wrong with the keychain (a failure, a lie), or ``None`` when a write, a read
+    and a delete all work. Raises ``KeychainUnavailable`` for a locked or silent one."""
     probe = new_token()
     try:
-        backend.set_password(service, _PROBE, probe)
-        ok = backend.get_password(service, _PROBE) == probe
-        backend.delete_password(service, _PROBE)
-    # A keychain backend may fail with its own exception types (D-Bus, Secret Service, macOS
-    # Security framework), not only keyring's: any failure here means "not usable".
-    except Exception as exc:  # noqa: BLE001
-        return f"{label} failed a round trip: {type(exc).__name__}"
-    return None if ok else f"{label} did not return what was stored"
+        keychain.set(_PROBE, probe)
+        ok = keychain.get(_PROBE) == probe
+        keychain.delete(_PROBE)
+    except KeychainUnavailable:
+        raise
+    except SecretStoreError as exc:
+        return f"failed a round trip ({exc.message})"
+    return None if ok else "did not return what was stored"

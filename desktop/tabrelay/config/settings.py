@@ -33,6 +33,7 @@ PAIRING_ID = re.compile(r"^[a-z0-9-]{4,40}$")
 CLIENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 Decision = Literal["allow", "ask", "deny"]
+SecretsPlace = Literal["keychain", "file"]
 
 
 class _Model(BaseModel):
@@ -113,6 +114,8 @@ class Settings(_Model):
     schema_version: int = SCHEMA_VERSION
     revision: int = 0
     secrets_revision: int = 0
+    # Where every process keeps secrets; ``None`` until the first one decides (secrets.py).
+    secrets_place: SecretsPlace | None = None
     host: str = "127.0.0.1"
     relay_port: int = Field(default=DEFAULT_RELAY_PORT, ge=0, le=65535)
     mcp_port: int = Field(default=DEFAULT_MCP_PORT, ge=0, le=65535)

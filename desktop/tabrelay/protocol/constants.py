@@ -74,6 +74,7 @@ class CloseCode(enum.IntEnum):
     DUPLICATE_BROWSER = 4409  # the same browser instance is already connected and healthy
     TOKEN_ROTATED = 4410  # the relay token changed; fetch the config again
     RATE_LIMITED = 4429  # too many failed attempts; retry after the cool-down
+    SECRETS_UNAVAILABLE = 4503  # the app cannot read credentials now (keychain locked); retry
     HEARTBEAT_LOST = 4504  # pings went unanswered
 
 

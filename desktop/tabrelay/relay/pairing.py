@@ -77,7 +77,14 @@ class Pairing:
 
     async def claim(self, extension_id: str, code: str | None = None) -> str | None:
         """A new credential for this request if a pairing window is open for it (closing it),
-        else ``None`` — after asking the person, unless a question is already out."""
+        else ``None`` — after asking the person, unless a question is already out.
+
+        Raises:
+            SecretStoreError: the secrets cannot be written now (a locked keychain): nobody
+                is asked a question whose answer could not be kept.
+        """
+        if self._tokens.problem is not None:
+            raise self._tokens.problem
         if self._take_window((extension_id, code)) or await asyncio.to_thread(
             self._take_grant, extension_id, code
         ):

@@ -37,7 +37,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 
 from tabrelay import __version__
-from tabrelay.errors import ProtocolViolation, StartupError
+from tabrelay.errors import ProtocolViolation, SecretStoreError, StartupError
 from tabrelay.protocol.constants import (
     CONFIG_PATH,
     HEALTH_PATH,
@@ -73,6 +73,7 @@ from tabrelay.relay.registry import BrowserRegistry
 logger = logging.getLogger(__name__)
 
 EXTENSION_ORIGIN = re.compile(r"^chrome-extension://([a-p]{32})$")
+SECRETS_LOCKED = "Tabrelay cannot read its credentials now (its keychain is locked)"
 Credentials = Callable[[str], list[tuple[str, str]]]  # extension id → [(pairing id, credential)]
 MIN_NONCE_LENGTH = 22  # 16 random bytes in base64url
 MAX_VIOLATIONS_PER_MINUTE = 20
@@ -121,6 +122,15 @@ class _Link:
     violation_codes: set[str] = field(default_factory=set)
 
 
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why the relay last turned a browser of one extension away (the person's status)."""
+
+    extension_id: str
+    reason: str
+    time: float
+
+
 class RelayServer:
     """Serves the relay on ``host:port`` (port 0 picks a free one; see ``port``)."""
 
@@ -161,6 +171,7 @@ class RelayServer:
         self._live: set[ServerConnection] = set()
         self._accepted: set[ServerConnection] = set()  # every TCP connection, from its accept
         self._seed_ids = itertools.count(1)
+        self.rejections: dict[str, Rejection] = {}  # extension id → its latest refusal
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -259,7 +270,13 @@ class RelayServer:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
         codes = query.get("code", [])
         code = codes[0] if len(codes) == 1 and PAIRING_CODE.fullmatch(codes[0]) else None
-        token = await self.pairing.claim(extension_id, code)
+        try:
+            token = await self.pairing.claim(extension_id, code)
+        except SecretStoreError:
+            self._rejected(extension_id, SECRETS_LOCKED)
+            return _json_response(
+                http.HTTPStatus.SERVICE_UNAVAILABLE, {"error": "secrets_unavailable"}
+            )
         if token is None:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "pairing_required"})
         return _json_response(
@@ -272,7 +289,10 @@ class RelayServer:
         self, connection: ServerConnection, request: Request, query: dict[str, list[str]]
     ) -> Response | None:
         extension_id = self._extension_origin(request)
-        if extension_id is None or not self.pairing.is_paired(extension_id):
+        if extension_id is None:
+            return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
+        if not self.pairing.is_paired(extension_id):
+            self._rejected(extension_id, "it is not paired (it asks to pair by itself)")
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
         tokens = query.get("token")
         seed_pairing = None
@@ -282,13 +302,15 @@ class RelayServer:
                     http.HTTPStatus.UNAUTHORIZED, {"error": "query_token_disabled"}
                 )
             presented = tokens[0] if len(tokens) == 1 else ""
+            try:
+                credentials = self._credentials(extension_id)
+            except SecretStoreError:
+                self._rejected(extension_id, SECRETS_LOCKED)
+                return _json_response(
+                    http.HTTPStatus.SERVICE_UNAVAILABLE, {"error": "secrets_unavailable"}
+                )
             seed_pairing = next(
-                (
-                    p
-                    for p, token in self._credentials(extension_id)
-                    if proofs_match(token, presented)
-                ),
-                None,
+                (p for p, token in credentials if proofs_match(token, presented)), None
             )
             if seed_pairing is None:
                 if self.limits.blocked(extension_id):
@@ -320,7 +342,21 @@ class RelayServer:
         match = EXTENSION_ORIGIN.match(origins[0])
         return match.group(1) if match else None
 
+    def _rejected(self, extension_id: str, reason: str) -> None:
+        """Remember why a browser was turned away, for the person's status (once a reason)."""
+        previous = self.rejections.get(extension_id)
+        if previous is None or previous.reason != reason:
+            logger.warning("refused a browser of extension %s: %s", extension_id, reason)
+            message = f"A browser (chrome-extension://{extension_id}) was refused: {reason}."
+            self.hub.publish(HubEvent("alert", "", "browser_rejected", params={"message": message}))
+        self.rejections[extension_id] = Rejection(extension_id, reason, time.time())
+
     def _auth_failed(self, extension_id: str, why: str) -> None:
+        self._rejected(
+            extension_id,
+            "its credential is not valid (it was unpaired, or Tabrelay's data was reset): press "
+            "Pair in the extension's popup to pair it again",
+        )
         logger.warning("relay authentication failed for extension %s: %s", extension_id, why)
         if self.limits.record_failure(extension_id):
             message = (
@@ -351,6 +387,7 @@ class RelayServer:
                     return
                 hello, pairing_id = authenticated
             connection.protocol.max_message_size = MAX_FRAME_AFTER_AUTH
+            self.rejections.pop(admission.extension_id, None)
             browser = Browser(
                 connection,
                 browser_id=self._browser_id(admission.extension_id, hello),
@@ -392,10 +429,16 @@ class RelayServer:
                 await self._refuse(connection, extension_id, "it did not answer the challenge")
                 return None
             nonces = {"app_nonce": app_nonce, "extension_nonce": answer.nonce}
+            try:
+                credentials = self._credentials(extension_id)
+            except SecretStoreError:
+                self._rejected(extension_id, SECRETS_LOCKED)
+                await connection.close(CloseCode.SECRETS_UNAVAILABLE, "credentials locked")
+                return None
             matched = next(
                 (
                     (pairing_id, token)
-                    for pairing_id, token in self._credentials(extension_id)
+                    for pairing_id, token in credentials
                     if proofs_match(extension_proof(token, port=self.port, **nonces), answer.proof)
                 ),
                 None,

@@ -65,7 +65,11 @@ def running_instance(paths: Paths) -> dict[str, object] | None:
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether Tabrelay could listen on ``port`` now: bound as the servers bind it (address
+    reuse outside Windows), so a port that just closed (TIME_WAIT) counts as free."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        if os.name != "nt":
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError:
@@ -125,17 +129,28 @@ class Doctor:
     def _secrets(self) -> list[Check]:
         try:
             tokens = self._open_tokens(self.paths)
-            tokens.client_token("doctor-probe")  # a read proves the store answers
+            if tokens.problem is None:
+                tokens.client_token("doctor-probe")  # a read proves the store answers
         except TabrelayError as exc:
             return [Check("secrets", "fail", exc.message, "see the message; then run doctor again")]
-        detail = tokens.backend.description
+        if tokens.problem is not None:
+            return [
+                Check(
+                    "secrets",
+                    "fail",
+                    f"{tokens.description}: {tokens.problem.message}",
+                    "unlock your keychain and run doctor again, or keep the secrets in a file: "
+                    "`tabrelay secrets use file`",
+                )
+            ]
+        detail = tokens.description
         checks = [
             Check(
                 "secrets",
                 "warn",
                 detail,
-                "install and unlock a keychain (GNOME Keyring, KWallet, KeePassXC) to keep "
-                "tokens out of files",
+                "install and unlock a keychain (GNOME Keyring, KWallet, KeePassXC), then "
+                "`tabrelay secrets use keychain`, to keep tokens out of files",
             )
             if tokens.insecure
             else Check("secrets", "ok", detail)

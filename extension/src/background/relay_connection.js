@@ -668,6 +668,16 @@ export class RelayConnection {
       this.#setState("refused", "The Tabrelay app asks to wait (too many attempts)", delay);
       return delay;
     }
+    if (code === CloseCode.SECRETS_UNAVAILABLE) {
+      // The credential is kept: the app cannot check it until the person unlocks its keychain.
+      const delay = this.backoff.next();
+      this.#setState(
+        "refused",
+        "The Tabrelay app cannot read its credentials (its keychain is locked): unlock it in the app. Retrying",
+        delay,
+      );
+      return delay;
+    }
     const delay = this.backoff.next();
     if (failure?.kind === "timeout") {
       this.#setState("unverified", `The program on port ${port} did not finish the Tabrelay handshake`, delay);
