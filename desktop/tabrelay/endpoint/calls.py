@@ -4,13 +4,13 @@ touches, approve, re-check, run, log.
 Every call, allowed or not, ends as one command log row. Secrets are redacted at the door: the
 approval dialog and the log only ever get the masked copy of the arguments
 (``tools/redaction.py``), whatever the outcome, and the elements the arguments name are
-described from the page without their values (``tools/targets.py``), with any secret of the
-call the page echoes masked too. The tab's origin comes from the browser, not
-the agent, and is read again right before the tool runs, so a page that moved to another site
-after approval aborts the call (THREATS A4). Failures surface as ``TabrelayError`` subclasses
-whose messages tell the agent what to do next; anything else a tool raises is turned into one
-here, the single error boundary. The MCP layer turns them into ``isError`` results. A call that
-fails or is cancelled lets go of any input it held down.
+described from the page without their values (``tools/targets.py``), with any secret of the call
+the page echoes masked too. The tab's origin comes from the browser, not the agent, and is read
+again right before the tool runs, so a page that moved to another site after approval aborts the
+call (THREATS A4). Failures surface as ``TabrelayError`` subclasses whose messages tell the
+agent what to do next; anything else a tool raises is turned into one here, the single error
+boundary. The MCP layer turns them into ``isError`` results. A call that fails or is cancelled
+lets go of any input it held down.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.refs import RefBook
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tabs import in_scope
-from tabrelay.tools.targets import Touches, inspect
+from tabrelay.tools.targets import Touches, describe_touches
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ class ToolRunner:
         if spec.secrets is not None:
             row.cleared = await spec.secrets.clear(ctx, params)
         if not self.gate.paused:  # a pause denies at once: nothing to look at
-            row.touches = await inspect(ctx, spec.name, params)
+            row.touches = await describe_touches(ctx, spec.name, params)
         approval = await self.gate.check(
             client=caller.client,
             tool=spec.name,

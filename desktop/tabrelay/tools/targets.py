@@ -1,13 +1,14 @@
 """What a call will touch, as the person is shown it: the elements its arguments name, and the
 site a navigation goes to.
 
-``inspect`` describes each element before the call is approved — role and name as Chrome's
-accessibility tree has them (what ``browser_snapshot`` showed the agent), a short excerpt of
-its text and its frame — for the approval dialog and the command log. ``Touches.shown``
-outlines the elements in the page, with a label, and takes a small picture of each while the
-person is asked, and takes the outlines away afterwards, whatever ends the question. Neither
-reads what a field holds (it may be a secret), and neither fails a call: an element that
-cannot be described says so. Every step is bounded; nothing here acts on the page.
+``describe_touches`` describes each element before the call is approved — role and name as
+Chrome's accessibility tree has them (what ``browser_snapshot`` showed the agent), a short
+excerpt of its text, and its frame from the browser's frame tree — for the approval dialog and
+the command log. ``Touches.shown`` outlines the elements in the page with a label and takes a
+small picture of each while the person is asked, and takes the outlines away afterwards,
+whatever ends the question. Neither reads what a field holds (it may be a secret), neither
+clicks, types or scrolls, and neither fails a call: an element that cannot be described says
+so. Every step is bounded.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ _PAIRS = (("ref", "selector"), ("source_ref", "source_selector"), ("target_ref",
 # Tools whose selector is a condition (an element that may not exist yet), not a target.
 _CONDITIONS = frozenset({"browser_wait_for"})
 _SPACES = re.compile(r"\s+")
+# What reading an answer of a shape nobody expected raises (a page's own objects, an old
+# browser): the step is skipped and says so, it never fails the call.
+_ODD_ANSWERS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 
 # Runs on the element (Runtime.callFunctionOn). Fields give what labels them, never their
 # value; other elements their visible text without what fields inside them hold.
@@ -252,7 +256,7 @@ def action_of(tool: str, path: str) -> str:
     return _ACTIONS.get(tool, "use")
 
 
-async def inspect(ctx: ToolContext, tool: str, params: BaseModel) -> Touches:
+async def describe_touches(ctx: ToolContext, tool: str, params: BaseModel) -> Touches:
     """Describe what a call will touch, before it is approved.
 
     Each element gets at most ``STEP_TIMEOUT`` seconds, all of them together too; one that
@@ -295,7 +299,7 @@ async def _destination(ctx: ToolContext, params: BaseModel) -> str | None:
         entries = history["entries"]
         url = str(entries[index]["url"]) if 0 <= index < len(entries) else None
     # The history is only shown; the tool reads it again and says what is wrong.
-    except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):
+    except (TimeoutError, TabrelayError, *_ODD_ANSWERS):
         return None
     return _site(ctx.guard.check(url)) if url else None
 
@@ -323,13 +327,18 @@ async def _describe(
                 {"objectId": object_id, "functionDeclaration": _FACTS, "returnByValue": True},
             )
             frame = await _frame(ctx, ref)
+        return _described(view, ax, backend, facts, frame), object_id
     except TimeoutError:
         return replace(view, problem="the page did not answer in time"), None
     except TabrelayError as error:
         return replace(view, problem=_short(error.message, 160)), None
-    # The page or an old browser answered in a shape nobody expected: say so, do not fail.
-    except (KeyError, TypeError, ValueError):
+    except _ODD_ANSWERS:
         return replace(view, problem="the page answered in an unexpected way"), None
+
+
+def _described(
+    view: TargetView, ax: dict[str, Any], backend: int, facts: dict[str, Any], frame: str
+) -> TargetView:
     role, name = _role_and_name(ax, backend)
     value = facts.get("result", {}).get("value") or {}
     if not isinstance(value, dict):
@@ -337,16 +346,13 @@ async def _describe(
     if value.get("holdsFields"):
         name = ""  # a name computed from contents may include what the fields inside hold
     kind = str(value.get("type") or "")
-    return (
-        replace(
-            view,
-            role=role,
-            name=_short(name, MAX_NAME),
-            text=_short(str(value.get("text") or ""), MAX_TEXT),
-            frame=frame,
-            kind=kind if kind not in ("", "text", "submit", "button", "checkbox", "radio") else "",
-        ),
-        object_id,
+    return replace(
+        view,
+        role=role,
+        name=_short(name, MAX_NAME),
+        text=_short(str(value.get("text") or ""), MAX_TEXT),
+        frame=frame,
+        kind=kind if kind not in ("", "text", "submit", "button", "checkbox", "radio") else "",
     )
 
 
@@ -469,7 +475,7 @@ async def _picture(ctx: ToolContext, object_id: str) -> bytes | None:
             )
         data = base64.b64decode(str(shot["data"]), validate=True)
     # A picture is a nicety: none is shown when the page cannot give one.
-    except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):
+    except (TimeoutError, TabrelayError, *_ODD_ANSWERS):
         return None
     return data if 0 < len(data) <= MAX_PICTURE_BYTES else None
 
