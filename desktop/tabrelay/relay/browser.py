@@ -226,9 +226,10 @@ class Browser:
 
     # --- typed relay methods (DESIGN §3) ---------------------------------------------------
 
-    async def list_tabs(self) -> list[TabInfo]:
+    async def list_tabs(self, *, timeout: float | None = None) -> list[TabInfo]:
+        """The browser's tabs as it sees them now; ``tabs`` is brought up to date with them."""
         sent = self._events_seen
-        raw = await self.send_command("tabs.list")
+        raw = await self.send_command("tabs.list", timeout=timeout)
         if not isinstance(raw, list):
             raise CommandFailed(f"{self.name} answered tabs.list with something other than a list")
         tabs = [TabInfo.from_wire(item) for item in raw]

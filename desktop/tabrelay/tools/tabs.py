@@ -1,14 +1,27 @@
-"""Status and tab tools: browser_status, list, new, close and activate tabs."""
+"""Status and tab tools: browser_status, list, new, close and activate tabs.
+
+Both browser_status and browser_list_tabs learn a browser's tabs the same way, from
+``visible_tabs``: the browser's own answer, filtered by the person's tab scope. The app's copy
+(``Browser.tabs``) starts empty and an extension of the seed protocol never updates it, so
+counting it would disagree with the list.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 from pydantic import Field
 
+from tabrelay.errors import RelayError
 from tabrelay.protocol.messages import TabInfo
+from tabrelay.relay.browser import Browser
 from tabrelay.tools import navigation
 from tabrelay.tools.context import BrowserParams, Params, ToolContext, ToolResult
 
 TABRELAY_GROUP = "Tabrelay"
+# browser_status answers even when a browser does not: it then says what it last knew.
+STATUS_TABS_TIMEOUT = 5.0
 
 
 class StatusParams(Params):
@@ -17,7 +30,10 @@ class StatusParams(Params):
 
 async def status(ctx: ToolContext, params: StatusParams) -> ToolResult:
     info = ctx.status()
-    browsers = info.get("browsers", [])
+    connected: list[Browser] = info.get("browsers", [])
+    async with asyncio.TaskGroup() as group:
+        described = [group.create_task(describe_browser(ctx, b)) for b in connected]
+    browsers = [d.result() for d in described]
     if not browsers:
         lines = ["No browser is connected: open Chrome with the Tabrelay extension and pair it."]
     else:
@@ -26,11 +42,34 @@ async def status(ctx: ToolContext, params: StatusParams) -> ToolResult:
             lines.append(
                 f"- {b['id']}: {b['name']} (extension {b['extension_version']}, "
                 f"{b['tabs']} tabs, attached {b['attached_tabs'] or 'none'})"
+                + (f"; {b['problem']}" if "problem" in b else "")
             )
     lines.append(f"Pending approvals: {info.get('pending_approvals', 0)}.")
     if info.get("paused"):
         lines.append("Agent access is PAUSED by the person: every call is denied until resumed.")
-    return ToolResult("\n".join(lines), data=info)
+    return ToolResult("\n".join(lines), data={**info, "browsers": browsers})
+
+
+async def describe_browser(ctx: ToolContext, browser: Browser) -> dict[str, Any]:
+    """One browser as browser_status reports it, its tabs counted as browser_list_tabs lists
+    them; from the app's copy, and saying so, if the browser does not answer."""
+    described: dict[str, Any] = {
+        "id": browser.id,
+        "name": browser.name,
+        "extension_id": browser.extension_id,
+        "extension_version": browser.hello.extension if browser.hello else "seed protocol",
+        "protocol": browser.hello.protocol if browser.hello else 0,
+        "connected_at": browser.connected_at,
+    }
+    try:
+        tabs = await visible_tabs(ctx, browser, timeout=STATUS_TABS_TIMEOUT)
+    except RelayError as error:  # unanswered, late, or an answer that is not a tab list
+        tabs = [t for t in browser.tabs.values() if in_scope(ctx, t, browser=browser)]
+        described["problem"] = f"tabs as last known: the browser did not list them ({error})"
+    shown = {t.id for t in tabs}
+    described["tabs"] = len(tabs)
+    described["attached_tabs"] = sorted(shown & browser.attached_tabs)
+    return described
 
 
 class ListTabsParams(BrowserParams):
@@ -45,7 +84,7 @@ def describe_tab(tab: TabInfo) -> str:
 
 async def list_tabs(ctx: ToolContext, params: ListTabsParams) -> ToolResult:
     browser = ctx.need_browser()
-    tabs = [t for t in await browser.list_tabs() if in_scope(ctx, t)]
+    tabs = await visible_tabs(ctx, browser)
     lines = [f"{browser.name} (browser {browser.id}): {len(tabs)} tab(s)"]
     lines += [describe_tab(t) for t in tabs]
     return ToolResult(
@@ -54,11 +93,27 @@ async def list_tabs(ctx: ToolContext, params: ListTabsParams) -> ToolResult:
     )
 
 
-def in_scope(ctx: ToolContext, tab: TabInfo) -> bool:
-    """Whether agents may see and use ``tab`` under the person's tab-scope setting."""
+async def visible_tabs(
+    ctx: ToolContext, browser: Browser, *, timeout: float | None = None
+) -> list[TabInfo]:
+    """The tabs agents may see in ``browser``, as it reports them now.
+
+    Raises:
+        BrowserError: the browser did not answer, or not in time.
+        ProtocolViolation: its answer is not a list of tabs.
+    """
+    return [
+        t for t in await browser.list_tabs(timeout=timeout) if in_scope(ctx, t, browser=browser)
+    ]
+
+
+def in_scope(ctx: ToolContext, tab: TabInfo, *, browser: Browser | None = None) -> bool:
+    """Whether agents may see and use ``tab`` (of ``browser``, default the call's) under the
+    person's tab-scope setting."""
     if ctx.settings.tab_scope == "all":
         return True
-    return (ctx.need_browser().id, tab.id) in ctx.agent_tabs or tab.shared
+    owner = browser or ctx.need_browser()
+    return (owner.id, tab.id) in ctx.agent_tabs or tab.shared
 
 
 class NewTabParams(BrowserParams):
