@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tabrelay.config.files import restrict_umask
 from tabrelay.config.paths import Paths
-from tabrelay.config.secrets import TokenStore
+from tabrelay.config.secrets import TokenStore, first_decision_pending
 from tabrelay.errors import StartupError
 from tabrelay.system.autostart import Autostart
 from tabrelay.system.doctor import running_instance
@@ -36,6 +36,7 @@ from tabrelay.system.signals import stop_on_signals
 from tabrelay.ui.collector import GuiThreadCollector, freeze_startup_objects
 from tabrelay.ui.crash import CrashHandler
 from tabrelay.ui.icons import app_icon, app_icon_path
+from tabrelay.ui.keychain import FIRST_TIME, WAITING, KeychainNotice
 from tabrelay.ui.single_instance import InstanceServer, instance_name
 
 if TYPE_CHECKING:
@@ -133,7 +134,15 @@ async def _run(
 
     loop = asyncio.get_running_loop()
     crash.install(loop)
-    tokens = await asyncio.to_thread(TokenStore.open, paths)
+    notice = KeychainNotice()
+
+    def waiting(now: bool) -> None:  # from the keychain's thread
+        loop.call_soon_threadsafe(lambda: notice.say(WAITING) if now else notice.hide())
+
+    first = await asyncio.to_thread(first_decision_pending, paths)
+    tokens = await notice.during(
+        asyncio.to_thread(TokenStore.open, paths, on_wait=waiting), FIRST_TIME if first else None
+    )
     for problem in tokens.all_problems():
         logger.warning("%s", problem)
     approver = DialogApprover()
@@ -163,6 +172,7 @@ async def _run(
         autostart=Autostart(icon=app_icon_path()),
         crash=crash,
         on_quit=quit_requested.set,
+        keychain_notice=notice,
     )
     instance.show_requested.connect(ui.open_dashboard)
     app.aboutToQuit.connect(quit_requested.set)

@@ -71,12 +71,13 @@ def open_tokens(paths: Paths) -> TokenStore:
     return tokens
 
 
-def say_waiting() -> None:
-    print(
-        "tabrelay: waiting for your keychain (a password prompt may be open)…",
-        file=sys.stderr,
-        flush=True,
-    )
+def say_waiting(waiting: bool) -> None:
+    if waiting:
+        print(
+            "tabrelay: waiting for your keychain (a password prompt may be open)…",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def secrets_where(args: argparse.Namespace, paths: Paths) -> int:
@@ -335,7 +336,9 @@ def _line(entry: CommandEntry) -> str:
 
 
 def doctor(args: argparse.Namespace, paths: Paths) -> int:
-    checks = Doctor(paths, open_tokens=lambda p: TokenStore.open(p, on_wait=say_waiting)).run()
+    checks = Doctor(
+        paths, open_tokens=lambda p: TokenStore.open(p, on_wait=say_waiting, decide=False)
+    ).run()
     marks = {"ok": "ok  ", "info": "info", "warn": "WARN", "fail": "FAIL"}
     for check in checks:
         print(f"[{marks[check.status]}] {check.name}: {check.detail}")

@@ -46,6 +46,14 @@ from tabrelay.tools.sessions import TabSessions
 
 logger = logging.getLogger(__name__)
 
+KEYCHAIN_ATTENTION = {
+    "locked": "Your keychain is locked (its unlock prompt was cancelled), so Tabrelay cannot "
+    "check its browsers and agents; they wait. Unlock it, or keep Tabrelay's secrets in a file "
+    "only you can read instead.",
+    "no_answer": "Your keychain has not answered: its password prompt may be open, perhaps "
+    "behind another window. Answer it and press Unlock, or keep Tabrelay's secrets in a file "
+    "only you can read instead.",
+}
 WATCH_INTERVAL = 0.25
 NOTIFY_DELAY = 0.2  # coalesce bursts of tab changes into one list-changed notification
 PRUNE_INTERVAL = 3600.0
@@ -239,13 +247,36 @@ class Core:
         return self._guard
 
     def status(self) -> dict[str, Any]:
-        """What browser_status reports and the tray's status line shows."""
+        """What browser_status starts from: the connected browsers (the tool asks each for its
+        tabs, as browser_list_tabs does), the approvals waiting, and whether agents are paused."""
         return {
-            "browsers": [_describe(b) for b in self.registry.all()],
+            "browsers": self.registry.all(),
             "pending_approvals": len(self.gate.pending),
             "paused": self.gate.paused,
             "version": __version__,
         }
+
+    def attention(self) -> list[str]:
+        """What needs the person now, one sentence each (the dashboard, the tray, the Tabs
+        page): a keychain that cannot be read, a browser asking to pair, a browser refused."""
+        notes = []
+        problem = self.tokens.problem
+        if problem is not None:
+            notes.append(KEYCHAIN_ATTENTION[problem.trouble])
+        if self.pairing.pending:
+            notes.append(
+                "A browser extension asks to pair: answer the dialog, after checking that its "
+                "code is the one the extension's popup shows."
+            )
+        for rejection in self.relay.rejections.values() if self.relay is not None else ():
+            if problem is not None and "keychain" in rejection.reason:
+                continue  # said above
+            when = time.strftime("%H:%M", time.localtime(rejection.time))
+            notes.append(
+                f"A browser (chrome-extension://{rejection.extension_id}) was refused at "
+                f"{when}: {rejection.reason}."
+            )
+        return notes
 
     async def attach_tab(self, browser_id: str, tab_id: int) -> None:
         """Attach a tab for the person (dashboard), with the domains the dashboard shows.
@@ -462,16 +493,3 @@ class Core:
     def _remove_instance_file(self) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.paths.instance_file.unlink()
-
-
-def _describe(browser: Browser) -> dict[str, Any]:
-    return {
-        "id": browser.id,
-        "name": browser.name,
-        "extension_id": browser.extension_id,
-        "extension_version": browser.hello.extension if browser.hello else "seed protocol",
-        "protocol": browser.hello.protocol if browser.hello else 0,
-        "tabs": len(browser.tabs),
-        "attached_tabs": sorted(browser.attached_tabs),
-        "connected_at": browser.connected_at,
-    }

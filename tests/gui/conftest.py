@@ -125,7 +125,7 @@ class Desk:
     xdg: Path
 
 
-DesktopFactory = Callable[[], AbstractAsyncContextManager[Desk]]
+DesktopFactory = Callable[..., AbstractAsyncContextManager[Desk]]
 
 
 @pytest.fixture
@@ -134,11 +134,11 @@ def desktop(home: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Des
     monkeypatch.setenv("HOME", str(tmp_path / "person"))  # client config files land here
     xdg = tmp_path / "xdg-config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
-    return lambda: _desktop(home, xdg)
+    return lambda **core: _desktop(home, xdg, **core)
 
 
 @asynccontextmanager
-async def _desktop(home: Paths, xdg: Path) -> AsyncIterator[Desk]:
+async def _desktop(home: Paths, xdg: Path, **core: Any) -> AsyncIterator[Desk]:
     approver = DialogApprover(allow_delay=ALLOW_DELAY, notice_delay=0.1)
     pairing = DialogPairingApprover(allow_delay=ALLOW_DELAY)
     quits: list[bool] = []
@@ -146,6 +146,7 @@ async def _desktop(home: Paths, xdg: Path) -> AsyncIterator[Desk]:
         home,
         approver=pairing,  # type: ignore[arg-type]
         tool_approver=approver,  # type: ignore[arg-type]
+        **core,
     ) as harness:
         ui = DesktopUi(
             harness.core,

@@ -7,13 +7,19 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from gui.conftest import DesktopFactory, expect, settled, until, within
+from support.fake_extension import EXTENSION_ID
+from support.harness import pair
+from support.keyrings import LockedKeyring, MemoryKeyring
 from support.mcp import mcp_client
-from tabrelay.config.settings import PolicyRule
+from tabrelay.config.paths import Paths
+from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.ui.icons import TrayState
 
 
 async def yes(title: str, question: str) -> bool:
@@ -375,7 +381,8 @@ async def test_problems_are_shown_in_a_banner_and_pause_has_its_own(
         dashboard = desk.ui.dashboard
         dashboard.refresh_banners()
         # The tests run without a keychain: the UI must say that secrets are in a file.
-        assert "No usable keychain" in dashboard.warning_banner.text()
+        assert "keeps its secrets in a file" in dashboard.warning_banner.text()
+        assert not dashboard.keychain_banner.isVisibleTo(dashboard)
         assert not dashboard.paused_banner.isVisibleTo(dashboard)
         desk.ui.set_paused(True)
         await until(lambda: dashboard.paused_banner.isVisibleTo(dashboard))
@@ -393,3 +400,62 @@ def test_site_lists_accept_what_the_guard_reads_and_name_what_it_cannot() -> Non
     assert "leave out the path" in (site_problem("https://x.example/path") or "")
     assert "http:// or https://" in (site_problem("ftp://x.example") or "")
     assert "not an origin" in (site_problem("http://a b") or "")
+
+
+async def test_a_locked_keychain_is_named_with_unlock_and_a_file_instead(
+    desktop: DesktopFactory, home: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bug: a cancelled keyring prompt read "No usable keychain was found", and a paired
+    browser being refused read "No browser is connected — Install the extension…"."""
+    keychain = MemoryKeyring()
+    pair(home, EXTENSION_ID, keyring_backend=keychain)
+    locked = LockedKeyring()
+    locked.entries = keychain.entries
+    async with desktop(paired=(), keyring_backend=locked) as desk:
+        dashboard = desk.ui.dashboard
+        dashboard.refresh_banners()
+        assert dashboard.keychain_banner.isVisibleTo(dashboard)
+        assert "keychain is locked" in dashboard.keychain_text.text()
+        assert "No usable keychain" not in dashboard.warning_banner.text()
+        with pytest.raises(Exception):  # noqa: B017 - told to wait (4503)
+            await desk.harness.extension()
+        desk.ui.bridge.refresh_status()
+        await until(lambda: "keychain is locked" in dashboard.tabs_page.empty_label.text())
+        assert "Install the Tabrelay extension" not in dashboard.tabs_page.empty_label.text()
+        tray = desk.ui.tray
+        assert tray.state() is TrayState.ATTENTION
+        tray.menu.aboutToShow.emit()
+        assert tray.find("unlockKeychain") is not None
+        desk.ui.bridge.drain_now()  # the refusal's alert: the keychain's notice says it all
+        assert [n.title for n in desk.ui.notifier.history] == ["Tabrelay cannot read your keychain"]
+
+        locked.locked = False  # the person unlocks it; then presses Unlock
+        await within(desk.ui.unlock_keychain())
+        await until(lambda: not dashboard.keychain_banner.isVisibleTo(dashboard))
+        await desk.harness.extension()
+        await desk.harness.browser_count(1)
+
+
+async def test_use_a_file_instead_gives_up_a_locked_keychain_only_after_a_yes(
+    desktop: DesktopFactory, home: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keychain = MemoryKeyring()
+    pair(home, EXTENSION_ID, keyring_backend=keychain)
+    locked = LockedKeyring()
+    locked.entries = keychain.entries
+    questions: list[str] = []
+    answers = iter([False, True])
+
+    async def answer(parent: object, title: str, question: str) -> bool:
+        questions.append(question)
+        return next(answers)
+
+    monkeypatch.setattr("tabrelay.ui.desktop.ask", answer)
+    async with desktop(paired=(), keyring_backend=locked) as desk:
+        await within(desk.ui.use_secrets_file())
+        assert SettingsStore(home.settings_file).load().secrets_place == "keychain"
+        await within(desk.ui.use_secrets_file())
+        assert "1 paired browser(s) ask to pair again" in questions[0]
+        settings = SettingsStore(home.settings_file).load()
+        assert settings.secrets_place == "file" and not settings.pairings
+        assert desk.harness.core.secrets_problem is None

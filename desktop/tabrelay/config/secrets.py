@@ -12,7 +12,8 @@ refuses every call without touching the keychain again (no storm of prompts), an
 tries again when the person asks. Moving between the two is explicit (``move_secrets``).
 
 Every keychain call runs in a worker thread with a timeout and says when it has waited a
-second (``on_wait``), so no caller waits in silence on a prompt. Never logs values.
+second and when that wait ends (``on_wait``), so no caller waits in silence on a prompt.
+Never logs values.
 """
 
 from __future__ import annotations
@@ -48,12 +49,22 @@ WAIT_NOTICE = 1.0  # after this long a call says it is waiting (a prompt is prob
 TIMEOUT_VARIABLE = "TABRELAY_KEYCHAIN_TIMEOUT"
 
 T = TypeVar("T")
+# Told ``True`` when a keychain call has waited a second (a prompt is probably open), ``False``
+# when that call ends; from the calling thread.
+Waiting = Callable[[bool], None]
 Trouble = Literal["locked", "no_answer"]
 
 
 def new_token() -> str:
     """A fresh 256-bit token, URL-safe."""
     return secrets.token_urlsafe(32)
+
+
+def first_decision_pending(paths: Paths) -> bool:
+    """Whether opening the store will ask a keychain for the first time (a prompt to create
+    or unlock it may appear): nothing is recorded yet and a keychain backend is there."""
+    recorded = SettingsStore(paths.settings_file).load().secrets_place
+    return recorded is None and unusable_reason(keyring.get_keyring()) is None
 
 
 def keychain_timeout() -> float:
@@ -97,7 +108,7 @@ class KeychainSecrets:
         service: str,
         *,
         timeout: float = KEYCHAIN_TIMEOUT,
-        on_wait: Callable[[], None] | None = None,
+        on_wait: Waiting | None = None,
     ) -> None:
         self._backend = backend
         self._service = service
@@ -136,9 +147,13 @@ class KeychainSecrets:
                 done.set()
 
         threading.Thread(target=run, name="tabrelay-keychain", daemon=True).start()
-        if not done.wait(min(WAIT_NOTICE, self.timeout)) and self.on_wait is not None:
-            self.on_wait()
-        if not done.wait(max(self.timeout - WAIT_NOTICE, 0.0)):
+        waited = not done.wait(min(WAIT_NOTICE, self.timeout)) and self.on_wait is not None
+        if waited and self.on_wait is not None:
+            self.on_wait(True)
+        answered = done.wait(max(self.timeout - WAIT_NOTICE, 0.0))
+        if waited and self.on_wait is not None:
+            self.on_wait(False)
+        if not answered:
             raise KeychainUnavailable(
                 "no_answer",
                 f"your keychain did not answer within {self.timeout:g} s (its password prompt "
@@ -257,8 +272,9 @@ class TokenStore:
         paths: Paths,
         *,
         keyring_backend: keyring.backend.KeyringBackend | None = None,
-        on_wait: Callable[[], None] | None = None,
+        on_wait: Waiting | None = None,
         timeout: float | None = None,
+        decide: bool = True,
     ) -> TokenStore:
         """The store every process shares: the recorded place, or the first decision.
 
@@ -279,7 +295,8 @@ class TokenStore:
         settings = SettingsStore(paths.settings_file).load()
         with contextlib.suppress(KeychainUnavailable):  # kept in ``problem``
             if settings.secrets_place is None:
-                store._decide()
+                if decide:  # `doctor` only looks
+                    store._decide()
             else:
                 store._use(settings.secrets_place)
         return store
@@ -293,6 +310,8 @@ class TokenStore:
     @property
     def description(self) -> str:
         if self.place is None:
+            if self.problem is None:
+                return "not decided yet (Tabrelay decides when it first needs a secret)"
             return "not decided yet (waiting for your keychain)"
         return self.backend.description
 

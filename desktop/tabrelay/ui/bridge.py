@@ -60,7 +60,7 @@ class CoreBridge(QObject):
         self._unsubscribe: list[Callable[[], None]] = []
         self._events: Subscription | None = None
         self._alerts: Subscription | None = None
-        self._settings_seen: tuple[int, int] = (-1, -1)
+        self._settings_seen: tuple[object, ...] = ()
         # The Events page's ring, kept here until the page takes it (take_recent_events).
         self._recent: deque[HubEvent] | None = deque(maxlen=CAPACITY)
 
@@ -159,9 +159,16 @@ class CoreBridge(QObject):
 
     # --- settings ---------------------------------------------------------------------------
 
-    def _settings_signature(self) -> tuple[int, int]:
-        store = self.core.settings_store
-        return store.current.revision, len(store.problems)
+    def _settings_signature(self) -> tuple[object, ...]:
+        """Changes the person's status shows: settings, where secrets live and whether they
+        can be read, a browser asking to pair or refused."""
+        core = self.core
+        store = core.settings_store
+        return store.current.revision, len(store.problems), tuple(core.attention())
+
+    def refresh_status(self) -> None:
+        """Redraw what shows the person's status now (after an action changed it)."""
+        self._poll_settings()
 
     @Slot()
     def _poll_settings(self) -> None:

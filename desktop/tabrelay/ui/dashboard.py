@@ -1,8 +1,9 @@
 """The dashboard window: Tabs, Events, Commands, Clients and Approvals (DESIGN §7).
 
 Closing it hides it; Tabrelay keeps running in the tray (or, without a tray, until Quit). A
-banner at the top says what needs the person: agent access paused, a settings file that was
-set aside, secrets kept in a file because there is no keychain.
+banner at the top says what needs the person: agent access paused, a keychain that cannot be
+read (Unlock / Use a file instead), a browser asking to pair or refused, a settings file that
+was set aside, secrets kept in a file.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from tabrelay import __version__
-from tabrelay.core import Core
+from tabrelay.core import KEYCHAIN_ATTENTION, Core
 from tabrelay.protocol.constants import RELAY_PATH
 from tabrelay.ui.approvals_page import ApprovalsPage
 from tabrelay.ui.bridge import CoreBridge
@@ -97,6 +98,20 @@ class DashboardWindow(QMainWindow):
         resume.clicked.connect(lambda: actions.set_paused(False))
         paused_layout.addWidget(paused_text, 1)
         paused_layout.addWidget(resume)
+        self.keychain_banner = QWidget(self)
+        self.keychain_banner.setObjectName("keychainBanner")
+        self.keychain_banner.setStyleSheet(BANNER_STYLE["warning"])
+        keychain_layout = QHBoxLayout(self.keychain_banner)
+        keychain_layout.setContentsMargins(8, 4, 8, 4)
+        self.keychain_text = QLabel(self.keychain_banner)
+        self.keychain_text.setWordWrap(True)
+        self.unlock_button = QPushButton("Unlock", self.keychain_banner)
+        self.unlock_button.clicked.connect(lambda: actions.unlock_keychain())
+        self.file_button = QPushButton("Use a file instead…", self.keychain_banner)
+        self.file_button.clicked.connect(lambda: actions.use_secrets_file())
+        keychain_layout.addWidget(self.keychain_text, 1)
+        keychain_layout.addWidget(self.unlock_button)
+        keychain_layout.addWidget(self.file_button)
         self.warning_banner = QLabel(self)
         self.warning_banner.setTextFormat(Qt.TextFormat.PlainText)  # file paths, error texts
         self.warning_banner.setWordWrap(True)
@@ -106,6 +121,7 @@ class DashboardWindow(QMainWindow):
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.addWidget(self.paused_banner)
+        layout.addWidget(self.keychain_banner)
         layout.addWidget(self.warning_banner)
         layout.addWidget(self.pages, 1)
         self.setCentralWidget(central)
@@ -151,15 +167,17 @@ class DashboardWindow(QMainWindow):
         self.pause_action.blockSignals(True)
         self.pause_action.setChecked(paused)
         self.pause_action.blockSignals(False)
-        notes = list(core.settings_store.problems)
-        if core.tokens.insecure:
+        problem = core.secrets_problem
+        self.keychain_banner.setVisible(problem is not None)
+        if problem is not None:
+            self.keychain_text.setText(KEYCHAIN_ATTENTION[problem.trouble])
+        notes = [*core.settings_store.problems, *core.tokens.all_problems()]
+        notes.extend(n for n in core.attention() if n not in KEYCHAIN_ATTENTION.values())
+        if core.tokens.insecure and not core.tokens.problems:
             notes.append(
-                "No usable keychain was found, so Tabrelay keeps its tokens in a file only you "
-                "can read. Install or unlock a keychain (GNOME Keyring, KWallet, KeePassXC) to "
-                "keep them out of files; `tabrelay doctor` says more."
+                "Tabrelay keeps its secrets in a file only you can read. To keep them in a "
+                "keychain (GNOME Keyring, KWallet, KeePassXC): `tabrelay secrets use keychain`."
             )
-        else:
-            notes.extend(core.tokens.all_problems())
         if not self.has_tray:
             notes.append(
                 "There is no system tray here, so this window is Tabrelay's home. Closing it "

@@ -18,15 +18,17 @@ from PySide6.QtWidgets import QMessageBox, QSystemTrayIcon
 
 from tabrelay.approval.gate import ApprovalRequest
 from tabrelay.config.settings import Settings
-from tabrelay.core import Core
+from tabrelay.core import KEYCHAIN_ATTENTION, Core
 from tabrelay.errors import TabrelayError
 from tabrelay.system.autostart import Autostart
 from tabrelay.ui.approval_dialog import DialogApprover, tool_title
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.connect_dialog import ConnectClientDialog
 from tabrelay.ui.crash import CrashHandler
+from tabrelay.ui.keychain import WAITING, KeychainNotice
 from tabrelay.ui.notifications import Notifier
 from tabrelay.ui.pairing import DialogPairingApprover, PairBrowserDialog
+from tabrelay.ui.prompts import ask
 from tabrelay.ui.settings_dialog import SettingsDialog
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import visible
@@ -49,6 +51,7 @@ class DesktopUi(QObject):
         autostart: Autostart,
         crash: CrashHandler | None = None,
         on_quit: Callable[[], None] = lambda: None,
+        keychain_notice: KeychainNotice | None = None,
         tray_available: bool | None = None,
         event_interval: float | None = None,
         parent: QObject | None = None,
@@ -80,14 +83,16 @@ class DesktopUi(QObject):
         self.settings_dialog: SettingsDialog | None = None
         self._retired = Retired()
 
-        self.bridge.browser_connected.connect(self._browser_connected)
-        self.bridge.browser_disconnected.connect(self._browser_lost)
+        self.keychain_notice = keychain_notice or KeychainNotice()
+        self._keychain_told = False
         self.bridge.alert_raised.connect(self._alert)
+        self.bridge.settings_changed.connect(self._status_changed)
         approver.left_unseen.connect(self._approval_unseen)
         pairing_approver.requested.connect(self._pairing_requested)
         self.tray.icon.messageClicked.connect(self.show_approvals)
         if tray_available:
             self.tray.show()
+        self._status_changed()  # a keychain locked since start-up is news too
 
     async def close(self) -> None:
         self.quitting = True
@@ -145,20 +150,25 @@ class DesktopUi(QObject):
 
     # --- notifications ----------------------------------------------------------------------
 
-    @Slot(str)
-    def _browser_connected(self, name: str) -> None:
-        self.notifier.notify("Browser connected", f"{name} is connected to Tabrelay.")
-
-    @Slot(str)
-    def _browser_lost(self, name: str) -> None:
-        if not self.quitting:
-            self.notifier.notify(
-                "Browser disconnected", f"{name} is no longer connected.", "warning"
-            )
+    # Only what needs the person: a browser connecting or reconnecting is routine (the tray
+    # icon and the Tabs page show it), a refusal, a locked keychain or an alert is not.
 
     @Slot(str, str)
     def _alert(self, kind: str, message: str) -> None:
-        self.notifier.notify("Tabrelay security alert", message, "critical")
+        if kind == "browser_rejected":
+            if self.core.secrets_problem is None:  # else the keychain's notice said it
+                self.notifier.notify("A browser was refused", message, "warning")
+        else:
+            self.notifier.notify("Tabrelay security alert", message, "critical")
+
+    @Slot()
+    def _status_changed(self) -> None:
+        problem = self.core.secrets_problem
+        if problem is not None and not self._keychain_told:
+            self.notifier.notify(
+                "Tabrelay cannot read your keychain", KEYCHAIN_ATTENTION[problem.trouble], "warning"
+            )
+        self._keychain_told = problem is not None
 
     @Slot(object)
     def _approval_unseen(self, request: ApprovalRequest) -> None:
@@ -245,3 +255,38 @@ class DesktopUi(QObject):
 
     def quit(self) -> None:
         self._on_quit()
+
+    def unlock_keychain(self) -> asyncio.Task[None]:
+        """Ask the keychain again; the system's prompt is named as Tabrelay's meanwhile."""
+
+        async def run() -> None:
+            await self.keychain_notice.during(self.core.unlock_secrets(), WAITING)
+            self.bridge.refresh_status()
+
+        return self.tasks.start(run())
+
+    def use_secrets_file(self) -> asyncio.Task[None]:
+        """Keep secrets in the 0600 file from now on; what a locked keychain holds is given
+        up only after the person says yes to exactly that."""
+
+        async def run() -> None:
+            settings = self.core.settings
+            locked = self.core.secrets_problem is not None
+            if locked:
+                question = (
+                    "Tabrelay cannot read your keychain, so what it holds is given up: "
+                    f"{len(settings.pairings)} paired browser(s) ask to pair again and "
+                    f"{len(settings.clients)} MCP client(s) need new tokens. From now on "
+                    "Tabrelay keeps its secrets in a file only you can read. Go on?"
+                )
+            else:
+                question = (
+                    "Move every secret out of your keychain into a file only you can read? "
+                    "Browsers and clients keep working."
+                )
+            if not await ask(None, "Use a file instead", question):
+                return
+            await self.core.use_secrets_file(forget_unreadable=locked)
+            self.bridge.refresh_status()
+
+        return self.tasks.start(run())

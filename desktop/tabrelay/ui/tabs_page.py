@@ -6,6 +6,7 @@ as a tab is attached, and lets them choose which CDP domains an attached tab rep
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -157,12 +158,7 @@ class TabsPage(QWidget):
 
         empty = QWidget(self)
         empty_layout = QVBoxLayout(empty)
-        self.empty_label = QLabel(
-            "<h3>No browser is connected</h3>"
-            "<p>Install the Tabrelay extension in Chrome, Chromium, Edge or Brave. It asks to "
-            "pair with this app; approve it here, and its tabs appear on this page.</p>",
-            empty,
-        )
+        self.empty_label = QLabel(empty)
         self.empty_label.setWordWrap(True)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         pair = QPushButton("Pair a browser…", empty)
@@ -203,6 +199,7 @@ class TabsPage(QWidget):
         layout.addLayout(actions)
 
         bridge.browsers_changed.connect(self.refresh)
+        bridge.settings_changed.connect(self.refresh)
         bridge.settings_changed.connect(self._update_explainer)
         self.view.selectionModel().selectionChanged.connect(self._selection_changed)
         self._clock_timer = QTimer(self)
@@ -223,6 +220,7 @@ class TabsPage(QWidget):
             if row >= 0:
                 self.view.selectRow(row)
         self.stack.setCurrentIndex(1 if self.core.registry.all() else 0)
+        self.empty_label.setText(empty_text(self.core.attention()))
         self._selection_changed()
 
     @Slot()
@@ -287,3 +285,16 @@ class TabsPage(QWidget):
         if browser is not None and row.tab.id in browser.attached_tabs:
             # Apply now rather than at the next tool call, so the Events page follows at once.
             self.tasks.start(self.core.sessions.prepare(browser, row.tab.id))
+
+
+def empty_text(attention: list[str]) -> str:
+    """The Tabs page with no browser: why (a browser refused, a locked keychain), else how to
+    get one."""
+    if attention:
+        items = "".join(f"<li>{html.escape(note)}</li>" for note in attention)
+        return f"<h3>No browser is connected</h3><ul>{items}</ul>"
+    return (
+        "<h3>No browser is connected</h3>"
+        "<p>Install the Tabrelay extension in Chrome, Chromium, Edge or Brave. It asks to "
+        "pair with this app by itself; allow it here, and its tabs appear on this page.</p>"
+    )

@@ -35,6 +35,8 @@ class TrayActions(Protocol):
     def autostart_enabled(self) -> bool: ...
     def open_settings(self) -> None: ...
     def quit(self) -> None: ...
+    def unlock_keychain(self) -> object: ...
+    def use_secrets_file(self) -> object: ...
 
 
 def plural(count: int, word: str) -> str:
@@ -53,6 +55,10 @@ def status_line(core: Core, *, now: float | None = None) -> str:
     ]
     clients = plural(len(active), "client")
     if not browsers:
+        if core.secrets_problem is not None:
+            return f"Keychain locked: browsers wait · {clients}"
+        if core.relay is not None and core.relay.rejections:
+            return f"A browser was refused · {clients}"
         return f"No browser connected · {clients}"
     who = browsers[0].name if len(browsers) == 1 else plural(len(browsers), "browser")
     return f"{who} · {plural(tabs, 'tab')} · {clients}"
@@ -103,7 +109,7 @@ class TrayController(QObject):
 
     def state(self) -> TrayState:
         core = self.core
-        if core.gate.pending or self._pairing_pending():
+        if core.gate.pending or self._pairing_pending() or core.attention():
             return TrayState.ATTENTION
         if core.gate.paused:
             return TrayState.PAUSED
@@ -121,7 +127,9 @@ class TrayController(QObject):
             self.current_state = state
             self.icon.setIcon(tray_icon(state))
         line = status_line(self.core)
-        self.icon.setToolTip(f"Tabrelay — {line}\n{STATE_TEXT[state]}")
+        notes = self.core.attention()
+        detail = notes[0] if notes else STATE_TEXT[state]
+        self.icon.setToolTip(f"Tabrelay — {line}\n{detail}")
         if self._status is not None and self.menu.isVisible():
             self._status.setText(line)  # live while the menu is open
 
@@ -140,6 +148,10 @@ class TrayController(QObject):
             answer = menu.addAction(f"{plural(waiting, 'approval')} waiting — answer…")
             answer.setObjectName("approvals")
             answer.triggered.connect(lambda: self.actions.show_approvals())
+        if self.core.secrets_problem is not None:
+            unlock = menu.addAction("Keychain locked — Unlock…")
+            unlock.setObjectName("unlockKeychain")
+            unlock.triggered.connect(lambda: self.actions.unlock_keychain())
         pairing = self._pairing_pending()
         if pairing:
             pair = menu.addAction(f"{plural(pairing, 'pairing request')} waiting…")
