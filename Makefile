@@ -34,7 +34,7 @@ define apt_ensure
 	else echo "Not a Debian system: install the equivalents of: $(1)"; fi
 endef
 
-.PHONY: help run serve test lint bench system-run system-test node apt-nodejs apt-npm python-venv \
+.PHONY: help run launcher serve test lint bench system-run system-test node apt-nodejs apt-npm python-venv \
 	apt-python3-venv clean
 
 help:
@@ -48,7 +48,23 @@ help:
 	@echo "make screenshots  the tray app under Xvfb with real Chromium, pictures into docs/"
 
 run: system-run $(RUN_STAMP)
+	@$(MAKE) --no-print-directory launcher
 	$(BIN)/tabrelay
+
+# `tabrelay` on PATH for the README's commands: a link in ~/.local/bin (on Debian's PATH once
+# the folder exists, from the next login) to this checkout's virtualenv. A file of the same
+# name that is not such a link is left alone.
+LAUNCHER_DIR ?= $(HOME)/.local/bin
+launcher:
+	@mkdir -p "$(LAUNCHER_DIR)"
+	@if [ -e "$(LAUNCHER_DIR)/tabrelay" ] && [ ! -L "$(LAUNCHER_DIR)/tabrelay" ]; then \
+	  echo "$(LAUNCHER_DIR)/tabrelay exists and is not a link: left alone; the command is $(abspath $(BIN)/tabrelay)"; \
+	else \
+	  ln -sfn "$(abspath $(BIN)/tabrelay)" "$(LAUNCHER_DIR)/tabrelay"; \
+	  echo "The tabrelay command: $(LAUNCHER_DIR)/tabrelay (a link to $(abspath $(BIN)/tabrelay))"; \
+	  case ":$$PATH:" in *":$(LAUNCHER_DIR):"*) ;; \
+	    *) echo "$(LAUNCHER_DIR) is not on your PATH yet: log in again, or run: export PATH=\"$(LAUNCHER_DIR):\$$PATH\"";; esac; \
+	fi
 
 serve: $(RUN_STAMP)
 	$(BIN)/tabrelay serve

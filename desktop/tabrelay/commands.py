@@ -326,8 +326,9 @@ def _line(entry: CommandEntry) -> str:
     when = datetime.datetime.fromtimestamp(entry.time).strftime("%Y-%m-%d %H:%M:%S")
     where = f" tab {entry.tab_id} {entry.origin or ''}".rstrip() if entry.tab_id is not None else ""
     outcome = entry.status if not entry.error else f"{entry.status}: {entry.error}"
+    touches = f"  → {entry.targets}" if entry.targets else ""
     return (
-        f"{when}  {entry.client:<14} {entry.tool:<22}{where}  {entry.arguments}  "
+        f"{when}  {entry.client:<14} {entry.tool:<22}{where}  {entry.arguments}{touches}  "
         f"[{entry.decision}] {outcome} {entry.duration_ms:.0f} ms {entry.result_bytes} B"
     )
 

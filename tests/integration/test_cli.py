@@ -123,12 +123,16 @@ def test_doctor_reports_each_check_and_how_to_fix_it(home: Paths) -> None:
     result = run(home, "doctor")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "[ok  ] settings" in result.stdout
-    assert "[WARN] secrets: file" in result.stdout and "fix: install and unlock" in result.stdout
+    # Doctor looks and never decides where secrets live: the app (or a command) does.
+    assert "[info] secrets: not decided yet" in result.stdout
+    assert SettingsStore(home.settings_file).load().secrets_place is None
     assert "[info] app: Tabrelay is not running" in result.stdout
     assert "[WARN] paired browsers" in result.stdout
     token = re.search(r"\n  (\S{43})\n", run(home, "pair", "add").stdout)
     assert token is not None
-    assert token.group(1) not in run(home, "doctor").stdout
+    after = run(home, "doctor").stdout
+    assert "[WARN] secrets: file" in after and "fix: install and unlock" in after
+    assert token.group(1) not in after
 
 
 def test_doctor_fails_when_the_relay_port_is_taken(home: Paths) -> None:
@@ -288,11 +292,13 @@ def test_log_tail_and_export(home: Paths, tmp_path: Path) -> None:
                 result_bytes=60,
                 tab_id=4,
                 origin="https://e.test",
+                targets='e7: button "Buy", in the main frame' if n == 2 else None,
             )
         )
     log.close()
     tail = run(home, "log", "tail", "-n", "2").stdout.splitlines()
     assert len(tail) == 2 and "https://e.test/2" in tail[1] and "cursor" in tail[0]
+    assert '→ e7: button "Buy", in the main frame' in tail[1] and "→" not in tail[0]
     target = tmp_path / "calls.csv"
     assert run(home, "log", "export", "--format", "csv", "-o", str(target)).returncode == 0
     assert target.read_text().count("browser_navigate") == 3
@@ -300,3 +306,28 @@ def test_log_tail_and_export(home: Paths, tmp_path: Path) -> None:
     assert next(json.loads(line)["arguments"] for line in jsonl) == '{"url": "https://e.test/0"}'
     unwritable = run(home, "log", "export", "-o", str(tmp_path / "missing" / "x.csv"))
     assert unwritable.returncode == 1 and "cannot write" in unwritable.stderr
+
+
+def test_secrets_where_and_use_move_every_secret_and_say_so(home: Paths) -> None:
+    assert run(home, "client", "add", "agent").returncode == 0
+    where = run(home, "secrets", "where")
+    # The tests' keyring is keyring's `fail` backend: the file was decided, and said once.
+    assert where.returncode == 0 and f"file {home.secrets_file}" in where.stdout
+    again = run(home, "secrets", "use", "file")
+    assert again.returncode == 0 and "already live in" in again.stdout
+    refused = run(home, "secrets", "use", "keychain")
+    assert refused.returncode == 1 and "no usable keychain here" in refused.stderr
+    assert json.loads(home.secrets_file.read_text()).keys() == {"client:agent"}
+    bad = run(home, "secrets", "use", "closet")
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_a_second_headless_start_says_already_running(
+    home: Paths, served: tuple[subprocess.Popen[str], int]
+) -> None:
+    """The bug: "Address already in use… choose another port" while the app was running."""
+    process, _ = served
+    second = run(home, "serve", "--relay-port", "0", "--mcp-port", "0")
+    assert second.returncode == 0
+    assert f"Tabrelay is already running (process {process.pid}" in second.stderr
+    assert "Address already in use" not in second.stderr
