@@ -154,6 +154,7 @@ function setup({ settings = memorySettings(), fetch } = {}) {
   const fetched = [];
   /** @type {any[]} */
   const states = [];
+  const released = { count: 0 };
   const connection = new RelayConnection({
     settings,
     WebSocketImpl: /** @type {any} */ (FakeSocket),
@@ -166,6 +167,9 @@ function setup({ settings = memorySettings(), fetch } = {}) {
       }
     ),
     onState: (state) => states.push(state),
+    onRelease: () => {
+      released.count += 1;
+    },
     onCommand: async (command) => {
       obeyed.push(command);
       return { done: command.method };
@@ -179,7 +183,7 @@ function setup({ settings = memorySettings(), fetch } = {}) {
   });
   const socket = () => FakeSocket.instances[FakeSocket.instances.length - 1];
   const state = () => states[states.length - 1]?.state;
-  return { connection, settings, timers, obeyed, fetched, states, socket, state };
+  return { connection, settings, timers, obeyed, fetched, states, socket, state, released };
 }
 
 /**
@@ -481,4 +485,95 @@ test("a new port drops the connection and connects there at once", async () => {
   await until(() => FakeSocket.instances.length === 2, "a new socket");
   assert.equal(FakeSocket.instances[0].closed, true);
   assert.equal(socket().url, "ws://127.0.0.1:24000/ws/browser-relay");
+});
+
+// --- letting the tabs go ----------------------------------------------------------------------
+
+/** @param {ReturnType<typeof setup>} context */
+async function connected({ connection, socket }) {
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  assert.equal(connection.connected, true);
+}
+
+test("when the app quits (1001) the tabs are let go at once, and the extension waits for it", async () => {
+  const context = setup();
+  const { socket, state, released, timers } = context;
+  await connected(context);
+  assert.equal(released.count, 0, "nothing is let go while connected");
+  socket().serverClose(1001); // websockets closes every connection with 1001 when the app stops
+  await until(() => released.count === 1, "the tabs let go");
+  assert.equal(state(), "unreachable");
+  assert.match(context.connection.state.detail, /quit/);
+  await timers.advance(1_000);
+  assert.equal(FakeSocket.instances.length, 2, "it tries again");
+  socket().serverClose(1006);
+  await settle();
+  await timers.advance(2_000);
+  assert.equal(released.count, 1, "once: a tab the person shares meanwhile stays shared");
+  await authenticate(socket());
+  assert.equal(state(), "connected");
+});
+
+for (const [code, name, expected] of [
+  [4403, "an unpairing", "unpaired"],
+  [4410, "a rotation of the credentials", "pairing"],
+]) {
+  test(`${name} (${code}) by the authenticated app lets the tabs go`, async () => {
+    const context = setup({
+      fetch: async () => ({ status: 403, body: JSON.stringify({ error: "pairing_required" }) }),
+    });
+    await connected(context);
+    context.socket().serverClose(/** @type {number} */ (code));
+    await until(() => context.released.count === 1, "the tabs let go");
+    assert.ok([expected, "awaiting_approval"].includes(context.state()), context.state());
+  });
+}
+
+test("a rejected credential (4401) lets the tabs a previous worker attached go", async () => {
+  const context = setup();
+  context.connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  context.socket().open();
+  context.socket().serverClose(4401);
+  await until(() => context.state() === "rejected", "rejected");
+  assert.equal(context.released.count, 1);
+});
+
+test("a drop the app did not mean keeps the tabs while it reconnects, until the app is gone", async () => {
+  const context = setup();
+  const { socket, state, released, timers } = context;
+  await connected(context);
+  socket().serverClose(4504); // heartbeat lost: the app is there and takes the browser back
+  await settle();
+  assert.equal(state(), "connecting");
+  assert.equal(released.count, 0, "kept for the reconnect");
+  await timers.advance(1_000);
+  assert.equal(FakeSocket.instances.length, 2);
+  socket().serverClose(1006); // and then nothing answers: the app crashed or was killed
+  await until(() => state() === "unreachable", "unreachable");
+  assert.equal(released.count, 1);
+});
+
+test("a worker that starts and finds no app lets go the tabs it took over", async () => {
+  const { connection, socket, state, released } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  socket().serverClose(1006);
+  await until(() => state() === "unreachable", "unreachable");
+  assert.equal(released.count, 1);
+});
+
+test("a program on the port that cannot prove itself is no app: the tabs go", async () => {
+  const context = setup();
+  await connected(context);
+  const { socket, released, timers } = context;
+  socket().serverClose(4504);
+  await settle();
+  await timers.advance(1_000);
+  await authenticate(socket(), { appProofOverride: "A".repeat(43) });
+  assert.equal(context.state(), "unverified");
+  // A squatter gains nothing by it: it could deny service anyway.
+  assert.equal(released.count, 1);
 });

@@ -64,7 +64,9 @@ export class Badge {
    */
   async markTabs(tabIds, connected) {
     const driven = new Set(connected ? tabIds : []);
-    const unmarked = [...this.#marked].filter((tabId) => !driven.has(tabId));
+    // An attached tab no app drives is unmarked even if this worker did not mark it: the
+    // marks outlive the worker that set them (a new worker takes over the tabs, not its Set).
+    const unmarked = [...new Set([...this.#marked, ...tabIds])].filter((tabId) => !driven.has(tabId));
     const added = [...driven].filter((tabId) => !this.#marked.has(tabId));
     this.#marked = driven;
     const calls = [];

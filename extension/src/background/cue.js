@@ -32,6 +32,9 @@ export const CUE_SOURCE = `(() => {
 })()`;
 
 const REMOVE_SOURCE = `document.getElementById(${JSON.stringify(CUE_ELEMENT_ID)})?.remove()`;
+// A page held by a dialog (alert, beforeunload) answers no Runtime.evaluate until the person
+// closes it; the detach that follows must not wait for that.
+export const HIDE_TIMEOUT_MS = 1_000;
 
 /**
  * Show the cue now and on every document the tab loads while attached. Best effort: a page
@@ -56,9 +59,16 @@ export async function showCue(api, tabId) {
  * @param {number} tabId
  */
 export async function hideCue(api, tabId) {
+  /** @type {any} */
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(resolve, HIDE_TIMEOUT_MS);
+  });
   try {
-    await api.debugger.sendCommand({ tabId }, "Runtime.evaluate", { expression: REMOVE_SOURCE });
+    await Promise.race([api.debugger.sendCommand({ tabId }, "Runtime.evaluate", { expression: REMOVE_SOURCE }), late]);
   } catch {
     // The tab may be gone already.
+  } finally {
+    clearTimeout(timer);
   }
 }

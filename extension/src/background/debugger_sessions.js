@@ -8,8 +8,9 @@
  * after a navigation to a page that dropped it, or after `target_closed` while the tab lives),
  * `canceled` (the person pressed Cancel on Chrome's bar: never re-attach without their consent),
  * `shared` (the person shared the tab from the popup: in scope for agents until they unshare it).
- * Commands in flight on a tab fail at once, with a clear reason, when its session ends. The
- * denylist is checked here, before any command reaches chrome.debugger.
+ * Commands in flight on a tab fail at once, with a clear reason, when its session ends. When no
+ * app drives the browser any more every tab is let go (`releaseAll`). The denylist is checked
+ * here, before any command reaches chrome.debugger.
  */
 
 import { cdpBlockReason } from "../shared/denylist.js";
@@ -34,6 +35,8 @@ export class DebuggerSessions {
   /** @type {Set<number>} */ #shared = new Set();
   /** @type {Map<number, Promise<void>>} */ #attaching = new Map();
   /** @type {Map<number, Set<PendingCommand>>} */ #pending = new Map();
+  // Counts releaseAll calls: an attach asked for before one must not outlive it.
+  #releases = 0;
 
   /**
    * @param {object} deps
@@ -108,6 +111,7 @@ export class DebuggerSessions {
    * @throws {CommandError} no_tab, restricted_url, canceled_by_user, detached
    */
   async attach(tabId, { version = DEFAULT_VERSION, byUser = false } = {}) {
+    const releases = this.#releases;
     if (this.#canceled.has(tabId) && !byUser) {
       throw new CommandError(
         `The person stopped Tabrelay's debugging of tab ${tabId} (Cancel on Chrome's bar); ` +
@@ -125,7 +129,7 @@ export class DebuggerSessions {
       await this.#changed();
       return;
     }
-    await this.#attachNow(tabId, version);
+    await this.#attachNow(tabId, version, releases);
   }
 
   /**
@@ -138,16 +142,26 @@ export class DebuggerSessions {
     if (byUser) {
       this.#shared.delete(tabId);
     }
-    if (this.#attached.has(tabId)) {
-      if (this.cue) await hideCue(this.api, tabId);
-      try {
-        await this.api.debugger.detach({ tabId });
-      } catch {
-        // Already detached (the tab closed in between): the outcome is the same.
-      }
-      this.#attached.delete(tabId);
-      this.#failPending(tabId, (method) => new CommandError(`Tab ${tabId} was detached while ${method} was running`, ErrorCode.DETACHED));
+    await this.#detachNow(tabId);
+    await this.#changed();
+  }
+
+  /**
+   * No app drives this browser any more (it quit, unpaired or rejected it, or is gone): detach
+   * every tab, which takes the cue off the page and Chrome's bar away, and forget which tabs to
+   * keep attached and which the person shared, so nothing comes back until someone asks again.
+   * A tab the person cancelled stays cancelled.
+   */
+  async releaseAll() {
+    this.#releases += 1;
+    await Promise.allSettled([...this.#attaching.values()]);
+    const tabs = [...this.#attached];
+    if (tabs.length === 0 && this.#wanted.size === 0 && this.#shared.size === 0) {
+      return;
     }
+    this.#wanted.clear();
+    this.#shared.clear();
+    await Promise.all(tabs.map((tabId) => this.#detachNow(tabId)));
     await this.#changed();
   }
 
@@ -296,11 +310,25 @@ export class DebuggerSessions {
 
   // --- internals ------------------------------------------------------------------------------
 
+  /** @param {number} tabId */
+  async #detachNow(tabId) {
+    if (!this.#attached.has(tabId)) return;
+    if (this.cue) await hideCue(this.api, tabId);
+    try {
+      await this.api.debugger.detach({ tabId });
+    } catch {
+      // Already detached (the tab closed in between): the outcome is the same.
+    }
+    this.#attached.delete(tabId);
+    this.#failPending(tabId, (method) => new CommandError(`Tab ${tabId} was detached while ${method} was running`, ErrorCode.DETACHED));
+  }
+
   /**
    * @param {number} tabId
    * @param {string} version
+   * @param {number} [releases] the count of releaseAll calls when the attach was asked for
    */
-  async #attachNow(tabId, version) {
+  async #attachNow(tabId, version, releases = this.#releases) {
     const running = this.#attaching.get(tabId);
     if (running !== undefined) {
       return running;
@@ -313,6 +341,11 @@ export class DebuggerSessions {
         if (!/already attached/i.test(String(error)) || !(await this.#owns(tabId))) {
           throw describeChromeError(error, { tabId });
         }
+      }
+      if (releases !== this.#releases) {
+        // Every tab was let go meanwhile: what was asked before that no longer holds.
+        await this.api.debugger.detach({ tabId }).catch(() => {});
+        throw new CommandError(`Tab ${tabId} was let go: no Tabrelay app drives this browser now`, ErrorCode.DETACHED);
       }
       this.#attached.add(tabId);
       this.#wanted.add(tabId);

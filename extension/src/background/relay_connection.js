@@ -7,8 +7,11 @@
  * (auth.ok); the token itself never goes on the wire. A close code is trusted only from an
  * authenticated app: a program squatting the port can make the extension wait, never make it
  * adopt a token or run a command (THREATS R5). An authentication rejection is permanent
- * until the person pairs again. Timers, WebSocket, fetch and crypto are injected, so node tests
- * drive every path; chrome.alarms (service_worker.js) restarts the loop when the worker slept.
+ * until the person pairs again. When no app drives this browser any more (it quit, unpaired or
+ * rejected it, or is not there) the connection says so once (onRelease), so the tabs are let
+ * go; a drop the app did not mean keeps them while it reconnects. Timers, WebSocket, fetch and
+ * crypto are injected, so node tests drive every path; chrome.alarms (service_worker.js)
+ * restarts the loop when the worker slept.
  */
 
 import { Backoff, PAIRING_WINDOW_MS, pairingPollDelay } from "../shared/backoff.js";
@@ -93,6 +96,17 @@ const realTimers = {
 /** States that say something is wrong; a new attempt does not hide them until it succeeds. */
 const PROBLEM_STATES = new Set(["unreachable", "refused", "unverified"]);
 
+/**
+ * States in which no app drives this browser: the app is not running, refused or rejected it,
+ * unpaired it, or it is waiting for the person to pair it (again). Only "connecting" (a drop
+ * the app did not mean, or a worker that just started) keeps the tabs for a while.
+ * @type {ReadonlySet<RelayStateName>}
+ */
+export const RELEASING_STATES = new Set(["unreachable", "refused", "unverified", "rejected", "unpaired", "pairing", "awaiting_approval"]);
+
+// RFC 6455 §7.4.1: the app stopped (its WebSocket server closes every connection with it).
+const GOING_AWAY = 1001;
+
 export class RelayConnection {
   #generation = 0;
   #running = false;
@@ -101,6 +115,9 @@ export class RelayConnection {
   #port = 0;
   #lastHeard = 0;
   /** @type {(() => void) | null} */ #cutSleep = null;
+  // Whether tabs may be held for an app: from the start (a worker takes over what its
+  // predecessor attached) and after each connection, until a releasing state.
+  #holding = true;
   /** @type {RelayState} */ state = { state: "connecting", detail: "Starting", port: 0 };
 
   /**
@@ -109,17 +126,19 @@ export class RelayConnection {
    * @param {new (url: string) => WebSocket} deps.WebSocketImpl
    * @param {typeof fetch} deps.fetchImpl
    * @param {(state: RelayState) => void} deps.onState
+   * @param {() => void} [deps.onRelease] no app drives this browser any more: let the tabs go
    * @param {(command: {id: string, method: string, params: Record<string, unknown>}) => Promise<unknown>} deps.onCommand
    * @param {() => Promise<object[]>} deps.announcement hello and status, sent right after auth.ok
    * @param {Timers} [deps.timers]
    * @param {Backoff} [deps.backoff]
    * @param {Crypto} [deps.crypto]
    */
-  constructor({ settings, WebSocketImpl, fetchImpl, onState, onCommand, announcement, timers, backoff, crypto }) {
+  constructor({ settings, WebSocketImpl, fetchImpl, onState, onRelease, onCommand, announcement, timers, backoff, crypto }) {
     this.settings = settings;
     this.WebSocketImpl = WebSocketImpl;
     this.fetchImpl = fetchImpl;
     this.onState = onState;
+    this.onRelease = onRelease ?? (() => {});
     this.onCommand = onCommand;
     this.announcement = announcement;
     this.timers = timers ?? realTimers;
@@ -645,6 +664,11 @@ export class RelayConnection {
           this.#setState("connecting", "The Tabrelay app asks to wait before reconnecting", delay);
           return delay;
         }
+        case GOING_AWAY: {
+          const delay = this.backoff.next();
+          this.#setState("unreachable", "The Tabrelay app quit; Tabrelay connects again when it runs", delay);
+          return delay;
+        }
         default: {
           const delay = this.backoff.next();
           this.#setState("connecting", `The connection to the Tabrelay app closed (${code}); reconnecting`, delay);
@@ -722,5 +746,11 @@ export class RelayConnection {
     }
     this.state = next;
     this.onState(next);
+    if (state === "connected") {
+      this.#holding = true;
+    } else if (this.#holding && RELEASING_STATES.has(state)) {
+      this.#holding = false;
+      this.onRelease();
+    }
   }
 }

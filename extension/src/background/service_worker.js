@@ -80,6 +80,10 @@ const connection = new RelayConnection({
     badge.showState(state.state, state.detail);
     badge.markTabs(sessions.attachedTabs(), state.state === "connected");
   },
+  // The app quit, unpaired or rejected this browser, or is gone: no tab stays attached for it.
+  onRelease: () => {
+    sessions.releaseAll().catch((error) => console.warn("Tabrelay: could not let every tab go", error));
+  },
 });
 
 const ready = (async () => {

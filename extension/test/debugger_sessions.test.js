@@ -1,0 +1,97 @@
+// @ts-check
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { bindChromeApi } from "../src/background/chrome_api.js";
+import { CUE_ELEMENT_ID, HIDE_TIMEOUT_MS } from "../src/background/cue.js";
+import { DebuggerSessions } from "../src/background/debugger_sessions.js";
+import { SessionKeys } from "../src/background/settings.js";
+import { CommandError } from "../src/shared/errors.js";
+import { fakeChrome } from "./fake_chrome.js";
+
+function setup() {
+  const fake = fakeChrome({
+    tabs: [
+      { id: 1, windowId: 1, url: "https://example.com/", title: "Example", active: true },
+      { id: 3, windowId: 1, url: "https://example.org/", title: "Org" },
+      { id: 4, windowId: 1, url: "https://example.net/", title: "Net" },
+    ],
+  });
+  /** @type {number[][]} */
+  const changes = [];
+  const sessions = new DebuggerSessions({
+    api: bindChromeApi(fake.chrome),
+    onEvent: () => {},
+    onChange: (tabs) => changes.push(tabs),
+  });
+  return { fake, sessions, changes };
+}
+
+/** The removals of the on-page cue sent to each tab. @param {ReturnType<typeof fakeChrome>} fake */
+function cueRemovals(fake) {
+  return fake
+    .callsTo("debugger.sendCommand")
+    .filter(([, , method, params]) => method === "Runtime.evaluate" && String(/** @type {any} */ (params).expression).includes(`${JSON.stringify(CUE_ELEMENT_ID)})?.remove()`))
+    .map(([, target]) => /** @type {{tabId: number}} */ (target).tabId)
+    .sort();
+}
+
+test("letting go detaches every tab, removes its cue, and keeps none to re-attach", async () => {
+  const { fake, sessions, changes } = setup();
+  await sessions.attach(1);
+  await sessions.attach(3, { byUser: true });
+  assert.deepEqual([...fake.attached].sort(), [1, 3]);
+  const shown = fake.callsTo("debugger.sendCommand").filter(([, , method]) => method === "Page.addScriptToEvaluateOnNewDocument");
+  assert.equal(shown.length, 2, "both tabs showed the cue");
+
+  await sessions.releaseAll();
+
+  assert.deepEqual([...fake.attached], [], "chrome.debugger is attached to no tab");
+  assert.deepEqual(sessions.attachedTabs(), []);
+  assert.deepEqual(cueRemovals(fake), [1, 3]);
+  assert.deepEqual(changes.at(-1), [], "the badge and the app hear of it");
+  assert.equal(sessions.isSharedByPerson(3), false, "the person's share ends with the app");
+  assert.deepEqual(/** @type {any} */ (fake.session[SessionKeys.DEBUGGER]), { attached: [], wanted: [], canceled: [], shared: [] });
+
+  // A navigation no longer brings the debugger back.
+  sessions.handleTabUpdated(1, { status: "loading" }, { url: "https://example.com/next" });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.deepEqual([...fake.attached], []);
+});
+
+test("a command running on a tab fails at once when the tab is let go", async () => {
+  const { fake, sessions } = setup();
+  /** @type {(value: unknown) => void} */
+  let never = () => {};
+  fake.onCommand((method, params) => (params?.expression === "1" ? new Promise((resolve) => (never = resolve)) : Promise.resolve({})));
+  const running = sessions.send(4, "Runtime.evaluate", { expression: "1" });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await sessions.releaseAll();
+  await assert.rejects(running, (error) => error instanceof CommandError && error.code === "detached");
+  never({});
+});
+
+test("a page held by a dialog does not keep its tab attached", async () => {
+  const { fake, sessions } = setup();
+  await sessions.attach(1);
+  fake.onCommand(() => new Promise(() => {})); // alert(): the page answers nothing
+  const started = Date.now();
+  await sessions.releaseAll();
+  assert.deepEqual([...fake.attached], []);
+  assert.ok(Date.now() - started < HIDE_TIMEOUT_MS + 500, "not held up by the page");
+});
+
+test("an attach still on its way is let go too", async () => {
+  const { fake, sessions } = setup();
+  const attaching = sessions.attach(4);
+  await sessions.releaseAll();
+  await assert.rejects(attaching, (error) => error instanceof CommandError && error.code === "detached");
+  assert.deepEqual([...fake.attached], []);
+  assert.deepEqual(sessions.attachedTabs(), []);
+});
+
+test("letting go with nothing attached touches no tab", async () => {
+  const { fake, sessions } = setup();
+  await sessions.releaseAll();
+  assert.deepEqual(fake.callsTo("debugger."), []);
+});
