@@ -9,6 +9,7 @@ methods of DESIGN §3. The socket itself belongs to ``server.py``; this class on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 
 from tabrelay.errors import (
     BrowserDisconnected,
+    BrowserError,
     CdpMethodBlocked,
     CommandFailed,
     CommandTimeout,
@@ -304,8 +306,20 @@ class Browser:
     async def attach(self, tab_id: int) -> None:
         await self.send_command("debugger.attach", {"tabId": tab_id, "version": "1.3"})
 
-    async def detach(self, tab_id: int) -> None:
-        await self.send_command("debugger.detach", {"tabId": tab_id})
+    async def detach(self, tab_id: int, *, timeout: float | None = None) -> None:
+        await self.send_command("debugger.detach", {"tabId": tab_id}, timeout=timeout)
+
+    async def release_tabs(self, *, timeout: float) -> None:
+        """Detach every tab the extension reports attached (the app is closing); best effort:
+        a tab that cannot be detached in ``timeout`` is left to the extension."""
+
+        async def release(tab_id: int) -> None:
+            with contextlib.suppress(BrowserError):
+                await self.detach(tab_id, timeout=timeout)
+
+        async with asyncio.TaskGroup() as group:
+            for tab_id in sorted(self.attached_tabs):
+                group.create_task(release(tab_id))
 
     async def cdp(
         self,

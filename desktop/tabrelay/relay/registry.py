@@ -6,6 +6,7 @@ here. Resolving "which browser" for a tool lives here too, since it depends on w
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Literal
@@ -16,6 +17,7 @@ from tabrelay.relay.browser import Browser
 logger = logging.getLogger(__name__)
 
 Change = Literal["connected", "disconnected", "updated"]
+RELEASE_TIMEOUT = 1.0  # quitting waits at most this for browsers to let their tabs go
 Listener = Callable[[Change, Browser], None]
 
 
@@ -68,6 +70,13 @@ class BrowserRegistry:
     def updated(self, browser: Browser) -> None:
         if self._browsers.get(browser.id) is browser:
             self._notify("updated", browser)
+
+    async def release_tabs(self, *, timeout: float = RELEASE_TIMEOUT) -> None:
+        """Ask every browser to detach its tabs, at once, before the app closes: an extension
+        of the seed protocol keeps them attached (Chrome's bar showing) when its app goes."""
+        async with asyncio.TaskGroup() as group:
+            for browser in self._browsers.values():
+                group.create_task(browser.release_tabs(timeout=timeout))
 
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(change, browser)`` on every change; returns an unsubscribe function."""
