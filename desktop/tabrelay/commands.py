@@ -9,6 +9,7 @@ store, which a running app watches, so they take effect without a restart.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import sys
 import time
@@ -17,7 +18,7 @@ from tabrelay.approval.policy import describe_rule, normalize_origin
 from tabrelay.config.files import private_opener
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
-from tabrelay.config.secrets import TokenStore
+from tabrelay.config.secrets import KeychainUnavailable, TokenStore
 from tabrelay.config.settings import (
     EXTENSION_ID,
     PAIRING_ID,
@@ -82,6 +83,9 @@ def say_waiting(waiting: bool) -> None:
 
 def secrets_where(args: argparse.Namespace, paths: Paths) -> int:
     tokens = TokenStore.open(paths, on_wait=say_waiting)
+    if tokens.problem is None and tokens.place is not None:
+        with contextlib.suppress(KeychainUnavailable):  # a read finds a locked keychain
+            tokens.client_token("where")
     print(f"Secrets live in: {tokens.description}")
     if tokens.problem is not None:
         print(f"Problem: {tokens.problem.message}. {KEYCHAIN_HINT}")

@@ -55,3 +55,45 @@ def test_tokens_live_in_the_secret_service_when_one_is_running(tmp_path: Path) -
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+LOCK = (
+    '"$PYTHON" -c "import secretstorage; c = secretstorage.dbus_init(); '
+    'secretstorage.get_default_collection(c).lock()"\n'
+)
+
+
+def test_a_locked_keychain_is_where_every_process_looks_and_each_says_so(tmp_path: Path) -> None:
+    """Without a display, the unlock prompt fails at once: a cancelled prompt. The CLI, the
+    stdio bridge and doctor must agree the secrets are in the keychain, say it is locked and
+    what to do, and never start a file of their own."""
+    home = tmp_path / "tabrelay"
+    home.mkdir(mode=0o700)
+    script = (
+        '"$PYTHON" -m tabrelay client add agent >/dev/null\n'
+        + LOCK
+        + "set +e\n"
+        + 'for cmd in "client add other" "secrets where" "mcp-stdio --client agent" doctor; do\n'
+        + '  echo "== $cmd"; "$PYTHON" -m tabrelay $cmd </dev/null 2>&1; echo "exit $?"\n'
+        + "done\n"
+    )
+    result = run_in_keyring_session(
+        script,
+        env={**os.environ, "TABRELAY_HOME": str(home), "PYTHON": sys.executable},
+        folder=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    sections = dict(part.split("\n", 1) for part in out.split("== ")[1:])
+    add = sections["client add other"]
+    assert "your keychain is locked" in add and "tabrelay secrets use file" in add
+    assert add.rstrip().endswith("exit 1")
+    where = sections["secrets where"]
+    assert "Secrets live in: keychain SecretService.Keyring" in where
+    assert "Problem: your keychain is locked" in where
+    bridge = sections["mcp-stdio --client agent"]
+    assert "your keychain is locked" in bridge and "No MCP client named" not in bridge
+    doctor = sections["doctor"]
+    assert "[FAIL] secrets: keychain SecretService.Keyring" in doctor
+    assert "your keychain is locked" in doctor
+    assert not (home / "secrets" / "secrets.json").exists()
