@@ -85,7 +85,7 @@ async def test_the_connection_survives_75_seconds_idle(
     assert await relay.list_tabs(), "and it still obeys"
 
 
-async def test_after_the_app_restarts_the_extension_is_back_within_3_s_with_its_tabs(
+async def test_after_the_app_restarts_the_extension_is_back_within_3_s_and_its_tabs_usable(
     app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
     tab = await attached_tab(await app.browser(), pages)
@@ -101,9 +101,9 @@ async def test_after_the_app_restarts_the_extension_is_back_within_3_s_with_its_
     await app.start()
     started = time.monotonic()
     relay = await app.browser(timeout=3)
-    await wait_until(lambda: relay.attached_tabs, timeout=3 - (time.monotonic() - started))
     assert time.monotonic() - started < 3
-    assert relay.attached_tabs == {tab}, "the extension re-announced the tab it had attached"
+    # The app's quit let the tab go (test_letting_go.py); it attaches again when used.
+    assert relay.attached_tabs == frozenset()
     result = await relay.cdp(tab, "Runtime.evaluate", {"expression": "1 + 1"})
     assert result["result"]["value"] == 2
     await relay.close_tab(tab)
