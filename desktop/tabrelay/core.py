@@ -226,6 +226,8 @@ class Core:
         if self.runner is not None:
             await self.runner.close()
         if self.relay is not None:
+            # Before closing: tabs left attached would keep Chrome's bar and the cue on them.
+            await self.registry.release_tabs()
             await self.relay.stop()
         self.hub.close()
         if self.command_log is not None:
