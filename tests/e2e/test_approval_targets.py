@@ -15,8 +15,6 @@ import contextlib
 import csv
 import io
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -27,6 +25,7 @@ from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from e2e.images import jpeg_size
 from e2e.test_cancellation import CancelAt, tag_child_tasks
+from support.cli import run_cli
 from support.harness import ScriptedToolApprover
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.config.paths import Paths
@@ -90,20 +89,7 @@ def log_rows(app: AppUnderTest, tool: str) -> list[CommandEntry]:
 
 
 def cli(paths: Paths, *args: str) -> str:
-    env = {
-        "TABRELAY_HOME": str(paths.config_dir.parent),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        "PATH": "/usr/bin:/bin",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tabrelay", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_cli(paths, *args)
     return done.stdout
 
 

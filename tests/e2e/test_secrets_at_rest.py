@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -27,6 +24,7 @@ from e2e.agent import Agent, ref
 from e2e.chromium import EXTENSION_ID
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from support.cli import run_cli
 from support.harness import ScriptedToolApprover
 from support.logs import logging_restored
 from support.mcp import mcp_client
@@ -217,18 +215,5 @@ def _assert_nowhere(paths: Paths) -> None:
 
 
 def _cli(paths: Paths, *args: str) -> str:
-    env: dict[str, Any] = {
-        "TABRELAY_HOME": str(paths.config_dir.parent),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        "PATH": "/usr/bin:/bin",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "tabrelay", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_cli(paths, *args)
     return done.stdout + done.stderr

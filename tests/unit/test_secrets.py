@@ -120,7 +120,7 @@ def test_a_keychain_that_does_not_answer_is_given_up_after_the_timeout_with_a_no
     assert store.problem is not None and store.problem.trouble == "no_answer"
     assert "did not answer within 1.5 s" in store.problem.message
     assert [round(w) for w in waited] == [1]  # one notice, after a second
-    assert 1.4 < elapsed < 3.0
+    assert 1.4 < elapsed < 30  # given up at the timeout, not when the keychain answered
     backend.release.set()
 
 

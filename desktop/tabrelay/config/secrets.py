@@ -89,7 +89,6 @@ class KeychainUnavailable(SecretStoreError):
 
 class SecretBackend(Protocol):
     description: str
-    secure: bool
 
     def get(self, name: str) -> str | None: ...
     def set(self, name: str, value: str) -> None: ...
@@ -99,8 +98,6 @@ class SecretBackend(Protocol):
 class KeychainSecrets:
     """Secrets in the OS keychain through ``keyring``, one entry per name under a service;
     each call bounded by ``timeout`` in a thread of its own."""
-
-    secure = True
 
     def __init__(
         self,
@@ -174,8 +171,6 @@ def _keychain_error(exc: BaseException, verb: str) -> SecretStoreError:
 
 class FileSecrets:
     """Secrets in ``secrets.json``, mode 0600 in a 0700 directory (DESIGN §8)."""
-
-    secure = False
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -428,37 +428,29 @@ async def _mark(
     ctx: ToolContext, object_id: str, token: str, label: str, ttl: float, marked: list[str]
 ) -> None:
     marked.append(object_id)  # before it is sent: a cancel in flight still takes it away
+    await _call_on(ctx, object_id, _OUTLINE, token, label, ttl * 1000)
+
+
+async def _unmark(ctx: ToolContext, token: str, marked: list[str]) -> None:
+    """Take the outlines away (best effort: a closed tab or a new page took them already)."""
+    async with asyncio.TaskGroup() as group:
+        for object_id in dict.fromkeys(marked):
+            group.create_task(_call_on(ctx, object_id, _UNOUTLINE, token))
+
+
+async def _call_on(ctx: ToolContext, object_id: str, function: str, *args: object) -> None:
+    """Run ``function`` on the element, bounded; a hung page or a gone tab is no failure."""
     with contextlib.suppress(TimeoutError, TabrelayError):
         async with asyncio.timeout(STEP_TIMEOUT):
             await ctx.cdp(
                 "Runtime.callFunctionOn",
                 {
                     "objectId": object_id,
-                    "functionDeclaration": _OUTLINE,
-                    "arguments": [{"value": token}, {"value": label}, {"value": ttl * 1000}],
+                    "functionDeclaration": function,
+                    "arguments": [{"value": arg} for arg in args],
                     "returnByValue": True,
                 },
             )
-
-
-async def _unmark(ctx: ToolContext, token: str, marked: list[str]) -> None:
-    """Take the outlines away (best effort: a closed tab or a new page took them already)."""
-
-    async def one(object_id: str) -> None:
-        with contextlib.suppress(TimeoutError, TabrelayError):
-            async with asyncio.timeout(STEP_TIMEOUT):
-                await ctx.cdp(
-                    "Runtime.callFunctionOn",
-                    {
-                        "objectId": object_id,
-                        "functionDeclaration": _UNOUTLINE,
-                        "arguments": [{"value": token}],
-                    },
-                )
-
-    async with asyncio.TaskGroup() as group:
-        for object_id in dict.fromkeys(marked):
-            group.create_task(one(object_id))
 
 
 async def _picture(ctx: ToolContext, object_id: str) -> bytes | None:
