@@ -271,7 +271,7 @@ class Core:
                 "code is the one the extension's popup shows."
             )
         for rejection in self.relay.rejections.values() if self.relay is not None else ():
-            if problem is not None and "keychain" in rejection.reason:
+            if problem is not None and rejection.locked:
                 continue  # said above
             when = time.strftime("%H:%M", time.localtime(rejection.time))
             notes.append(

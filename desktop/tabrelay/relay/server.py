@@ -129,6 +129,7 @@ class Rejection:
     extension_id: str
     reason: str
     time: float
+    locked: bool = False  # the secrets could not be read: the browser waits, nothing is wrong
 
 
 class RelayServer:
@@ -273,7 +274,7 @@ class RelayServer:
         try:
             token = await self.pairing.claim(extension_id, code)
         except SecretStoreError:
-            self._rejected(extension_id, SECRETS_LOCKED)
+            self._rejected(extension_id, SECRETS_LOCKED, locked=True)
             return _json_response(
                 http.HTTPStatus.SERVICE_UNAVAILABLE, {"error": "secrets_unavailable"}
             )
@@ -305,7 +306,7 @@ class RelayServer:
             try:
                 credentials = self._credentials(extension_id)
             except SecretStoreError:
-                self._rejected(extension_id, SECRETS_LOCKED)
+                self._rejected(extension_id, SECRETS_LOCKED, locked=True)
                 return _json_response(
                     http.HTTPStatus.SERVICE_UNAVAILABLE, {"error": "secrets_unavailable"}
                 )
@@ -342,14 +343,14 @@ class RelayServer:
         match = EXTENSION_ORIGIN.match(origins[0])
         return match.group(1) if match else None
 
-    def _rejected(self, extension_id: str, reason: str) -> None:
+    def _rejected(self, extension_id: str, reason: str, *, locked: bool = False) -> None:
         """Remember why a browser was turned away, for the person's status (once a reason)."""
         previous = self.rejections.get(extension_id)
         if previous is None or previous.reason != reason:
             logger.warning("refused a browser of extension %s: %s", extension_id, reason)
             message = f"A browser (chrome-extension://{extension_id}) was refused: {reason}."
             self.hub.publish(HubEvent("alert", "", "browser_rejected", params={"message": message}))
-        self.rejections[extension_id] = Rejection(extension_id, reason, time.time())
+        self.rejections[extension_id] = Rejection(extension_id, reason, time.time(), locked)
 
     def _auth_failed(self, extension_id: str, why: str) -> None:
         self._rejected(
@@ -432,7 +433,7 @@ class RelayServer:
             try:
                 credentials = self._credentials(extension_id)
             except SecretStoreError:
-                self._rejected(extension_id, SECRETS_LOCKED)
+                self._rejected(extension_id, SECRETS_LOCKED, locked=True)
                 await connection.close(CloseCode.SECRETS_UNAVAILABLE, "credentials locked")
                 return None
             matched = next(
