@@ -453,7 +453,7 @@ def test_the_bundle_keeps_tokens_in_the_secret_service_when_one_runs(
         folder=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    assert "[ok  ] secrets: SecretService.Keyring" in result.stdout
+    assert "[ok  ] secrets: keychain SecretService.Keyring" in result.stdout
     assert not (home / "secrets").exists()
 
 
