@@ -36,6 +36,8 @@ async def start_navigate(
     shown = expect(desk.approver.dialog_shown)
     call = asyncio.ensure_future(client.call_tool("browser_navigate", {"url": url, "tab_id": 1}))
     (dialog,) = await within(shown, 10)
+    # It appeared by itself: on top, without taking the keyboard from what the person types.
+    assert dialog.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
     return call, dialog
 
 

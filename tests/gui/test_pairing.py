@@ -34,7 +34,7 @@ async def test_allowing_the_pairing_dialog_pairs_the_extension(
         assert dialog.origin_label.text() == ORIGIN
         assert "Q4ZK7M" in dialog.code_label.text() and "same code" in dialog.code_label.text()
         assert "not the id of the Tabrelay extension" in dialog.identity.text()
-        assert dialog.focusWidget() is dialog.deny_button and dialog.deny_button.isDefault()
+        assert not dialog.deny_button.isDefault() and not dialog.allow_button.isDefault()
         assert not dialog.allow_button.isEnabled()
         assert desk.ui.tray.state().value == "attention"
         assert desk.ui.notifier.history[-1].title == "A browser extension asks to pair"
@@ -51,15 +51,23 @@ async def test_allowing_the_pairing_dialog_pairs_the_extension(
         assert again == {"error": "pairing_required"}, "once"
 
 
-async def test_denying_keeps_the_extension_out_and_enter_denies(
+async def test_a_stray_keystroke_neither_answers_nor_lands_in_the_dialog(
     desktop: DesktopFactory, qtbot: QtBot
 ) -> None:
+    """The dialog that denied itself (issue 13, 4): it took the keyboard while the person typed
+    elsewhere, and their Return meant Deny. It now shows without taking the keyboard, and keys
+    that are not a deliberate choice answer nothing; Escape (or closing it) denies."""
     async with desktop() as desk:
         shown = expect(desk.pairing.dialog_shown)
-        await ask_config(desk.harness.port)
+        await ask_config(desk.harness.port, "Q4ZK7M")
         (dialog,) = await within(shown)
-        assert "shows no code" in dialog.code_label.text()
-        qtbot.keyClick(dialog, Qt.Key.Key_Return)  # a stray Enter
+        assert dialog.testAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
+        await unlocked(dialog)
+        for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space, Qt.Key.Key_A):
+            qtbot.keyClick(dialog, key)
+        await asyncio.sleep(0.2)
+        assert desk.harness.core.pairing.pending and dialog.isVisible(), "still asking"
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
         await until(lambda: not desk.harness.core.pairing.pending)
         assert not desk.harness.core.pairing.is_paired(OTHER_EXTENSION_ID)
         assert await ask_config(desk.harness.port) == {"error": "pairing_required"}

@@ -48,7 +48,7 @@ from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.targets import TargetView
 from tabrelay.ui.icons import app_icon
 from tabrelay.ui.text import arguments_text, visible
-from tabrelay.ui.windows import Retired, bring_to_front
+from tabrelay.ui.windows import Retired, bring_to_front, show_unasked
 
 logger = logging.getLogger(__name__)
 
@@ -468,8 +468,7 @@ class DialogApprover(QObject):
         )
         dialog.answered.connect(lambda choice: self._answered(item, choice))
         self.current, self._current_item = dialog, item
-        dialog.show()
-        bring_to_front(dialog)
+        show_unasked(dialog)
         self.dialog_shown.emit(dialog)
         # The dialog as context: no call once it is gone.
         QTimer.singleShot(int(self.notice_delay * 1000), dialog, lambda: self._check_seen(dialog))

@@ -1,8 +1,9 @@
 """Pairing browsers: the dialog for an extension asking to pair (DESIGN §4.5), its approver,
 and the "Pair a browser…" window (how to pair, the paired browsers, pairing by hand).
 
-Like the approval dialog, Deny is the default and Allow wakes up after a short delay, so a
-keystroke meant for another window cannot pair an extension.
+The dialog shows without taking the keyboard, Allow wakes up after a short delay, and no key
+but Escape answers it: a keystroke meant for another window can neither pair an extension nor
+deny it (a stray Return used to deny, leaving the browser a minute of quiet).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tabrelay.ui.icons import app_icon
 from tabrelay.ui.prompts import ask
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.text import visible
-from tabrelay.ui.windows import Retired, bring_to_front
+from tabrelay.ui.windows import Retired, bring_to_front, show_unasked
 
 ALLOW_DELAY = 0.8
 
@@ -104,8 +105,8 @@ class PairingDialog(QDialog):
         explain.setWordWrap(True)
         self.deny_button = QPushButton("Deny", self)
         self.allow_button = QPushButton("Allow", self)
-        self.deny_button.setDefault(True)
-        self.allow_button.setAutoDefault(False)
+        for button in (self.deny_button, self.allow_button):
+            button.setAutoDefault(False)  # Return presses nothing
         self.allow_button.setEnabled(False)
         self.deny_button.clicked.connect(lambda: self.answer(False))
         self.allow_button.clicked.connect(lambda: self.answer(True))
@@ -128,7 +129,6 @@ class PairingDialog(QDialog):
         super().showEvent(event)
         if not self.allow_button.isEnabled():
             self._allow_timer.start(int(self.allow_delay * 1000))
-        self.deny_button.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
 
     @Slot()
     def _enable_allow(self) -> None:
@@ -155,9 +155,8 @@ class PairingDialog(QDialog):
         self.answer(False)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.answer(False)
-            return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            return  # a choice is a click (or Escape): never a key typed for another window
         super().keyPressEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -183,8 +182,7 @@ class DialogPairingApprover(QObject):
         dialog = PairingDialog(extension_id, code, allow_delay=self.allow_delay)
         dialog.answered.connect(lambda allowed: _settle(future, allowed))
         self.dialogs[extension_id] = dialog
-        dialog.show()
-        bring_to_front(dialog)
+        show_unasked(dialog)
         self.requested.emit(extension_id)
         self.dialog_shown.emit(dialog)
         try:

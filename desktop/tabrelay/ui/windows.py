@@ -1,4 +1,9 @@
-"""Top-level windows: bringing one to the front, and letting one go without a crash.
+"""Top-level windows: showing one, bringing one to the front, letting one go without a crash.
+
+A window that appears by itself (a request, not the person's click) shows on top without
+taking the keyboard: what the person is typing elsewhere keeps going there, so a Return meant
+for a terminal or a keychain prompt cannot answer it. ``bring_to_front`` is for the person's
+own asking (the tray, a notification, a menu), and activates.
 
 A window made in Python without a parent belongs to its Python wrapper; when the last
 reference goes, PySide deletes it at once — which crashes Qt if that happens inside the
@@ -8,7 +13,14 @@ until Qt deletes them itself on the next turn of the event loop.
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
+
+
+def show_unasked(window: QWidget) -> None:
+    window.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating, True)
+    window.showNormal()
+    window.raise_()
 
 
 def bring_to_front(window: QWidget) -> None:
