@@ -69,7 +69,7 @@ launcher:
 serve: $(RUN_STAMP)
 	$(BIN)/tabrelay serve
 
-test: system-test node $(TEST_STAMP) lint
+test: system-test node $(TEST_STAMP) lint editors
 	node --test extension/test/
 	$(BIN)/pytest
 
@@ -77,6 +77,22 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff format --check desktop tests installers
 	$(BIN)/ruff check desktop tests installers
 	$(BIN)/mypy
+
+# Real code editors for the e2e pages (tests/e2e/pages/editors): CodeMirror 5 and 6, Monaco and
+# ProseMirror from npm at the versions the lock pins, the ones without a browser build bundled
+# by esbuild. Fetched once (npm's cache serves a clean reinstall offline), then only rebuilt.
+EDITORS := tests/e2e/pages/vendor
+.PHONY: editors
+editors: $(EDITORS)/build/.stamp
+
+$(EDITORS)/node_modules/.stamp: $(EDITORS)/package.json $(EDITORS)/package-lock.json | node
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory apt-npm
+	cd $(EDITORS) && npm ci --no-audit --no-fund --ignore-scripts --prefer-offline
+	touch $@
+
+$(EDITORS)/build/.stamp: $(EDITORS)/node_modules/.stamp $(EDITORS)/build.mjs $(wildcard $(EDITORS)/src/*.js)
+	node $(EDITORS)/build.mjs
+	touch $@
 
 # The peers come from npm (npx); trayer gives Xvfb a system tray for the tray app's figures.
 bench: system-test node $(TEST_STAMP)
