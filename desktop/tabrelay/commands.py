@@ -82,13 +82,19 @@ def say_waiting(waiting: bool) -> None:
 
 
 def secrets_where(args: argparse.Namespace, paths: Paths) -> int:
+    """Where secrets live, and whether they can be read now. It looks without opening the
+    keychain's unlock prompt where the keychain can tell it is locked."""
     tokens = TokenStore.open(paths, on_wait=say_waiting)
-    if tokens.problem is None and tokens.place is not None:
+    problem = tokens.problem and tokens.problem.message
+    if problem is None and tokens.locked_now():
+        problem = "your keychain is locked (reading Tabrelay's secrets asks for its password)"
+    elif problem is None and tokens.place is not None:
         with contextlib.suppress(KeychainUnavailable):  # a read finds a locked keychain
             tokens.client_token("where")
+        problem = tokens.problem and tokens.problem.message
     print(f"Secrets live in: {tokens.description}")
-    if tokens.problem is not None:
-        print(f"Problem: {tokens.problem.message}. {KEYCHAIN_HINT}")
+    if problem is not None:
+        print(f"Problem: {problem}. {KEYCHAIN_HINT}")
         return 1
     return 0
 

@@ -55,6 +55,7 @@ KEYCHAIN_ATTENTION = {
     "only you can read instead.",
 }
 WATCH_INTERVAL = 0.25
+UNLOCK_LOOK_INTERVAL = 2.0  # how often a locked keychain is looked at (no prompt) meanwhile
 NOTIFY_DELAY = 0.2  # coalesce bursts of tab changes into one list-changed notification
 PRUNE_INTERVAL = 3600.0
 
@@ -383,7 +384,9 @@ class Core:
     # --- watching ---------------------------------------------------------------------------
 
     async def _watch(self) -> None:
-        """Apply changes to pairings and secrets, whoever made them."""
+        """Apply changes to pairings and secrets, whoever made them; and while the keychain
+        is locked, notice when the person unlocks it elsewhere."""
+        looked = time.monotonic()
         while True:
             await asyncio.sleep(WATCH_INTERVAL)
             try:
@@ -391,6 +394,11 @@ class Core:
                 # Compare with what was applied rather than trusting file changes alone: this
                 # process's own writes (the tray adding a client) count too.
                 await self._apply(changed or self.settings_store.current)
+                if self.tokens.problem and time.monotonic() - looked >= UNLOCK_LOOK_INTERVAL:
+                    looked = time.monotonic()
+                    if await asyncio.to_thread(self.tokens.unlocked_meanwhile):
+                        logger.info("the keychain was unlocked: reading Tabrelay's secrets")
+                        await self.unlock_secrets()
             # The watcher must outlive a transient failure (a locked keychain, a file being
             # replaced): log it and try again on the next tick.
             except Exception:

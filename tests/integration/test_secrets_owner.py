@@ -9,6 +9,7 @@ import asyncio
 import pytest
 from websockets.exceptions import InvalidStatus
 
+from e2e.harness import wait_until
 from support.fake_extension import EXTENSION_ID, FakeExtension
 from support.harness import pair, running_core
 from support.http import raw_request
@@ -16,6 +17,7 @@ from support.keyrings import LockedKeyring, MemoryKeyring
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import SettingsStore
+from tabrelay.core import UNLOCK_LOOK_INTERVAL
 from tabrelay.protocol.constants import CONFIG_PATH, CloseCode
 
 ORIGIN = f"chrome-extension://{EXTENSION_ID}"
@@ -57,6 +59,27 @@ async def test_a_locked_keychain_makes_a_paired_browser_wait_and_unlocking_lets_
         await extension.connect()
         await relay.browser_count(1)
         assert EXTENSION_ID not in core.relay.rejections
+
+
+async def test_a_keychain_unlocked_elsewhere_is_noticed_without_a_prompt_and_lets_browsers_in(
+    home: Paths,
+) -> None:
+    keychain = MemoryKeyring()
+    credential = pair(home, EXTENSION_ID, keyring_backend=keychain)[EXTENSION_ID]
+    locked = LockedKeyring()
+    locked.entries = keychain.entries
+    async with running_core(home, paired=(), keyring_backend=locked) as relay:
+        core = relay.core
+        assert core.secrets_problem is not None
+        asked = locked.calls
+        await asyncio.sleep(UNLOCK_LOOK_INTERVAL * 1.5)  # looks meanwhile: never a prompt
+        assert core.secrets_problem is not None and locked.calls == asked
+        locked.locked = False  # the person unlocked their keychain: their login, another app
+        await wait_until(lambda: core.secrets_problem is None, timeout=UNLOCK_LOOK_INTERVAL * 3)
+        extension = FakeExtension(relay.port, token=credential)
+        relay.extensions.append(extension)
+        await extension.connect()
+        await relay.browser_count(1)
 
 
 async def test_giving_up_a_locked_keychain_is_explicit_and_browsers_ask_to_pair_again(

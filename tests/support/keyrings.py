@@ -37,6 +37,10 @@ class LockedKeyring(MemoryKeyring):
         self.locked = True
         self.calls = 0
 
+    def is_locked(self) -> bool:
+        """A look that never prompts, as the Secret Service's ``Locked`` property."""
+        return self.locked
+
     def _check(self) -> None:
         self.calls += 1
         if self.locked:

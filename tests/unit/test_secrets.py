@@ -98,10 +98,35 @@ def test_a_locked_keychain_on_the_first_run_decides_nothing_and_is_not_asked_aga
             store.create_browser_credential("b-1")
     assert backend.calls == asked
     assert not home.secrets_file.exists()
-    backend.locked = False  # the person unlocked it and pressed "Unlock"
+    assert not store.unlocked_meanwhile() and backend.calls == asked, "a look, no prompt"
+    backend.locked = False  # the person unlocked it elsewhere (their login, another program)
+    assert store.unlocked_meanwhile() and backend.calls == asked
     store.retry()
     assert store.place == "keychain" and store.problem is None
     assert SettingsStore(home.settings_file).load().secrets_place == "keychain"
+
+
+def test_a_look_at_the_lock_never_prompts_and_knows_when_it_cannot_tell(home: Paths) -> None:
+    backend = LockedKeyring()
+    backend.locked = False
+    store = TokenStore.open(home, keyring_backend=backend)
+    assert store.place == "keychain" and not store.locked_now()
+    backend.locked, asked = True, backend.calls
+    assert store.locked_now() and backend.calls == asked
+    assert not store.unlocked_meanwhile(), "no problem recorded: nothing to notice"
+    # A keychain that cannot tell without a prompt (most backends) is never guessed at.
+    memory = TokenStore.open(home, keyring_backend=MemoryKeyring())
+    assert memory.keychain is not None and memory.keychain.is_locked() is None
+    assert not memory.locked_now()
+    # A look that hangs (a D-Bus service that does not answer) gives up and says "unknown".
+    silent = SilentKeyring()
+    silent.is_locked = lambda: silent.release.wait(30)  # type: ignore[attr-defined]
+    keychain = TokenStore.open(home, keyring_backend=silent, decide=False).keychain
+    assert keychain is not None
+    started = time.monotonic()
+    assert keychain.is_locked() is None
+    assert time.monotonic() - started < 29
+    silent.release.set()
 
 
 def test_a_keychain_that_does_not_answer_is_given_up_after_the_timeout_with_a_notice(

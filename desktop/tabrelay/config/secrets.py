@@ -9,7 +9,8 @@ keychain (headless Linux, keyring's ``fail`` or ``null`` backends, a Secret Serv
 for another reason). A keychain that is there but *locked* (its prompt cancelled) or that does
 not answer in time (a prompt left open) decides nothing: the store reports it as ``problem``,
 refuses every call without touching the keychain again (no storm of prompts), and ``retry``
-tries again when the person asks. Moving between the two is explicit (``move_secrets``).
+tries again when the person asks, or once ``unlocked_meanwhile`` sees — without a prompt —
+that the person unlocked it elsewhere. Moving between the two is explicit (``move_to``).
 
 Every keychain call runs in a worker thread with a timeout and says when it has waited a
 second and when that wait ends (``on_wait``), so no caller waits in silence on a prompt.
@@ -19,6 +20,7 @@ Never logs values.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -46,6 +48,7 @@ BROWSER_PREFIX = "browser:"
 _PROBE = "probe"
 KEYCHAIN_TIMEOUT = 60.0  # seconds a keychain call may take (a person typing a password)
 WAIT_NOTICE = 1.0  # after this long a call says it is waiting (a prompt is probably open)
+LOOK_TIMEOUT = 5.0  # seconds a look at the keychain's lock may take (no prompt: D-Bus only)
 TIMEOUT_VARIABLE = "TABRELAY_KEYCHAIN_TIMEOUT"
 
 T = TypeVar("T")
@@ -126,9 +129,32 @@ class KeychainSecrets:
 
         self._bounded(delete, "written")
 
-    def _bounded(self, call: Callable[[], T], verb: str) -> T:
+    def is_locked(self) -> bool | None:
+        """Whether the keychain is locked, by a look that never prompts; ``None`` when this
+        kind of keychain cannot tell without a prompt (or does not answer the look)."""
+        look = getattr(self._backend, "is_locked", None)
+        if look is None and backend_label(self._backend) == "SecretService.Keyring":
+            look = functools.partial(_secret_service_locked, self._backend)
+        if look is None:
+            return None
+        try:
+            return bool(self._bounded(look, "read", timeout=LOOK_TIMEOUT, quiet=True))
+        except SecretStoreError:
+            return None
+
+    def _bounded(
+        self,
+        call: Callable[[], T],
+        verb: str,
+        *,
+        timeout: float | None = None,
+        quiet: bool = False,
+    ) -> T:
         """Run ``call`` in a daemon thread: a prompt nobody answers must not hold this caller
-        (or the process's exit) forever. An abandoned call finishes on its own or never."""
+        (or the process's exit) forever. An abandoned call finishes on its own or never.
+        ``quiet``: a look that cannot prompt, so nobody is told it waits."""
+        timeout = self.timeout if timeout is None else timeout
+        on_wait = None if quiet else self.on_wait
         outcome: list[T] = []
         failure: list[BaseException] = []
         done = threading.Event()
@@ -144,21 +170,33 @@ class KeychainSecrets:
                 done.set()
 
         threading.Thread(target=run, name="tabrelay-keychain", daemon=True).start()
-        waited = not done.wait(min(WAIT_NOTICE, self.timeout)) and self.on_wait is not None
-        if waited and self.on_wait is not None:
-            self.on_wait(True)
-        answered = done.wait(max(self.timeout - WAIT_NOTICE, 0.0))
-        if waited and self.on_wait is not None:
-            self.on_wait(False)
+        waited = not done.wait(min(WAIT_NOTICE, timeout)) and on_wait is not None
+        if waited and on_wait is not None:
+            on_wait(True)
+        answered = done.wait(max(timeout - WAIT_NOTICE, 0.0))
+        if waited and on_wait is not None:
+            on_wait(False)
         if not answered:
             raise KeychainUnavailable(
                 "no_answer",
-                f"your keychain did not answer within {self.timeout:g} s (its password prompt "
+                f"your keychain did not answer within {timeout:g} s (its password prompt "
                 "may be open or hidden behind a window)",
             )
         if failure:
             raise _keychain_error(failure[0], verb) from None
         return outcome[0]
+
+
+def _secret_service_locked(backend: keyring.backend.KeyringBackend) -> bool:
+    """Whether the collection keyring's Secret Service backend uses is locked, asked over
+    D-Bus without unlocking it (its ``get_preferred_collection`` would prompt)."""
+    import secretstorage
+
+    with contextlib.closing(secretstorage.dbus_init()) as bus:
+        path = getattr(backend, "preferred_collection", None)
+        if path:
+            return bool(secretstorage.Collection(bus, path).is_locked())
+        return bool(secretstorage.get_default_collection(bus).is_locked())
 
 
 def _keychain_error(exc: BaseException, verb: str) -> SecretStoreError:
@@ -320,6 +358,24 @@ class TokenStore:
             self._decide()
         else:
             self._call(lambda: self.backend.get(_PROBE))
+
+    def unlocked_meanwhile(self) -> bool:
+        """Whether the keychain, refused for ``problem``, has since been unlocked by the
+        person elsewhere; a look that never prompts (blocking: D-Bus)."""
+        return (
+            self.problem is not None
+            and self.keychain is not None
+            and (self.keychain.is_locked() is False)
+        )
+
+    def locked_now(self) -> bool:
+        """Whether secrets live in a keychain that is locked now, by a look that never
+        prompts; reading would open the unlock prompt (blocking: D-Bus)."""
+        return (
+            self.place == "keychain"
+            and self.keychain is not None
+            and (self.keychain.is_locked() is True)
+        )
 
     def follow(self, settings: Settings) -> bool:
         """Use the place another process recorded (``secrets use``); whether it changed."""
