@@ -423,6 +423,7 @@ class TokenStore:
                 forgotten.extend(p.id for p in settings.pairings)
                 forgotten.extend(f"client {c.name}" for c in settings.clients)
                 settings.pairings, settings.clients = [], []
+                settings.retired_pairings = []
                 settings.policy_rules = [r for r in settings.policy_rules if r.client is None]
 
         store.update(record)
@@ -547,6 +548,7 @@ def known_names(settings: Settings) -> list[str]:
     """Every secret's name the settings know of (a keychain cannot be listed)."""
     return [
         *(BROWSER_PREFIX + p.id for p in settings.pairings if not p.legacy),
+        *(BROWSER_PREFIX + r.id for r in settings.retired_pairings),
         *(CLIENT_PREFIX + c.name for c in settings.clients),
         LEGACY_RELAY_TOKEN,
     ]

@@ -69,6 +69,18 @@ class PairedBrowser(_Model):
     _valid_extension = field_validator("extension_id")(_extension_id)
 
 
+class RetiredPairing(_Model):
+    """A pairing whose credential `tabrelay token rotate` replaced. The credential stays in the
+    secret store for a while, good for one thing only: proving the app to a browser that was
+    away, so it asks to pair again instead of being stuck (``relay/pairing.py``)."""
+
+    id: str
+    extension_id: str
+    retired_at: float = Field(default_factory=time.time)
+
+    _valid_extension = field_validator("extension_id")(_extension_id)
+
+
 class PairingGrant(_Model):
     """The person allowed, ahead of time, one pairing by this extension id (the CLI, headless),
     with this pairing code if they gave one (the code the extension's popup shows)."""
@@ -123,6 +135,7 @@ class Settings(_Model):
     pairings: list[PairedBrowser] = Field(default_factory=list)
     pairing_grants: list[PairingGrant] = Field(default_factory=list)
     rotations: int = 0  # times every browser credential was replaced (`tabrelay token rotate`)
+    retired_pairings: list[RetiredPairing] = Field(default_factory=list)
     clients: list[McpClient] = Field(default_factory=list)
     policy_rules: list[PolicyRule] = Field(default_factory=list)
     command_timeout: float = Field(default=30.0, gt=0, le=600)

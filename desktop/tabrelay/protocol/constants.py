@@ -12,6 +12,8 @@ PROTOCOL_VERSION = 1
 
 RELAY_PATH = "/ws/browser-relay"
 CONFIG_PATH = "/api/browser-relay/config"
+# What became of a pairing request (asked, declined): never a credential, never a question.
+PAIRING_STATUS_PATH = "/api/browser-relay/pairing"
 HEALTH_PATH = "/healthz"
 
 DEFAULT_RELAY_PORT = 23001
@@ -59,6 +61,7 @@ class MessageType(enum.StrEnum):
     PING = "ping"
     PONG = "pong"
     ERROR = "error"  # app → extension: a frame it sent was rejected
+    RELAY_PORT = "relay.port"  # app → extension: the port it listens on from its next start
 
 
 TAB_EVENT_KINDS: tuple[str, ...] = ("created", "updated", "removed", "activated")

@@ -7,8 +7,12 @@ Origin header alone proves nothing — any local program can send a paired exten
 request outside a window only raises the question, and the window the person opens belongs to
 the request they saw: it carries the code the extension's popup shows, the dialog shows it too,
 and only a request with that code collects. One question at a time, and after a "no" the same
-extension is not asked again for a while. Each pairing is a ``PairedBrowser`` in the settings
-with its own credential in the secret store, so one leak is one revoke. Blocking methods
+extension is not asked again for a while; what became of a request (``status``) is there for
+the extension to read, so it neither gives up while the person decides nor asks again after a
+"no". Each pairing is a ``PairedBrowser`` in the settings with its own credential in the secret
+store, so one leak is one revoke. A rotation retires the credentials it replaces rather than
+deleting them at once (``RetiredPairing``): the relay uses a retired one only to prove itself to
+a browser that was away and tell it to pair again, never to let it in. Blocking methods
 (settings file, keychain) are for the CLI and for threads; the app calls ``claim``.
 """
 
@@ -20,10 +24,16 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Literal, Protocol
 
 from tabrelay.config.secrets import TokenStore
-from tabrelay.config.settings import PairedBrowser, PairingGrant, Settings, SettingsStore
+from tabrelay.config.settings import (
+    PairedBrowser,
+    PairingGrant,
+    RetiredPairing,
+    Settings,
+    SettingsStore,
+)
 from tabrelay.protocol.constants import PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH
 
 logger = logging.getLogger(__name__)
@@ -32,9 +42,13 @@ PAIRING_CODE = re.compile(f"[{PAIRING_CODE_ALPHABET}]{{{PAIRING_CODE_LENGTH}}}")
 WINDOW = 120.0  # seconds an approved pairing stays open for the extension to collect it
 REFUSED_PAUSE = 60.0  # after a "no", the same extension is not asked again for this long
 GRANT_MINUTES = 10.0  # `tabrelay pair allow`: how long the extension has to come and pair
+RETIRED_DAYS = 30.0  # how long a rotated credential can still prove the app to a browser away
+MAX_RETIRED = 64
 
 
 Window = tuple[str, str | None]  # (extension id, the code its request showed, if any)
+# What became of a request: the person sees it now, allowed it, said no, or is not asked.
+RequestStatus = Literal["asking", "allowed", "declined", "waiting"]
 
 
 class PairingApprover(Protocol):
@@ -62,6 +76,7 @@ class Pairing:
         self._on_paired = on_paired
         self._clock = clock
         self.pending: set[str] = set()  # extensions whose question is being asked
+        self._asking: dict[str, str | None] = {}  # extension id → the code its question shows
         self._windows: dict[Window, float] = {}  # an approved request → when its window closes
         self._refused: dict[str, float] = {}  # extension id → when it may be asked again
         self._announced: set[str] = set()
@@ -105,6 +120,21 @@ class Pairing:
         """The person allowed this request to pair now: its next config request pairs it."""
         self._windows[(extension_id, code)] = self._clock() + WINDOW
         self._refused.pop(extension_id, None)
+
+    def status(self, extension_id: str, code: str | None) -> tuple[RequestStatus, float]:
+        """What became of this extension's request showing ``code``, and the seconds until
+        it may be asked again after a "no". Never a credential and never a new question: the
+        extension reads it to keep waiting while the person decides and to stop after a "no".
+        """
+        now = self._clock()
+        if extension_id in self.pending and self._asking.get(extension_id) == code:
+            return "asking", 0.0
+        if self._windows.get((extension_id, code), 0.0) > now:
+            return "allowed", 0.0
+        left = self._refused.get(extension_id, 0.0) - now
+        if left > 0:
+            return "declined", left
+        return "waiting", 0.0
 
     def _take_window(self, window: Window) -> bool:
         deadline = self._windows.pop(window, None)
@@ -158,6 +188,7 @@ class Pairing:
                 )
             return
         self.pending.add(extension_id)
+        self._asking[extension_id] = code
         if self._on_request is not None:
             self._on_request(extension_id)
         task = asyncio.get_running_loop().create_task(self._ask(self.approver, extension_id, code))
@@ -175,6 +206,7 @@ class Pairing:
             allowed = False
         finally:
             self.pending.discard(extension_id)
+            self._asking.pop(extension_id, None)
         if allowed:
             self.open_window(extension_id, code)
             logger.info("pairing of extension %s allowed; waiting for it to collect", extension_id)
@@ -227,15 +259,26 @@ class Pairing:
         return self._remove(lambda p: key in (p.id, p.extension_id))
 
     def revoke_all(self) -> list[PairedBrowser]:
-        """Replace every browser's credential (``tabrelay token rotate``): each pairs again."""
+        """Replace every browser's credential (``tabrelay token rotate``): each pairs again.
+
+        The replaced credentials are retired, not deleted: a browser that was away when it
+        happened still meets an app that proves itself and tells it to pair again (4410).
+        """
         return self._remove(lambda p: True, rotation=True)
 
     def _remove(
-        self, chosen: Callable[[PairedBrowser], bool], *, rotation: bool = False
+        self,
+        chosen: Callable[[PairedBrowser | RetiredPairing], bool],
+        *,
+        rotation: bool = False,
     ) -> list[PairedBrowser]:
         removed: list[PairedBrowser] = []
+        dropped: list[RetiredPairing] = []
+        now = time.time()
 
         def drop(settings: Settings) -> None:
+            removed.clear()
+            dropped.clear()
             settings.rotations += rotation
             removed.extend(p for p in settings.pairings if chosen(p))
             settings.pairings = [p for p in settings.pairings if not chosen(p)]
@@ -243,14 +286,66 @@ class Pairing:
             settings.pairing_grants = [
                 g for g in settings.pairing_grants if g.extension_id not in gone
             ]
-            if removed:
+            retired = list(settings.retired_pairings)
+            if rotation:
+                retired += [
+                    RetiredPairing(id=p.id, extension_id=p.extension_id)
+                    for p in removed
+                    if not p.legacy
+                ]
+            else:  # the person unpaired it: the app proves nothing to it any more
+                dropped.extend(r for r in retired if chosen(r))
+                retired = [r for r in retired if not chosen(r)]
+            fresh = [r for r in retired if now - r.retired_at < RETIRED_DAYS * 86400]
+            kept = fresh[-MAX_RETIRED:]
+            dropped.extend(r for r in retired if r not in kept)
+            settings.retired_pairings = kept
+            if removed or dropped:
                 settings.secrets_revision += 1
 
         self._store.update(drop)
         for paired in removed:
-            if not paired.legacy:
+            if not paired.legacy and not rotation:
                 self._tokens.delete_browser_credential(paired.id)
+        for retired in dropped:
+            self._tokens.delete_browser_credential(retired.id)
         return removed
+
+    # --- retired credentials ----------------------------------------------------------------
+
+    def has_retired(self, extension_id: str) -> bool:
+        """Whether a rotation retired a credential of this extension (its browser may knock)."""
+        return any(r.extension_id == extension_id for r in self.settings().retired_pairings)
+
+    def retired_credentials(self, extension_id: str) -> list[tuple[str, str]]:
+        """The retired credentials of this extension's former pairings, ``(id, credential)``
+        (blocking: the secret store). Only to prove the app; they let nobody in.
+
+        Raises:
+            SecretStoreError: the secrets cannot be read now (a locked keychain).
+        """
+        settings = self._store.reload_if_changed() or self._store.current  # the CLI rotated
+        now = time.time()
+        found = []
+        for retired in settings.retired_pairings:
+            if retired.extension_id != extension_id:
+                continue
+            if now - retired.retired_at >= RETIRED_DAYS * 86400:
+                continue
+            token = self._tokens.browser_credential(retired.id)
+            if token:
+                found.append((retired.id, token))
+        return found
+
+    def forget_retired(self, retired_id: str) -> None:
+        """The browser that held this retired credential was told to pair again: it is done
+        (blocking)."""
+
+        def drop(settings: Settings) -> None:
+            settings.retired_pairings = [r for r in settings.retired_pairings if r.id != retired_id]
+
+        self._store.update(drop)
+        self._tokens.delete_browser_credential(retired_id)
 
     async def close(self) -> None:
         for task in list(self._tasks):

@@ -5,7 +5,10 @@ inside a pairing window (``pairing.py``). The WebSocket upgrade needs the Origin
 extension (403 before the upgrade); then either the seed protocol's ``?token=`` (checked
 before the upgrade) or the challenge–response of ``protocol/handshake.py``, against the
 credentials of that extension's pairings; the one that matches names the connection's
-pairing. Failed authentication is rate-limited per extension id, and only failures are: a
+pairing. A credential a rotation retired gets the app's proof and a 4410 (pair again), never a
+session: a browser that was away learns of the rotation from an app that proved itself. The
+pairing status endpoint tells an extension what became of its request (asked, declined), never
+a credential. Failed authentication is rate-limited per extension id, and only failures are: a
 valid credential always gets in. After authentication a connection becomes a ``Browser`` in the
 registry; its frames are parsed strictly, bad ones answered with an error frame and the
 connection closed after too many. Close codes are ``CloseCode``. Knows nothing of MCP or Qt.
@@ -43,6 +46,7 @@ from tabrelay.protocol.constants import (
     HEALTH_PATH,
     MAX_FRAME_AFTER_AUTH,
     MAX_FRAME_BEFORE_AUTH,
+    PAIRING_STATUS_PATH,
     PROTOCOL_VERSION,
     RELAY_PATH,
     CloseCode,
@@ -76,6 +80,7 @@ EXTENSION_ORIGIN = re.compile(r"^chrome-extension://([a-p]{32})$")
 SECRETS_LOCKED = "Tabrelay cannot read its credentials now (its keychain is locked)"
 Credentials = Callable[[str], list[tuple[str, str]]]  # extension id → [(pairing id, credential)]
 MIN_NONCE_LENGTH = 22  # 16 random bytes in base64url
+ANNOUNCE_TIMEOUT = 1.0  # seconds a stopping relay gives its browsers to hear its next port
 MAX_VIOLATIONS_PER_MINUTE = 20
 
 
@@ -222,6 +227,7 @@ class RelayServer:
     async def stop(self) -> None:
         if self._server is None:
             return
+        await self._announce_next_port()
         self._server.close(close_connections=True)
         # A socket that never sent its request would hold wait_closed() for websockets'
         # open_timeout (10 s); browsers open such sockets in advance (Chrome preconnects to
@@ -231,6 +237,20 @@ class RelayServer:
                 connection.transport.abort()
         await self._server.wait_closed()
         self._server = None
+
+    async def _announce_next_port(self) -> None:
+        """Tell each Tabrelay browser the port in the settings when it is not this one (the
+        person changed it; it takes effect at the next start), so it finds the app there."""
+        next_port = self.pairing.settings().relay_port
+        if next_port in (0, self.port):
+            return
+        frame = encode({"type": MessageType.RELAY_PORT, "port": next_port})
+        links = [link for link in self._links.values() if link.browser.hello is not None]
+        with contextlib.suppress(TimeoutError):  # a browser that does not read: quit anyway
+            async with asyncio.timeout(ANNOUNCE_TIMEOUT):
+                await asyncio.gather(
+                    *(link.connection.send(frame) for link in links), return_exceptions=True
+                )
 
     async def close_all(self, code: CloseCode, reason: str) -> None:
         """Close every extension connection, authenticated or not (token rotation)."""
@@ -261,6 +281,8 @@ class RelayServer:
             )
         if url.path == CONFIG_PATH:
             return await self._config(request, parse_qs(url.query))
+        if url.path == PAIRING_STATUS_PATH:
+            return self._pairing_status(request, parse_qs(url.query))
         if url.path != RELAY_PATH:
             return _json_response(http.HTTPStatus.NOT_FOUND, {"error": "not_found"})
         return self._admit(connection, request, parse_qs(url.query))
@@ -269,8 +291,7 @@ class RelayServer:
         extension_id = self._extension_origin(request)
         if extension_id is None:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
-        codes = query.get("code", [])
-        code = codes[0] if len(codes) == 1 and PAIRING_CODE.fullmatch(codes[0]) else None
+        code = _pairing_code(query)
         try:
             token = await self.pairing.claim(extension_id, code)
         except SecretStoreError:
@@ -286,13 +307,32 @@ class RelayServer:
             {"Access-Control-Allow-Origin": f"chrome-extension://{extension_id}", "Vary": "Origin"},
         )
 
+    def _pairing_status(self, request: Request, query: dict[str, list[str]]) -> Response:
+        """What became of the extension's pairing request: readable by that extension (CORS),
+        so it keeps waiting while the person decides and stops after a "no"."""
+        extension_id = self._extension_origin(request)
+        code = _pairing_code(query)
+        if extension_id is None or code is None:
+            return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
+        status, wait = self.pairing.status(extension_id, code)
+        body: JsonObject = {"pairing": status}
+        if status == "declined":
+            body["retry_after"] = int(wait) + 1
+        return _json_response(
+            http.HTTPStatus.OK,
+            body,
+            {"Access-Control-Allow-Origin": f"chrome-extension://{extension_id}", "Vary": "Origin"},
+        )
+
     def _admit(
         self, connection: ServerConnection, request: Request, query: dict[str, list[str]]
     ) -> Response | None:
         extension_id = self._extension_origin(request)
         if extension_id is None:
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
-        if not self.pairing.is_paired(extension_id):
+        if not self.pairing.is_paired(extension_id) and not (
+            _no_query_token(query) and self.pairing.has_retired(extension_id)
+        ):
             self._rejected(extension_id, "it is not paired (it asks to pair by itself)")
             return _json_response(http.HTTPStatus.FORBIDDEN, {"error": "forbidden"})
         tokens = query.get("token")
@@ -445,6 +485,8 @@ class RelayServer:
                 None,
             )
             if matched is None:
+                if await self._replaced(connection, extension_id, answer.proof, nonces):
+                    return None
                 await self._refuse(connection, extension_id, "wrong proof in auth.response")
                 return None
             pairing_id, token = matched
@@ -466,6 +508,51 @@ class RelayServer:
         except ConnectionClosed:
             pass
         return None
+
+    async def _replaced(
+        self, connection: ServerConnection, extension_id: str, proof: str, nonces: dict[str, str]
+    ) -> bool:
+        """A browser that was away still proves a credential a rotation replaced: prove the
+        app with it (the browser then trusts the close code), wait for its hello, close with
+        4410 so it asks to pair again, and forget that credential. Whether it was one.
+
+        Raises:
+            ConnectionClosed: the browser went away meanwhile.
+            TimeoutError: it sent no hello in time.
+        """
+        if not self.pairing.has_retired(extension_id):
+            return False
+        try:
+            retired = await asyncio.to_thread(self.pairing.retired_credentials, extension_id)
+        except SecretStoreError:
+            return False
+        matched = next(
+            (
+                (retired_id, token)
+                for retired_id, token in retired
+                if proofs_match(extension_proof(token, port=self.port, **nonces), proof)
+            ),
+            None,
+        )
+        if matched is None:
+            return False
+        retired_id, token = matched
+        await connection.send(
+            encode(
+                {"type": MessageType.AUTH_OK, "proof": app_proof(token, port=self.port, **nonces)}
+            )
+        )
+        # Closing before its hello could reach it before it checked the proof (WebCrypto is
+        # asynchronous); then it would not trust the close code.
+        try:
+            await self._receive_first(connection)
+        finally:
+            await connection.close(CloseCode.TOKEN_ROTATED, "every browser credential was replaced")
+        await asyncio.to_thread(self.pairing.forget_retired, retired_id)
+        logger.info(
+            "a browser of extension %s missed a rotation: it was asked to pair again", extension_id
+        )
+        return True
 
     async def _refuse(self, connection: ServerConnection, extension_id: str, why: str) -> None:
         """Close a failed handshake: 4401, or 4429 while this extension id is cooling down."""
@@ -640,6 +727,16 @@ class RelayServer:
             with contextlib.suppress(ConnectionClosed):
                 await link.connection.close(CloseCode.HEARTBEAT_LOST, "no pong")
             return
+
+
+def _pairing_code(query: dict[str, list[str]]) -> str | None:
+    codes = query.get("code", [])
+    return codes[0] if len(codes) == 1 and PAIRING_CODE.fullmatch(codes[0]) else None
+
+
+def _no_query_token(query: dict[str, list[str]]) -> bool:
+    """No seed ``?token=``: only the Tabrelay protocol can prove a retired credential."""
+    return "token" not in query
 
 
 def _json_response(

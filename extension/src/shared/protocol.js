@@ -11,6 +11,8 @@ export const PROTOCOL_VERSION = 1;
 export const RELAY_HOST = "127.0.0.1"; // fixed loopback literal (DESIGN §4.10); never configurable
 export const RELAY_PATH = "/ws/browser-relay";
 export const CONFIG_PATH = "/api/browser-relay/config";
+/** What became of a pairing request (asked, declined): never a credential, never a question. */
+export const PAIRING_STATUS_PATH = "/api/browser-relay/pairing";
 export const HEALTH_PATH = "/healthz";
 
 export const DEFAULT_RELAY_PORT = 23001;
@@ -54,6 +56,7 @@ export const MessageType = Object.freeze({
   PING: "ping",
   PONG: "pong",
   ERROR: "error",
+  RELAY_PORT: "relay.port",
 });
 
 export const TAB_EVENT_KINDS = Object.freeze(["created", "updated", "removed", "activated"]);
