@@ -308,8 +308,8 @@ async def test_progress_is_reported_and_cancellation_stops_a_waiting_call(
                 "browser_navigate", {"url": "https://slow.test/"}, progress_callback=on_progress
             )
         )
-        async with asyncio.timeout(10):
-            while not progress:
+        async with asyncio.timeout(10):  # the wait for the person first, then the tool's
+            while not any(message == "waiting for load" for _, _, message in progress):
                 await asyncio.sleep(0.01)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -317,7 +317,8 @@ async def test_progress_is_reported_and_cancellation_stops_a_waiting_call(
         async with asyncio.timeout(5):
             while not (logged := await rows(app)):
                 await asyncio.sleep(0.02)
-    assert progress[0][2] == "waiting for load"
+    assert "waiting for the person" in str(progress[0][2])
+    assert progress[-1][2] == "waiting for load"
     assert logged[0].status == "cancelled"
 
 

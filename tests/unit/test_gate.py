@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
@@ -203,3 +204,89 @@ async def test_always_is_downgraded_to_the_session_for_evaluate(home: Paths) -> 
     assert not approver.requests[0].offers_always
     assert SettingsStore(home.settings_file).load().policy_rules == []
     assert len(gate.session_rules) == 1
+
+
+class Heard:
+    """A progress callback that records what the gate reports."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.reports: list[tuple[float, float | None, str | None]] = []
+        self.fail = fail
+        self._changed = asyncio.Event()
+
+    async def __call__(self, done: float, total: float | None, message: str | None) -> None:
+        self.reports.append((done, total, message))
+        self._changed.set()
+        if self.fail:
+            raise ConnectionResetError("the client went away")
+
+    async def until(self, count: int) -> None:
+        async with asyncio.timeout(5):
+            while len(self.reports) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+
+class AnsweringApprover:
+    """Answers when the test says so."""
+
+    def __init__(self) -> None:
+        self.answer: asyncio.Future[Choice] = asyncio.get_running_loop().create_future()
+
+    async def decide(self, request: ApprovalRequest) -> Choice:
+        return await self.answer
+
+
+PROGRESS_INTERVAL = 0.01
+QUIET = 10 * PROGRESS_INTERVAL  # a gate still reporting would report about ten times in it
+
+
+@pytest.mark.parametrize("ending", ["answer", "timeout", "pause", "cancel"])
+async def test_a_waiting_call_hears_how_long_it_waited_until_its_question_ends(
+    home: Paths, ending: str
+) -> None:
+    store = SettingsStore(home.settings_file)
+    store.update(lambda s: setattr(s, "approval_timeout", 0.3 if ending == "timeout" else 60))
+    approver = AnsweringApprover()
+    gate = ApprovalGate(store, approver=approver, progress_interval=PROGRESS_INTERVAL)
+    heard = Heard()
+    call = asyncio.create_task(
+        gate.check(client="cursor", tool="browser_click", arguments={}, origin=SITE, progress=heard)
+    )
+    await heard.until(3)
+    if ending == "answer":
+        approver.answer.set_result(Choice.ALLOW_ONCE)
+    elif ending == "pause":
+        gate.set_paused(True)
+    elif ending == "cancel":
+        call.cancel()
+    outcome = (await asyncio.gather(call, return_exceptions=True))[0]
+    if ending == "answer":
+        assert outcome.how == "approved once by the person"  # type: ignore[union-attr]
+    else:
+        assert isinstance(outcome, ApprovalDenied | asyncio.CancelledError)
+    reported = len(heard.reports)
+    await asyncio.sleep(QUIET)  # an observation window: nothing more may be reported
+    assert len(heard.reports) == reported
+    timeout = store.current.approval_timeout
+    waited = [done for done, _, _ in heard.reports]
+    assert waited[0] == 0 and all(a < b for a, b in itertools.pairwise(waited))
+    assert all(total == timeout for _, total, _ in heard.reports)
+    assert all("waiting for the person to allow browser_click" in str(m) for *_, m in heard.reports)
+
+
+async def test_a_progress_report_that_fails_does_not_decide_the_question(home: Paths) -> None:
+    store = SettingsStore(home.settings_file)
+    store.load()
+    approver = AnsweringApprover()
+    gate = ApprovalGate(store, approver=approver, progress_interval=PROGRESS_INTERVAL)
+    heard = Heard(fail=True)
+    call = asyncio.create_task(
+        gate.check(client="cursor", tool="browser_click", arguments={}, origin=SITE, progress=heard)
+    )
+    await heard.until(1)
+    await asyncio.sleep(QUIET)  # the question still waits, and nothing more is reported
+    assert not call.done() and len(heard.reports) == 1 and gate.pending
+    approver.answer.set_result(Choice.DENY)
+    with pytest.raises(ApprovalDenied, match="denied by the person"):
+        await call

@@ -4,7 +4,8 @@ It evaluates the policy; on "ask" it shows the person in the page what the call 
 (``Touches.shown``: outlines and pictures, gone again whatever ends the question), hands an
 ``ApprovalRequest`` to the ``Approver`` (the tray's dialog) and waits, failing closed: no
 approver (headless), no answer in time, a pause (which also withdraws every question already
-waiting), or a cancelled call all mean deny. The person's choice becomes a rule for the session
+waiting), or a cancelled call all mean deny. While it waits it tells the caller so, as MCP
+progress, until the question ends. The person's choice becomes a rule for the session
 or, for "always", in the settings. No tool and no relay message can reach the policy through
 here; only the approver's answer and the settings file change it.
 """
@@ -28,9 +29,15 @@ from tabrelay.approval.policy import (
 )
 from tabrelay.config.settings import PolicyRule, Settings, SettingsStore
 from tabrelay.errors import ApprovalDenied
+from tabrelay.tools.context import Progress
 from tabrelay.tools.targets import TargetView, Touches
 
 logger = logging.getLogger(__name__)
+
+# How often a call waiting for the person says so. Clients that restart their own timeout on
+# progress (the MCP TypeScript SDK's resetTimeoutOnProgress, Claude Code's idle watchdog) then
+# keep waiting for as long as the person may take; their shortest timeout is 60 s.
+PROGRESS_INTERVAL = 5.0
 
 
 class Choice(enum.Enum):
@@ -83,8 +90,10 @@ class ApprovalGate:
         *,
         approver: Approver | None = None,
         clock: Callable[[], float] = time.time,
+        progress_interval: float = PROGRESS_INTERVAL,
     ) -> None:
         self._store = store
+        self.progress_interval = progress_interval
         self.approver = approver
         self._clock = clock
         self._ids = itertools.count(1)
@@ -143,11 +152,14 @@ class ApprovalGate:
         browser_name: str | None = None,
         client_reported: str | None = None,
         touches: Touches | None = None,
+        progress: Progress | None = None,
     ) -> Approval:
         """Let the call through or raise ``ApprovalDenied`` with a reason the agent can relay.
 
         ``touches`` (already redacted) is what the dialog shows of the page; while the
-        person is asked, its elements are outlined there.
+        person is asked, its elements are outlined there. ``progress`` hears, every
+        ``progress_interval`` from the moment the person is asked until the question ends
+        (an answer, a timeout, a pause or the call's cancellation), how long the call has waited.
 
         Raises:
             ApprovalDenied: a rule, a pause, the person, a timeout, or a missing approver.
@@ -192,14 +204,17 @@ class ApprovalGate:
                 unnamed_targets=touches.unnamed,
                 destination=touches.destination,
             )
-            choice = await self._ask(approver, request)
+            choice = await self._ask(approver, request, progress)
         return await self._apply(choice, request)
 
-    async def _ask(self, approver: Approver, request: ApprovalRequest) -> Choice:
+    async def _ask(
+        self, approver: Approver, request: ApprovalRequest, progress: Progress | None
+    ) -> Choice:
         answer = asyncio.ensure_future(approver.decide(request))
         self.pending[request.id] = request
         self._asking[request.id] = answer
         self._changed()
+        waiting = asyncio.ensure_future(self._tell_waiting(request, progress)) if progress else None
         try:
             async with asyncio.timeout(request.timeout):
                 # wait() rather than await: the answer may be withdrawn (cancelled) by a pause
@@ -214,11 +229,37 @@ class ApprovalGate:
                 decision="denied: no answer in time",
             ) from None
         finally:
+            # Nothing is awaited before the question is gone: a cancelled call (an anyio cancel
+            # scope in the MCP server) is cancelled again at every await of this block.
+            if waiting is not None:
+                waiting.cancel()  # nothing says "waiting" once the question ended
             del self.pending[request.id]
             del self._asking[request.id]
             self._changed()
             answer.cancel()  # the dialog goes away with the question
-            await asyncio.gather(answer, return_exceptions=True)
+            await asyncio.gather(answer, *([waiting] if waiting else []), return_exceptions=True)
+
+    async def _tell_waiting(self, request: ApprovalRequest, progress: Progress) -> None:
+        """Report the seconds waited (of ``request.timeout``) until cancelled."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        waited = 0.0
+        while True:
+            left = max(0.0, request.timeout - waited)
+            try:
+                await progress(
+                    waited,
+                    request.timeout,
+                    f"waiting for the person to allow {request.tool} in Tabrelay "
+                    f"({left:.0f} s left)",
+                )
+            # Progress is a courtesy to the client: a send that fails (the client went away)
+            # must not decide the question, which its own cancellation ends.
+            except Exception:
+                logger.debug("could not report that %s waits", request.tool, exc_info=True)
+                return
+            await asyncio.sleep(self.progress_interval)
+            waited = loop.time() - started
 
     async def _apply(self, choice: Choice, request: ApprovalRequest) -> Approval:
         if choice is Choice.DENY:

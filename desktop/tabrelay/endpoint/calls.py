@@ -10,7 +10,8 @@ again right before the tool runs, so a page that moved to another site after app
 call (THREATS A4). Failures surface as ``TabrelayError`` subclasses whose messages tell the
 agent what to do next; anything else a tool raises is turned into one here, the single error
 boundary. The MCP layer turns them into ``isError`` results. A call that fails or is cancelled
-lets go of any input it held down.
+lets go of any input it held down. A call's progress reaches its client as one increasing
+sequence: the wait for the person first, then the tool's own steps.
 """
 
 from __future__ import annotations
@@ -181,13 +182,14 @@ class ToolRunner:
             raise ToolError(f"invalid arguments for {spec.name}: {_validation_text(exc)}") from None
         row.valid = True
         settings = self.settings_store.reload_if_changed() or self.settings_store.current
+        reporter = _CallProgress(progress)
         ctx = ToolContext(
             browser=None,
             tab=None,
             settings=settings,
             guard=self._guard(),
             hub=self.hub,
-            progress=progress,
+            progress=reporter,
             refs=self.refs,
             observer=self.observer,
             status=self._status,
@@ -218,7 +220,9 @@ class ToolRunner:
             browser_name=ctx.browser.name if ctx.browser else None,
             client_reported=caller.reported,
             touches=row.touched(),
+            progress=reporter.waiting,
         )
+        reporter.answered()
         row.decision = approval.how
         if ctx.tab is not None:
             if approval.waited:  # time passed while the person decided: look again
@@ -323,6 +327,36 @@ class ToolRunner:
         # The log must never turn a finished call into a failure (a full disk, a locked file).
         except Exception:
             logger.exception("could not write the command log row for %s", row.tool)
+
+
+class _CallProgress:
+    """One call's progress as its client sees it. MCP requires each notification's progress to
+    be larger than the last; the wait for the person counts seconds from 0 and a tool counts its
+    own steps from 0, so the tool's are sent after the wait, and anything that would not
+    increase is not sent."""
+
+    def __init__(self, send: Progress) -> None:
+        self._send = send
+        self._last: float | None = None
+        self._offset = 0.0
+
+    async def waiting(self, waited: float, timeout: float | None, message: str | None) -> None:
+        await self._increasing(waited, timeout, message)
+
+    def answered(self) -> None:
+        """The person answered: the tool's steps count on from after the wait."""
+        if self._last is not None:
+            self._offset = self._last + 1
+
+    async def __call__(self, done: float, total: float | None, message: str | None) -> None:
+        offset = self._offset
+        await self._increasing(done + offset, None if total is None else total + offset, message)
+
+    async def _increasing(self, done: float, total: float | None, message: str | None) -> None:
+        if self._last is not None and done <= self._last:
+            return
+        self._last = done
+        await self._send(done, total, message)
 
 
 @dataclass
