@@ -198,7 +198,11 @@ def _extension_id(raw: str) -> str:
 def client_add(args: argparse.Namespace, paths: Paths) -> int:
     new = _clients(paths).add(args.name)
     endpoint = Endpoint(
-        url=mcp_url(paths), token=new.token, client=new.name, command=tuple(tabrelay_command())
+        url=mcp_url(paths),
+        token=new.token,
+        client=new.name,
+        command=tuple(tabrelay_command()),
+        approval_timeout=SettingsStore(paths.settings_file).load().approval_timeout,
     )
     print(f"Created MCP client {new.name!r}. Its token (shown only now):\n\n  {new.token}\n")
     print("Connect it with one of these (Claude Desktop and Codex use the stdio bridge):")

@@ -1,6 +1,10 @@
-"""The Connect dialog's layout: the snippet's buttons never cover the snippet."""
+"""The Connect dialog: the snippet's buttons never cover the snippet, and what it writes or
+shows fits this install."""
 
 from __future__ import annotations
+
+import stat
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QRect
@@ -43,3 +47,31 @@ async def test_the_copy_button_sits_clear_of_the_snippet_at_default_and_minimum_
         dialog.resize(dialog.minimumSize())
         assert dialog.size() == dialog.minimumSize()
         assert_nothing_covers_the_snippet(dialog)
+
+
+async def test_a_portable_install_names_its_home_and_the_dialog_says_what_changed_in_a_file(
+    desktop: DesktopFactory, tmp_path: Path
+) -> None:
+    async with desktop() as desk:
+        home = str(desk.harness.paths.config_dir.parent)  # the tests' TABRELAY_HOME
+        config = tmp_path / "person" / ".cursor" / "mcp.json"
+        config.parent.mkdir(parents=True)
+        config.write_text("{}")
+        config.chmod(0o644)  # readable by others, and about to hold a token
+        desk.ui.connect_client(OTHER)
+        dialog = desk.ui.connect_dialog
+        assert dialog is not None
+        await within(dialog.create_client())  # type: ignore[arg-type]
+        assert f"TABRELAY_HOME={home}" in dialog.snippet.toPlainText()
+        dialog.kind_box.setCurrentIndex(dialog.kind_box.findData("claude-desktop"))
+        assert f'"TABRELAY_HOME": "{home}"' in dialog.snippet.toPlainText()
+
+        dialog.kind_box.setCurrentIndex(dialog.kind_box.findData("cursor"))
+
+        async def yes(title: str, question: str) -> bool:
+            return True
+
+        dialog._confirm = yes
+        await within(dialog.merge())  # type: ignore[arg-type]
+        assert "only you can read it" in dialog.result_label.text()
+        assert stat.S_IMODE(config.stat().st_mode) == 0o600

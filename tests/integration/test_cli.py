@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -244,6 +245,22 @@ def test_client_add_shows_the_token_once_with_a_snippet_per_client(home: Paths) 
     missing = run(home, "client", "revoke", "cursor")
     assert missing.returncode == 1
     assert missing.stderr == "tabrelay: no MCP client is named 'cursor'\n"
+
+
+def test_client_snippets_carry_the_portable_home_and_a_codex_wait_above_the_approval_wait(
+    home: Paths,
+) -> None:
+    SettingsStore(home.settings_file).update(lambda s: setattr(s, "approval_timeout", 600))
+    added = run(home, "client", "add", "codex")
+    assert added.returncode == 0, added.stderr
+    # "## Label" lines head each client's snippet.
+    sections = dict(part.split("\n", 1) for part in added.stdout.split("\n## ")[1:])
+    codex = tomllib.loads(sections["Codex"])["mcp_servers"]["tabrelay"]
+    desktop = json.loads(sections["Claude Desktop"])["mcpServers"]["tabrelay"]
+    portable = {"TABRELAY_HOME": str(home.config_dir.parent)}  # the tests' TABRELAY_HOME
+    assert codex["env"] == portable and desktop["env"] == portable
+    assert codex["args"] == desktop["args"] == ["mcp-stdio", "--client", "codex"]
+    assert codex["tool_timeout_sec"] > 600
 
 
 def test_policy_rules_from_the_command_line(home: Paths) -> None:

@@ -38,6 +38,7 @@ from tabrelay.system.clients import (
     Endpoint,
     MergeResult,
     merge_into_config,
+    stdio_line,
 )
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.ui.prompts import Confirm, ask
@@ -62,7 +63,6 @@ def free_name(taken: set[str], base: str) -> str:
 
 def other_snippet(endpoint: Endpoint) -> str:
     """For any other MCP client: the raw facts and the common ``mcpServers`` shape."""
-    command = " ".join(endpoint.command)
     entry = {
         "type": "http",
         "url": endpoint.url,
@@ -72,7 +72,7 @@ def other_snippet(endpoint: Endpoint) -> str:
         f"Streamable HTTP: {endpoint.url}\n"
         f"HTTP+SSE (older clients): {endpoint.url.removesuffix(MCP_PATH)}/sse\n"
         f"Header: Authorization: Bearer {endpoint.token}\n"
-        f"stdio: {command} mcp-stdio --client {endpoint.client}\n\n"
+        f"stdio: {stdio_line(endpoint)}\n\n"
         + json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
     )
 
@@ -262,6 +262,7 @@ class ConnectClientDialog(QDialog):
             token=self.new_client.token,
             client=self.new_client.name,
             command=tuple(tabrelay_command()),
+            approval_timeout=self.core.settings.approval_timeout,
         )
 
     def _show_step_two(self) -> None:
@@ -341,7 +342,7 @@ class ConnectClientDialog(QDialog):
                 )
             else:
                 text = f"Created {result.path} with Tabrelay. Restart {kind.label} to use it."
-            self.result_label.setText(text)
+            self.result_label.setText(" ".join([text, *result.notes]))
 
         def failed(error: TabrelayError) -> None:
             self.result_label.setText(f"Not changed: {error.message}")
