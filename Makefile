@@ -16,8 +16,8 @@ APT_RUN := libegl1 libgl1 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0 libdbu
 	libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxcb-xinerama0
 APT_TEST := $(APT_RUN) chromium xvfb xauth dbus-x11 gnome-keyring libsecret-tools \
-	desktop-file-utils
-APT_SCREENSHOTS := trayer openbox imagemagick x11-apps
+	desktop-file-utils openbox trayer xdotool x11-utils
+APT_SCREENSHOTS := imagemagick x11-apps
 
 # $(call apt_ensure,packages): install what is missing, as root or through sudo.
 define apt_ensure
@@ -94,9 +94,9 @@ $(EDITORS)/build/.stamp: $(EDITORS)/node_modules/.stamp $(EDITORS)/build.mjs $(w
 	node $(EDITORS)/build.mjs
 	touch $@
 
-# The peers come from npm (npx); trayer gives Xvfb a system tray for the tray app's figures.
+# The peers come from npm (npx); trayer (from system-test) gives Xvfb a system tray for the
+# tray app's figures.
 bench: system-test node $(TEST_STAMP)
-	$(call apt_ensure,trayer)
 	@command -v npx >/dev/null || $(MAKE) --no-print-directory apt-npm
 	$(BIN)/python tests/bench/run.py
 
