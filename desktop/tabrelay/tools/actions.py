@@ -18,9 +18,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from tabrelay.errors import CommandTimeout, TabrelayError, ToolError
+from tabrelay.errors import CommandFailed, CommandTimeout, TabrelayError, ToolError
 from tabrelay.tools.context import Params, TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import MODIFIERS, Key, parse_combo
+from tabrelay.tools.navigation import ActionWatch, following
 from tabrelay.tools.refs import Located, locate, recentre
 
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]
@@ -61,17 +62,29 @@ class ClickParams(TargetParams):
 async def click(ctx: ToolContext, params: ClickParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="click")
     mask = _mask(params.modifiers)
-    dialog = await click_at(
-        ctx,
-        target.x,
-        target.y,
-        button=params.button,
-        clicks=2 if params.double else 1,
-        modifiers=mask,
-    )
-    verb = "Double-clicked" if params.double else "Clicked"
-    text = f"{verb} {params.ref or params.selector} ({target.description})."
-    return ToolResult(text + dialog_note(dialog))
+    async with following(ctx) as watch:
+        dialog = await click_at(
+            ctx,
+            target.x,
+            target.y,
+            button=params.button,
+            clicks=2 if params.double else 1,
+            modifiers=mask,
+        )
+        verb = "Double-clicked" if params.double else "Clicked"
+        return await after_action(
+            f"{verb} {params.ref or params.selector} ({target.description}).", watch, dialog
+        )
+
+
+async def after_action(text: str, watch: ActionWatch, dialog: dict[str, Any] | None) -> ToolResult:
+    """An acting tool's answer: what it did, and where that left the tab — after waiting for
+    the page it started to load — or the dialog that now blocks the page."""
+    if dialog is not None:
+        return ToolResult(text + dialog_note(dialog))
+    followed = await watch.after()
+    note = followed.note()
+    return ToolResult(f"{text} {note}" if note else text, data=followed.data())
 
 
 class HoverParams(TargetParams):
@@ -80,10 +93,13 @@ class HoverParams(TargetParams):
 
 async def hover(ctx: ToolContext, params: HoverParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="hover")
-    await _mouse(ctx, "mouseMoved", target.x, target.y)
-    return ToolResult(
-        f"The pointer is over {params.ref or params.selector} ({target.description})."
-    )
+    async with following(ctx) as watch:
+        await _mouse(ctx, "mouseMoved", target.x, target.y)
+        return await after_action(
+            f"The pointer is over {params.ref or params.selector} ({target.description}).",
+            watch,
+            None,
+        )
 
 
 class DragParams(TabParams):
@@ -220,14 +236,15 @@ async def press_key(ctx: ToolContext, params: PressKeyParams) -> ToolResult:
     modifiers, key = parse_combo(params.key)
     if params.ref is not None or params.selector is not None:
         target = await locate(ctx, ref=params.ref, selector=params.selector, action="type")
-        await ctx.cdp("DOM.focus", {"objectId": target.object_id})
-    dialog = None
-    for _ in range(params.repeat):
-        dialog = await press(ctx, key, modifiers)
-        if dialog is not None:
-            break
-    times = f" {params.repeat} times" if params.repeat > 1 else ""
-    return ToolResult(f"Pressed {params.key}{times}." + dialog_note(dialog))
+        await focus(ctx, target, params.ref or params.selector or "")
+    async with following(ctx) as watch:
+        dialog = None
+        for _ in range(params.repeat):
+            dialog = await press(ctx, key, modifiers)
+            if dialog is not None:
+                break
+        times = f" {params.repeat} times" if params.repeat > 1 else ""
+        return await after_action(f"Pressed {params.key}{times}.", watch, dialog)
 
 
 async def press(ctx: ToolContext, key: Key, modifiers: int = 0) -> dict[str, Any] | None:
@@ -294,6 +311,70 @@ async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
 
 
 # --- primitives ------------------------------------------------------------------------------
+
+
+# Why the element does not have the keyboard focus after DOM.focus, or null when it has it.
+_FOCUS_PROBLEM = r"""
+function () {
+  const describe = (el) => {
+    if (!el || !el.tagName) return 'nothing';
+    let text = el.tagName.toLowerCase();
+    if (el.id) text += '#' + el.id;
+    const said = (el.innerText || '').replace(/\s+/g, ' ').trim();
+    return said ? `${text} "${said.length > 60 ? said.slice(0, 59) + '…' : said}"` : text;
+  };
+  const doc = this.ownerDocument;
+  let active = doc.activeElement;
+  while (active && active.shadowRoot && active.shadowRoot.activeElement) {
+    active = active.shadowRoot.activeElement;
+  }
+  if (active && (active === this || this.contains(active))) return null;
+  let modal = null;
+  try { modal = doc.querySelector('dialog:modal'); } catch (error) { modal = null; }
+  if (modal && !modal.contains(this)) return {why: 'modal', by: describe(modal)};
+  const inert = this.closest('[inert]');
+  if (inert) return {why: 'inert', by: describe(inert)};
+  return {why: 'elsewhere', by: active === doc.body ? 'the page' : describe(active)};
+}
+"""
+
+
+async def focus(ctx: ToolContext, target: Located, what: str) -> None:
+    """Give ``target`` the keyboard focus.
+
+    Raises:
+        ToolError: it cannot take the focus, saying what keeps it (a modal dialog, an inert
+            region, another element).
+    """
+    named = f"{what} ({target.description})"
+    # Not focusable (now): what keeps it is looked for below.
+    with contextlib.suppress(CommandFailed):
+        await ctx.cdp("DOM.focus", {"objectId": target.object_id})
+    answer = await ctx.cdp(
+        "Runtime.callFunctionOn",
+        {
+            "objectId": target.object_id,
+            "functionDeclaration": _FOCUS_PROBLEM,
+            "returnByValue": True,
+        },
+    )
+    problem = answer.get("result", {}).get("value")
+    if not isinstance(problem, dict):
+        return
+    by = str(problem.get("by", "something"))
+    match problem.get("why"):
+        case "modal":
+            raise ToolError(
+                f"{named} cannot take the keyboard: the modal dialog {by} is open over the page; "
+                "answer or close it first"
+            )
+        case "inert":
+            raise ToolError(f"{named} takes no input now: it is inside {by}, which is inert")
+        case _:
+            raise ToolError(
+                f"{named} did not take the keyboard focus (it stayed on {by}), so nothing can "
+                "be typed there; click it first, or check that it is where text goes"
+            )
 
 
 async def click_at(

@@ -9,38 +9,32 @@ folders the person allowed in the settings.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import random
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools.actions import Target, TargetParams, click_at, dialog_note, press
+from tabrelay.tools.actions import (
+    Target,
+    TargetParams,
+    after_action,
+    click_at,
+    dialog_note,
+    press,
+)
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
-from tabrelay.tools.keys import Key, key_for
+from tabrelay.tools.keys import key_for
+from tabrelay.tools.navigation import following
 from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
+from tabrelay.tools.text_entry import enter_text
 
 HIDDEN_TEXT_HINT = (
     "The text is a secret (a password, a code): Tabrelay then never stores or shows it. "
     "Password, one-time-code and card fields are detected without it."
 )
 
-_SELECT_ALL = r"""
-function () {
-  if (typeof this.select === 'function' && this.tagName !== 'SELECT') { this.select(); return; }
-  const range = document.createRange();
-  range.selectNodeContents(this);
-  const selection = this.ownerDocument.getSelection();
-  selection.removeAllRanges();
-  selection.addRange(range);
-}
-"""
-_READ_BACK = r"""
-function () { return this.isContentEditable ? this.innerText : String(this.value ?? ''); }
-"""
 _SELECT_OPTIONS = r"""
 function (wanted) {
   if (this.tagName !== 'SELECT') return {error: 'not_select'};
@@ -85,47 +79,31 @@ async def clear_type(ctx: ToolContext, params: TypeParams) -> frozenset[str]:
 
 
 async def type_text(ctx: ToolContext, params: TypeParams) -> ToolResult:
+    what = params.ref or params.selector or ""
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="type")
     if target.secret:
         ctx.secrets.add("text")
     if not target.editable:
         raise ToolError(
-            f"{params.ref or params.selector} ({target.description}) is not a text field; "
+            f"{what} ({target.description}) is not a text field; "
             "use browser_click, browser_select_option or browser_fill_form"
         )
-    await _type_into(ctx, target, params.text, append=params.append, slowly=params.slowly)
-    note = ""
-    if params.submit:
-        dialog = await press(ctx, key_for("Enter"))
-        note = " and pressed Enter" + (" (the page opened a dialog)" if dialog else "")
-    what = f"a {target.secret}" if target.secret else f"{len(params.text)} characters"
-    return ToolResult(
-        f"Typed {what} into {params.ref or params.selector} ({target.description}){note}."
-    )
-
-
-async def _type_into(
-    ctx: ToolContext, target: Located, text: str, *, append: bool, slowly: bool
-) -> None:
-    await ctx.cdp("DOM.focus", {"objectId": target.object_id})
-    if not append:
-        await _call(ctx, target.object_id, _SELECT_ALL)
-        if not text:
-            await press(ctx, key_for("Delete"))
-            return
-    if not slowly:
-        await ctx.cdp("Input.insertText", {"text": text})
-        return
-    for index, char in enumerate(text):
-        if char == "\n":
-            await press(ctx, key_for("Enter"))
-        elif char.isprintable() and len(char.encode("utf-16-le")) == 2:
-            await press(ctx, key_for(char) if char.isascii() else Key(char, "", 0, char))
-        else:
-            await ctx.cdp("Input.insertText", {"text": char})
-        if index % 10 == 0:
-            await ctx.progress(index, len(text), "typing")
-        await asyncio.sleep(random.uniform(0.04, 0.14))  # noqa: S311 - pacing, not security
+    async with following(ctx) as watch:
+        note = await enter_text(
+            ctx, target, params.text, append=params.append, slowly=params.slowly, what=what
+        )
+        dialog = None
+        if params.submit:
+            dialog = await press(ctx, key_for("Enter"))
+        typed = f"a {target.secret}" if target.secret else f"{len(params.text)} characters"
+        added = "Added" if params.append else "Typed"
+        return await after_action(
+            f"{added} {typed} into {what} ({target.description})"
+            + (" and pressed Enter" if params.submit else "")
+            + f".{note}",
+            watch,
+            dialog,
+        )
 
 
 class SelectParams(TargetParams):
@@ -136,8 +114,11 @@ class SelectParams(TargetParams):
 
 async def select_option(ctx: ToolContext, params: SelectParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="select")
-    chosen = await _choose(ctx, target, params.values, params.ref or params.selector or "")
-    return ToolResult(f"Selected {', '.join(repr(c) for c in chosen)} in {target.description}.")
+    async with following(ctx) as watch:
+        chosen = await _choose(ctx, target, params.values, params.ref or params.selector or "")
+        return await after_action(
+            f"Selected {', '.join(repr(c) for c in chosen)} in {target.description}.", watch, None
+        )
 
 
 async def _choose(ctx: ToolContext, target: Located, values: list[str], what: str) -> list[str]:
@@ -192,35 +173,39 @@ async def clear_form(ctx: ToolContext, params: FillFormParams) -> frozenset[str]
 
 async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
     done: list[str] = []
-    for index, field in enumerate(params.fields):
-        name = field.ref or field.selector or ""
-        target = await locate(ctx, ref=field.ref, selector=field.selector, action="fill")
-        if target.secret:
-            ctx.secrets.add(f"fields.{index}.value")
-        if isinstance(field.value, bool):
-            checked = await _call(ctx, target.object_id, _CHECKED)
-            dialog = None
-            if checked != field.value:
-                dialog = await click_at(ctx, target.x, target.y)
-            done.append(f"{name} {'checked' if field.value else 'unchecked'}")
-            if dialog is not None:
-                left = len(params.fields) - index - 1
-                return ToolResult(
-                    f"Filled part of the form: {'; '.join(done)}; {left} field(s) not filled."
-                    + dialog_note(dialog)
+    async with following(ctx) as watch:
+        for index, field in enumerate(params.fields):
+            name = field.ref or field.selector or ""
+            target = await locate(ctx, ref=field.ref, selector=field.selector, action="fill")
+            if target.secret:
+                ctx.secrets.add(f"fields.{index}.value")
+            if isinstance(field.value, bool):
+                checked = await _call(ctx, target.object_id, _CHECKED)
+                dialog = None
+                if checked != field.value:
+                    dialog = await click_at(ctx, target.x, target.y)
+                done.append(f"{name} {'checked' if field.value else 'unchecked'}")
+                if dialog is not None:
+                    left = len(params.fields) - index - 1
+                    return ToolResult(
+                        f"Filled part of the form: {'; '.join(done)}; {left} field(s) not "
+                        "filled." + dialog_note(dialog)
+                    )
+            elif isinstance(field.value, list) or target.tag == "select":
+                values = field.value if isinstance(field.value, list) else [field.value]
+                chosen = await _choose(ctx, target, values, name)
+                done.append(f"{name} = {', '.join(chosen)}")
+            elif target.editable:
+                note = await enter_text(
+                    ctx, target, field.value, append=False, slowly=False, what=name
                 )
-        elif isinstance(field.value, list) or target.tag == "select":
-            values = field.value if isinstance(field.value, list) else [field.value]
-            chosen = await _choose(ctx, target, values, name)
-            done.append(f"{name} = {', '.join(chosen)}")
-        elif target.editable:
-            await _type_into(ctx, target, field.value, append=False, slowly=False)
-            done.append(f"{name} filled" + (f" (a {target.secret})" if target.secret else ""))
-        else:
-            raise ToolError(
-                f"{name} ({target.description}) takes no text; give true/false or an option"
-            )
-    return ToolResult("Filled the form: " + "; ".join(done) + ".")
+                secret = f" (a {target.secret})" if target.secret else ""
+                done.append(f"{name} filled{secret}{note}")
+            else:
+                raise ToolError(
+                    f"{name} ({target.description}) takes no text; give true/false or an option"
+                )
+        return await after_action("Filled the form: " + "; ".join(done) + ".", watch, None)
 
 
 class UploadParams(TargetParams):

@@ -17,6 +17,7 @@ from typing import Any
 
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.context import ToolContext
+from tabrelay.tools.editors import BOX_OF, EDITOR, INPUT_OF
 
 MAX_REFS_PER_TAB = 20_000
 STALE = (
@@ -77,6 +78,8 @@ class Located:
     editable: bool
     secret: str | None  # "password", "one-time code", "card detail": what the field takes
     description: str
+    # For typing: the kind of editor or field whose input this is ("CodeMirror 5", "field").
+    editor: str | None = None
 
 
 # What kind of secret a form control takes, or null: password fields (also once a "show
@@ -119,6 +122,10 @@ function (action) {
   let el = this;
   if (!el.isConnected) return {error: 'stale'};
   if (el.nodeType !== 1) el = el.parentElement;
+  // Typing goes to what takes the keys (a code editor's own input); it needs focus, not a
+  // clear path for the pointer, and the editor a person sees, not its hidden input, in view.
+  const editor = action === 'type' || action === 'fill' ? (EDITOR)(el) : null;
+  if (editor && editor.input !== el) return {retarget: 'input'};
   const visible = (node) => {
     const r = node.getBoundingClientRect();
     if (r.width === 0 || r.height === 0) return false;
@@ -128,8 +135,9 @@ function (action) {
   if (!visible(el) && el.labels && Array.from(el.labels).some(visible) && action !== 'type') {
     return {retarget: 'label'};  // a styled control hides its input; a person clicks the label
   }
-  el.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-  if (!visible(el)) return {error: 'hidden', what: describe(el)};
+  const shown = editor ? editor.box : el;
+  shown.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  if (!visible(shown)) return {error: 'hidden', what: describe(el)};
   const control = el.tagName === 'LABEL' && el.control ? el.control : el;
   const disabled = control.disabled === true || !!control.closest('[aria-disabled="true"]')
     || !!control.closest('fieldset:disabled');
@@ -138,19 +146,29 @@ function (action) {
   const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
   const root = el.getRootNode();
   const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
+  // A code editor draws its text over its own input: that is the editor, not in the way.
+  const box = el.closest('.CodeMirror, .cm-editor, .monaco-editor, .ace_editor');
   const covered = hit && hit !== el && !el.contains(hit)
     && !(hit.shadowRoot && hit.shadowRoot.contains(el))
-    && !(hit.contains && hit.contains(el) && hit.tagName === 'LABEL');
-  if (covered && action !== 'hover') {
-    return {error: 'obscured', what: describe(el), by: describe(hit)};
+    && !(hit.contains && hit.contains(el) && hit.tagName === 'LABEL')
+    && !(box && box.contains(hit));
+  if (covered && !editor && action !== 'hover') {
+    // Name what a person sees in the way: the outermost box over it that does not hold it.
+    let over = hit;
+    while (over.parentElement && !over.parentElement.contains(el)) over = over.parentElement;
+    const text = (over.innerText || '').replace(/\s+/g, ' ').trim();
+    const said = text ? ' "' + (text.length > 60 ? text.slice(0, 59) + '…' : text) + '"' : '';
+    return {error: 'obscured', what: describe(el), by: describe(over) + said};
   }
-  const editable = control.isContentEditable || control.tagName === 'TEXTAREA'
+  const editable = !!editor || control.isContentEditable || control.tagName === 'TEXTAREA'
     || (control.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset',
       'file', 'image', 'range', 'color'].includes(control.type));
   return {ok: true, tag: control.tagName.toLowerCase(), type: control.type || '', editable,
-          secret: (FIELD_KIND)(control), what: describe(control)};
+          editor: editor ? editor.kind : null, boxed: !!editor && editor.box !== el,
+          secret: (FIELD_KIND)(control),
+          what: describe(control)};
 }
-""".replace("FIELD_KIND", _FIELD_KIND.strip())
+""".replace("FIELD_KIND", _FIELD_KIND.strip()).replace("EDITOR", EDITOR.strip())
 
 _VISIBLE_LABEL = """
 function () {
@@ -185,12 +203,18 @@ async def locate(
     """
     object_id = await _object_for(ctx, ref=ref, selector=selector)
     result = await _check(ctx, object_id, action, ref)
-    if result.get("retarget") == "label":
-        label = await ctx.cdp(
+    if result.get("retarget") in ("label", "input"):
+        found = await ctx.cdp(
             "Runtime.callFunctionOn",
-            {"objectId": object_id, "functionDeclaration": _VISIBLE_LABEL, "returnByValue": False},
+            {
+                "objectId": object_id,
+                "functionDeclaration": _VISIBLE_LABEL
+                if result["retarget"] == "label"
+                else INPUT_OF,
+                "returnByValue": False,
+            },
         )
-        object_id = str(label["result"]["objectId"])
+        object_id = str(found["result"]["objectId"])
         result = await _check(ctx, object_id, action, ref)
     what = ref or selector
     match result.get("error"):
@@ -210,7 +234,8 @@ async def locate(
                 f"{what} ({result.get('what')}) is covered by {result.get('by')}; "
                 "close or dismiss that first (a banner, dialog or overlay)"
             )
-    x, y = await _centre(ctx, object_id)
+    editor = str(result["editor"]) if result.get("editor") else None
+    x, y = await _centre(ctx, await _box_of(ctx, object_id) if result.get("boxed") else object_id)
     return Located(
         object_id=object_id,
         x=x,
@@ -220,7 +245,17 @@ async def locate(
         editable=bool(result.get("editable")),
         secret=str(result["secret"]) if result.get("secret") else None,
         description=str(result.get("what", what)),
+        editor=editor,
     )
+
+
+async def _box_of(ctx: ToolContext, object_id: str) -> str:
+    """What a person sees of the editor whose input this is (its input may have no area)."""
+    found = await ctx.cdp(
+        "Runtime.callFunctionOn",
+        {"objectId": object_id, "functionDeclaration": BOX_OF, "returnByValue": False},
+    )
+    return str(found.get("result", {}).get("objectId") or object_id)
 
 
 async def _check(ctx: ToolContext, object_id: str, action: str, ref: str | None) -> dict[str, Any]:
