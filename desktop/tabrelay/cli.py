@@ -27,6 +27,7 @@ from tabrelay.errors import TabrelayError, UsageError
 from tabrelay.protocol.constants import RELAY_PATH
 from tabrelay.relay.pairing import GRANT_MINUTES
 from tabrelay.store.commandlog import EXPORT_FORMATS
+from tabrelay.system.clients import CLIENTS
 from tabrelay.system.doctor import running_instance
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.system.logs import Redactor, setup_logging
@@ -93,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = client.add_parser("add", help="create a client token (shown once) and config snippets")
     add.add_argument("name", metavar="NAME")
+    add.add_argument(
+        "--to",
+        choices=sorted(CLIENTS),
+        metavar="CLIENT",
+        help="also add Tabrelay to this client's config file (backed up first; its other "
+        f"servers and settings stay): {', '.join(sorted(CLIENTS))}",
+    )
     add.set_defaults(handler=commands.client_add)
     client.add_parser("list", help="list MCP clients").set_defaults(handler=commands.client_list)
     drop = client.add_parser("revoke", help="revoke a client's token at once")

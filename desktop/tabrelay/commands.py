@@ -27,11 +27,11 @@ from tabrelay.config.settings import (
     SettingsStore,
 )
 from tabrelay.endpoint import MCP_PATH
-from tabrelay.errors import TabrelayError, UsageError
+from tabrelay.errors import ConfigError, TabrelayError, UsageError
 from tabrelay.protocol.constants import TABRELAY_EXTENSION_ID
 from tabrelay.relay.pairing import PAIRING_CODE, Pairing
 from tabrelay.store.commandlog import CommandEntry, CommandLog
-from tabrelay.system.clients import CLIENTS, Endpoint
+from tabrelay.system.clients import CLIENTS, Endpoint, merge_into_config
 from tabrelay.system.doctor import Doctor, running_instance
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.tools.catalog import BY_NAME
@@ -205,9 +205,26 @@ def client_add(args: argparse.Namespace, paths: Paths) -> int:
         approval_timeout=SettingsStore(paths.settings_file).load().approval_timeout,
     )
     print(f"Created MCP client {new.name!r}. Its token (shown only now):\n\n  {new.token}\n")
-    print("Connect it with one of these (Claude Desktop and Codex use the stdio bridge):")
-    for kind in CLIENTS.values():
-        print(f"\n## {kind.label}\n{kind.snippet(endpoint)}")
+    if args.to is None:
+        print("Connect it with one of these (Claude Desktop and Codex use the stdio bridge):")
+        for kind in CLIENTS.values():
+            print(f"\n## {kind.label}\n{kind.snippet(endpoint)}")
+        return 0
+    kind = CLIENTS[args.to]
+    try:
+        merged = merge_into_config(kind, endpoint)
+    except ConfigError as exc:  # the client exists; the file is as it was
+        print(f"tabrelay: {exc}", file=sys.stderr)
+        print(f"The snippet for {kind.label}:\n{kind.snippet(endpoint)}")
+        return 1
+    if not merged.changed:
+        print(f"{merged.path} already holds this entry.")
+    else:
+        kept = f" (the file before: {merged.backup})" if merged.backup else ""
+        print(f"Added Tabrelay to {kind.label}'s {merged.path}{kept}.")
+    for note in merged.notes:
+        print(note)
+    print(f"Restart {kind.label} (or reload its MCP servers) to use it.")
     return 0
 
 

@@ -24,10 +24,12 @@ from tabrelay.store.commandlog import CommandEntry, CommandLog
 EXTENSION = "abcdefghijklmnopabcdefghijklmnop"
 
 
-def run(home: Paths, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def run(
+    home: Paths, *args: str, timeout: float = 30, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tabrelay", *args],
-        env=_env(home),
+        env=_env(home) | (env or {}),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -261,6 +263,37 @@ def test_client_snippets_carry_the_portable_home_and_a_codex_wait_above_the_appr
     assert codex["env"] == portable and desktop["env"] == portable
     assert codex["args"] == desktop["args"] == ["mcp-stdio", "--client", "codex"]
     assert codex["tool_timeout_sec"] > 600
+
+
+def test_client_add_to_a_client_writes_its_config_file_and_a_bad_file_loses_nothing(
+    home: Paths, tmp_path: Path
+) -> None:
+    user = {"HOME": str(tmp_path / "user"), "XDG_CONFIG_HOME": str(tmp_path / "user" / ".config")}
+    added = run(home, "client", "add", "cursor", "--to", "cursor", env=user)
+    assert added.returncode == 0, added.stderr
+    config = tmp_path / "user" / ".cursor" / "mcp.json"
+    token = re.search(r"\n  ([A-Za-z0-9_-]{43})\n", added.stdout)
+    assert token is not None and f"Added Tabrelay to Cursor's {config}" in added.stdout
+    entry = json.loads(config.read_text())["mcpServers"]["tabrelay"]
+    assert entry["headers"] == {"Authorization": f"Bearer {token[1]}"}
+    assert config.stat().st_mode & 0o777 == 0o600, "it holds a token"
+    assert "## Claude Desktop" not in added.stdout, "one client asked for, one written"
+
+    # A config file that does not parse is left exactly as it was; the snippet is printed.
+    broken = tmp_path / "user" / ".codex" / "config.toml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("[mcp_servers.other\ncommand = 'x'\n")
+    refused = run(home, "client", "add", "codex", "--to", "codex", env=user)
+    assert refused.returncode == 1
+    assert str(broken) in refused.stderr and "by hand" in refused.stderr
+    assert broken.read_text() == "[mcp_servers.other\ncommand = 'x'\n"
+    assert list(broken.parent.iterdir()) == [broken], "no backup of a file not changed"
+    assert "[mcp_servers.tabrelay]" in refused.stdout
+    assert "codex" in run(home, "client", "list").stdout, "the client itself was made"
+
+    unknown = run(home, "client", "add", "other", "--to", "notepad", env=user)
+    assert unknown.returncode == 2 and "invalid choice: 'notepad'" in unknown.stderr
+    assert "other" not in run(home, "client", "list").stdout
 
 
 def test_policy_rules_from_the_command_line(home: Paths) -> None:
