@@ -1,5 +1,6 @@
 """The snapshot outline built from a recorded accessibility tree (Chromium 156, a form page
-with a shadow root and a same-origin iframe; see tests/unit/data/ax_form.json)."""
+with a shadow root and a same-origin iframe; see tests/unit/data/ax_form.json), and from small
+trees built in the tests for budgets, text runs, click wrappers and editors."""
 
 from __future__ import annotations
 
@@ -8,7 +9,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
+from tabrelay.tools.outline import (
+    MAX_NAME,
+    MAX_OPTIONS,
+    MAX_TEXT,
+    MAX_VALUE,
+    PARTIAL_EDITOR,
+    READ_WHOLE,
+    EditorText,
+    FrameTree,
+    Outline,
+    build_outline,
+    search,
+)
 
 DATA = json.loads((Path(__file__).parent / "data" / "ax_form.json").read_text())
 
@@ -128,3 +141,253 @@ def test_search_by_text_and_role() -> None:
     ]
     assert search(built, text="shadow", role="button") == ['button "Shadow button" [e14]']
     assert search(built, text="nothing like it", role=None) == []
+
+
+# --- budgets, text runs, wrappers and editors, on small trees built here ----------------------
+
+
+def ax(
+    role: str,
+    *children: dict[str, Any],
+    name: str = "",
+    by: str = "attribute",
+    backend: int | None = None,
+    value: str | None = None,
+    ignored: bool = False,
+    **props: Any,
+) -> dict[str, Any]:
+    """An accessibility node as Chrome describes it; ``by`` is where its name came from."""
+    return {
+        "role": role, "children": children, "name": name, "by": by, "backend": backend,
+        "value": value, "ignored": ignored, "props": props,
+    }  # fmt: skip
+
+
+def text(words: str) -> dict[str, Any]:
+    return ax("StaticText", name=words)
+
+
+def built(
+    root: dict[str, Any],
+    *,
+    clickable: set[int] = frozenset(),  # type: ignore[assignment]
+    inline: set[int] = frozenset(),  # type: ignore[assignment]
+    editors: dict[int, EditorText] | None = None,
+) -> tuple[Outline, dict[int, str]]:
+    """The outline of a page whose body is ``root``; refs by backend node id."""
+    nodes: list[dict[str, Any]] = []
+    ids = itertools.count(1)
+
+    def add(spec: dict[str, Any], parent: dict[str, Any] | None) -> None:
+        node_id = str(next(ids))
+        backend = spec["backend"] if spec["backend"] is not None else 1000 + int(node_id)
+        node: dict[str, Any] = {
+            "nodeId": node_id,
+            "ignored": spec["ignored"],
+            "role": {"type": "role", "value": spec["role"]},
+            "backendDOMNodeId": backend,
+            "childIds": [],
+            "properties": [
+                {"name": key, "value": {"type": "booleanOrUndefined", "value": flag}}
+                for key, flag in spec["props"].items()
+            ],
+        }
+        if spec["name"]:
+            source = {
+                "type": spec["by"],
+                "value": {"type": "computedString", "value": spec["name"]},
+            }
+            node["name"] = {"type": "computedString", "value": spec["name"], "sources": [source]}
+        if spec["value"] is not None:
+            node["value"] = {"type": "string", "value": spec["value"]}
+        if parent is not None:
+            node["parentId"] = parent["nodeId"]
+            parent["childIds"].append(node_id)
+        nodes.append(node)
+        for child in spec["children"]:
+            add(child, node)
+
+    add(ax("RootWebArea", root, name="Page"), None)
+    refs: dict[int, str] = {}
+
+    def assign(backend: int, frame: str) -> str:
+        return refs.setdefault(backend, f"e{len(refs) + 1}")
+
+    outline = build_outline(
+        [FrameTree("main", nodes, "https://docs.example/")],
+        assign_ref=assign,
+        clickable=frozenset(clickable),
+        inline=frozenset(inline),
+        editors=editors,
+        base_url="https://docs.example/",
+    )
+    return outline, refs
+
+
+def test_long_names_texts_and_values_fit_a_generous_budget_whole() -> None:
+    signature = "subprocess.Popen(" + ", ".join(f"arg{n}=None" for n in range(40)) + ")"
+    query = "\n".join(f"line {n} of the query" for n in range(60))
+    page, _ = built(
+        ax(
+            "main",
+            ax("term", text(signature), name=signature, by="contents"),
+            ax("paragraph", text("word " * 90)),
+            ax("textbox", name="SQL", value=query, editable="plaintext", multiline=True),
+        )
+    )
+    assert len(signature) > 400 and len(query) > 900
+    assert f' term "{signature}"' in page.lines
+    assert " text: " + ("word " * 90).strip() in page.lines
+    assert f' textbox "SQL" [e1] value={json.dumps(query)} multiline' in page.lines
+    assert "…" not in page.text
+
+
+def test_a_shortened_name_text_or_value_gets_a_ref_and_says_how_to_read_it_whole() -> None:
+    page, refs = built(
+        ax(
+            "main",
+            ax("term", text("x" * 900), name="x" * 900, by="contents", backend=7),
+            ax("paragraph", text("y" * 900), backend=8),
+            ax("textbox", name="Body", value="z" * 3000, backend=9, editable="plaintext"),
+            ax(
+                "combobox",
+                *(ax("option", name=f"Choice {n}") for n in range(MAX_OPTIONS + 5)),
+                name="Pick",
+                backend=10,
+            ),
+        )
+    )
+    assert page.lines == [
+        "main",
+        f' term "{"x" * (MAX_NAME - 1)}…" ' + READ_WHOLE.format(ref=refs[7]),
+        f" text: {'y' * (MAX_TEXT - 1)}… " + READ_WHOLE.format(ref=refs[8]),
+        f' textbox "Body" [{refs[9]}] value="{"z" * (MAX_VALUE - 1)}…" '
+        + READ_WHOLE.format(ref=refs[9]),
+        f' combobox "Pick" [{refs[10]}] options: '
+        + " | ".join(f"Choice {n}" for n in range(MAX_OPTIONS))
+        + " "
+        + READ_WHOLE.format(ref=refs[10]),
+    ]
+    # The refs name the elements that hold the whole text.
+    assert {e.ref: e.backend_node_id for e in page.elements} == {
+        refs[7]: 7, refs[8]: 8, refs[9]: 9, refs[10]: 10,
+    }  # fmt: skip
+
+
+def test_text_runs_on_through_inline_elements_and_stops_at_blocks() -> None:
+    paragraph = ax(
+        "paragraph",
+        text("Copy "),
+        ax("emphasis", text("src"), backend=21),
+        text(" to "),
+        ax("code", text("dst"), backend=22),
+        text("."),
+        ax("generic", text("A block of its own."), backend=23),
+    )
+    page, _ = built(paragraph, inline={21, 22})
+    assert page.lines == ["text: Copy src to dst.", "text: A block of its own."]
+    apart, _ = built(paragraph)  # nothing known to be inline: each element is its own line
+    assert apart.lines[:2] == ["text: Copy", "text: src"]
+
+
+def test_an_element_named_by_its_contents_does_not_say_its_text_again() -> None:
+    term = ax(
+        "term",
+        text("copytree("),
+        ax("emphasis", text("src")),
+        text(")"),
+        ax("code", text("inline")),
+        ax("img", name="warning icon"),
+        ax("link", text("¶"), name="¶", by="contents", url="https://docs.example/#copytree"),
+        name="copytree(src)inline¶",
+        by="contents",
+    )
+    page, _ = built(term)
+    assert page.lines == [
+        'term "copytree(src)inline¶"',
+        ' img "warning icon"',
+        ' link "¶" [e1] → /#copytree',
+    ]
+    labelled, _ = built(ax("region", text("Body text"), name="Notes"))
+    assert labelled.lines == ['region "Notes"', " text: Body text"]
+
+
+def test_an_unnamed_wrapper_listening_for_clicks_on_what_it_holds_is_no_target() -> None:
+    page, refs = built(
+        ax(
+            "generic",
+            ax("main", ax("button", text("Save"), name="Save", by="contents"), backend=32),
+            ax("generic", text("Open the recipe"), backend=33),
+            ax("generic", ax("link", name="Inside", url="/in"), name="Card", backend=34),
+            ax("generic", ax("button", name="Scrolled"), focusable=True, backend=35),
+            backend=31,
+        ),
+        clickable={31, 32, 33, 34},
+    )
+    assert page.lines == [
+        "main",
+        ' button "Save" [e1]',
+        "clickable [e2]",
+        " text: Open the recipe",
+        'clickable "Card" [e3]',
+        ' link "Inside" [e4] → /in',
+        'button "Scrolled" [e5]',
+    ]
+    assert 31 not in refs and 32 not in refs and 35 not in refs
+
+
+def test_a_code_editor_is_its_input_named_and_holding_the_editor_s_text() -> None:
+    editor = ax(
+        "generic",
+        ax("generic", ax("textbox", backend=41, editable="plaintext", multiline=True)),
+        ax("generic", ax("generic", text("1")), ax("generic", text("select 1")), backend=42),
+        backend=40,
+    )
+    page, refs = built(
+        ax("form", editor),
+        clickable={40, 42},
+        editors={41: EditorText("select 1\n  from t", True, box=40, label="SQL query")},
+    )
+    assert page.lines == [
+        "form",
+        ' textbox "SQL query" [e1] value="select 1\\n  from t" multiline',
+    ]
+    assert list(refs) == [41]
+    partial, _ = built(editor, editors={41: EditorText("select 1", False, box=40)})
+    assert partial.lines == [f'textbox [e1] value="select 1" multiline {PARTIAL_EDITOR}']
+
+
+def test_a_contenteditable_shows_its_text_once_on_its_own_line() -> None:
+    page, _ = built(
+        ax(
+            "textbox",
+            ax("heading", text("Notes"), name="Notes", by="contents", level=2, editable="richtext"),
+            ax("paragraph", text("First."), editable="richtext"),
+            name="Comment",
+            value="Notes\n\nFirst.",
+            editable="richtext",
+            multiline=True,
+        ),
+        clickable={1003, 1005},
+    )
+    assert page.lines == ['textbox "Comment" [e1] value="Notes\\n\\nFirst." richtext multiline']
+
+
+def test_lines_that_say_nothing_go_but_a_table_keeps_its_empty_cells() -> None:
+    page, _ = built(
+        ax(
+            "main",
+            ax("status"),
+            ax("button", ax("img"), name="Bold", by="attribute"),
+            ax("table", ax("row", ax("cell", text("a"), name="a", by="contents"), ax("cell"))),
+            ax("list", ax("listitem", ax("img"))),
+        )
+    )
+    assert page.lines == [
+        "main",
+        ' button "Bold" [e1]',
+        " table",
+        "  row",
+        '   cell "a"',
+        "   cell",
+    ]

@@ -1,36 +1,47 @@
 """browser_get_content: a page (or one part of it) as text, markdown or HTML.
 
-For text and markdown the page first serializes its visible content in the page, leaving out
-boilerplate — navigation, headers and footers outside the article, asides, ads, cookie and
-consent banners, scripts, styles — and including open shadow roots and same-origin frames.
-Markdown comes from that HTML through ``markdownify``; HTML mode returns the markup as it is.
-Long results end with a marker and the offset to continue from.
+The part is a CSS selector or a ref from the snapshot (a line the snapshot shortened says
+which). For text and markdown the page first serializes its visible content in the page,
+leaving out boilerplate — navigation, headers and footers outside the article, asides, ads,
+cookie and consent banners, scripts, styles — and including open shadow roots and same-origin
+frames; code editors give their whole text. A field read on its own gives what it holds now
+(never a password's). Markdown comes from that HTML through ``markdownify``; HTML mode returns
+the markup as it is. Long results end with a marker and the offset to continue from.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from tabrelay.errors import ToolError
+from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.editor_text import EDITOR_BOXES, EDITOR_OF
+from tabrelay.tools.refs import _FIELD_KIND, STALE, node_id_of
 
-_EXTRACT = r"""
-((selector, mode) => {
-  const find = (root) => {
-    const found = root.querySelector(selector);
-    if (found) return found;
-    for (const host of root.querySelectorAll('*'))
-      if (host.shadowRoot) { const inner = find(host.shadowRoot); if (inner) return inner; }
-    return null;
-  };
-  const root = selector ? find(document) : document.body;
+# (root, mode) => {html} | {value, code} | {secret} | {missing}: one element (or the body).
+_READ = r"""
+(start, mode) => {
+  const root = start && start.nodeType === Node.DOCUMENT_NODE ? start.body : start;
   if (!root) return {missing: true};
-  if (mode === 'html') return {html: root.outerHTML, title: document.title};
+  if (root.nodeType === Node.TEXT_NODE) return {value: root.textContent, code: false};
+  const editorOf = EDITOR_OF;
+  if (mode === 'html') return {html: root.outerHTML};
+  const editor = editorOf(root);
+  if (editor) return {value: editor.text, code: true};
+  if (['TEXTAREA', 'INPUT', 'SELECT'].includes(root.tagName)) {
+    const secret = (FIELD_KIND)(root);
+    if (secret) return {secret};
+    if (root.tagName === 'SELECT') {
+      return {value: Array.from(root.options).map((o) => (o.selected ? '[selected] ' : '')
+        + o.label).join('\n'), code: false};
+    }
+    return {value: root.value, code: false};
+  }
   const DROP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'CANVAS', 'OBJECT',
     'EMBED', 'NAV', 'ASIDE', 'DIALOG', 'BUTTON', 'SELECT', 'INPUT', 'TEXTAREA', 'HEAD',
     'LINK', 'META']);
@@ -60,6 +71,10 @@ _EXTRACT = r"""
     if (node.nodeType === Node.TEXT_NODE) { out.push(escape(node.textContent)); return; }
     if (node.nodeType !== Node.ELEMENT_NODE) return;
     if (skip(node)) return;
+    if (node.matches(BOXES)) {  // a code editor draws only some lines: its whole text instead
+      const editor = editorOf(node);
+      if (editor) { out.push(`<pre><code>${escape(editor.text)}</code></pre>`); return; }
+    }
     const tag = node.tagName.toLowerCase();
     const attrs = (KEEP[node.tagName] || []).map((name) => {
       let value = name === 'href' ? node.href : name === 'src' ? node.src : node.getAttribute(name);
@@ -76,8 +91,23 @@ _EXTRACT = r"""
     if (!['img', 'br', 'hr'].includes(tag)) out.push(`</${tag}>`);
   };
   walk(root);
-  return {html: out.join(''), title: document.title};
-})
+  return {html: out.join('')};
+}
+""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("FIELD_KIND", _FIELD_KIND.strip())
+_READ = _READ.replace("BOXES", EDITOR_BOXES)
+_READ_THIS = f"function (mode) {{ return ({_READ.strip()})(this, mode); }}"
+# Finds the selector's element in the document and, failing that, in open shadow roots.
+_FIND = r"""
+(selector) => {
+  const find = (root) => {
+    const found = root.querySelector(selector);
+    if (found) return found;
+    for (const host of root.querySelectorAll('*'))
+      if (host.shadowRoot) { const inner = find(host.shadowRoot); if (inner) return inner; }
+    return null;
+  };
+  return selector ? find(document) : document.body;
+}
 """
 _BLOCKS = (
     "p", "div", "section", "article", "main", "header", "footer", "li", "ul", "ol", "table",
@@ -93,43 +123,55 @@ class ContentParams(TabParams):
     selector: str | None = Field(
         default=None, description="CSS selector of the part to read; default: the whole page."
     )
+    ref: str | None = Field(
+        default=None,
+        description="Ref from browser_snapshot of the part to read, e.g. a line it shortened.",
+    )
     offset: int = Field(default=0, ge=0, description="Skip this many bytes (to continue).")
+
+    @model_validator(mode="after")
+    def _one_part(self) -> ContentParams:
+        if self.ref is not None and self.selector is not None:
+            raise ValueError("give 'ref' or 'selector' (or neither, for the whole page), not both")
+        return self
 
 
 async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
-    result = await ctx.cdp(
-        "Runtime.evaluate",
-        {
-            "expression": f"{_EXTRACT}({json.dumps(params.selector)}, {json.dumps(params.format)})",
-            "returnByValue": True,
-        },
-    )
-    value = result.get("result", {}).get("value")
-    if result.get("exceptionDetails") or not isinstance(value, dict):
-        raise ToolError("the page could not be read; wait for it to load and try again")
+    value = await _read(ctx, params)
+    what = params.ref or repr(params.selector)
     if value.get("missing"):
         raise ToolError(
             f"nothing matches the selector {params.selector!r}"
             if params.selector
             else "the page has no body yet; wait for it to load"
         )
-    html = str(value.get("html", ""))
-    body = (
-        html
-        if params.format == "html"
-        else to_markdown(html)
-        if params.format == "markdown"
-        else to_text(html)
-    )
+    if value.get("secret"):
+        raise ToolError(
+            f"{what} is a {value['secret']} field; Tabrelay does not read what it holds"
+        )
+    if "value" in value:
+        body = str(value["value"])
+        if value.get("code") and params.format == "markdown":
+            fence = "```" + "`" * max((len(m) - 2 for m in re.findall(r"`{3,}", body)), default=0)
+            body = f"{fence}\n{body}\n{fence}"
+        body += "\n"
+    else:
+        html = str(value.get("html", ""))
+        body = (
+            html
+            if params.format == "html"
+            else to_markdown(html)
+            if params.format == "markdown"
+            else to_text(html)
+        )
     tab = ctx.need_tab()
     header = f"# {tab.title or '(no title)'}\n{tab.url}\n\n"
     rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
+    narrower = "" if params.ref else ", or pass a selector or a ref to read one part"
     fitted = fit_text(
         rest,
         ctx.budget_bytes - len(header.encode("utf-8")),
-        continuation=lambda kept: (
-            f"call again with offset={params.offset + kept}, or pass a selector to read one part"
-        ),
+        continuation=lambda kept: f"call again with offset={params.offset + kept}{narrower}",
     )
     return ToolResult(
         header + fitted.text,
@@ -142,6 +184,48 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
     )
 
 
+async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
+    """What ``_READ`` finds for the ref, the selector or the whole page.
+
+    Raises:
+        ToolError: an unknown or stale ref, an invalid selector, or a page that cannot be read.
+    """
+    if params.ref is not None:
+        node = await node_id_of(ctx, ref=params.ref, selector=None)
+        try:
+            resolved = await ctx.cdp("DOM.resolveNode", {"backendNodeId": node})
+        except CommandFailed:
+            raise ToolError(STALE.format(ref=params.ref)) from None
+        result = await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {
+                "objectId": resolved["object"]["objectId"],
+                "functionDeclaration": _READ_THIS,
+                "arguments": [{"value": params.format}],
+                "returnByValue": True,
+            },
+        )
+    else:
+        result = await ctx.cdp(
+            "Runtime.evaluate",
+            {
+                "expression": f"({_READ.strip()})(({_FIND.strip()})({json.dumps(params.selector)}),"
+                f" {json.dumps(params.format)})",
+                "returnByValue": True,
+            },
+        )
+    value = result.get("result", {}).get("value")
+    failure = result.get("exceptionDetails")
+    if failure:
+        thrown = str(failure.get("exception", {}).get("description", ""))
+        if params.selector is not None and "is not a valid selector" in thrown:
+            raise ToolError(f"{params.selector!r} is not a valid CSS selector")
+        raise ToolError("the page could not be read; wait for it to load and try again")
+    if not isinstance(value, dict):
+        raise ToolError("the page could not be read; wait for it to load and try again")
+    return value
+
+
 # bs4 and markdownify are imported on first use: ≈ 0.1–0.2 s and a few MiB at every start
 # otherwise (docs/benchmarks.md, "Ready").
 
@@ -149,7 +233,14 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
 def to_markdown(html: str) -> str:
     from markdownify import markdownify
 
-    text = markdownify(html, heading_style="ATX", bullets="-", strip=["form", "fieldset"])
+    # Underscores stay as they are: identifiers (copy_function) are what agents read most.
+    text = markdownify(
+        html,
+        heading_style="ATX",
+        bullets="-",
+        strip=["form", "fieldset"],
+        escape_underscores=False,
+    )
     return _tidy(text)
 
 
@@ -170,5 +261,17 @@ def to_text(html: str) -> str:
 
 
 def _tidy(text: str) -> str:
-    lines = [re.sub(r"[ \t\u00a0]+", " ", line).strip() for line in text.splitlines()]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip() + "\n"
+    """Spaces collapsed and blank lines squeezed, except inside fenced code (indentation)."""
+    lines: list[str] = []
+    fenced = False
+    for raw in text.splitlines():
+        if raw.strip().startswith("```"):
+            fenced = not fenced
+            lines.append(raw.strip())
+        elif fenced:
+            lines.append(raw.rstrip())
+        else:
+            line = re.sub(r"[ \t\u00a0]+", " ", raw).strip()
+            if line or (lines and lines[-1]):
+                lines.append(line)
+    return "\n".join(lines).strip() + "\n"

@@ -1,21 +1,28 @@
 """Turn Chrome's accessibility tree into the compact outline agents read (browser_snapshot).
 
 Pure: takes the ``Accessibility.getFullAXTree`` nodes of each frame (and, when known, which
-backend nodes are clickable or on screen) and produces indented lines such as::
+backend nodes are clickable, laid out inline or on screen, and what code editors hold) and
+produces indented lines such as::
 
     heading[1] "Place an order"
     textbox "Email" [e4] placeholder="you@example.com"
     button "Place order" [e12]
 
 Every element an agent can act on gets a ref. Generic containers disappear (their children
-move up), text is kept short, and iframes nest under their ``iframe`` line. Roles and names
-are Chrome's own, so they match what assistive technology sees.
+move up), and so do wrappers whose only purpose is a click listener for what they hold; text
+running through inline elements stays on one line; iframes nest under their ``iframe`` line.
+Roles and names are Chrome's own, so they match what assistive technology sees.
+
+Names, texts and values get a generous budget per line; what is longer is shortened, and the
+line gets a ref and says how to read it whole (``browser_get_content`` with that ref). Editors
+show what they hold: a field's value, a contenteditable's text, and for code editors whose
+text is not in the tree (CodeMirror, Monaco), the text their page reads for us.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +45,8 @@ STRUCTURAL_ROLES = frozenset(
         "term", "definition", "note", "log", "marquee", "timer", "feed", "caption",
     }
 )  # fmt: skip
+# Kept even when empty: a table's shape (which column a cell is in) depends on them.
+TABLE_PARTS = frozenset({"row", "cell", "gridcell", "columnheader", "rowheader", "iframe"})
 SHORT_ROLES = {"navigation": "nav", "Iframe": "iframe", "image": "img", "complementary": "aside"}
 SKIPPED_ROLES = frozenset({"InlineTextBox", "LineBreak", "MenuListPopup"})
 # Containers that become targets when they take keyboard focus (a tabindex, a custom widget).
@@ -46,8 +55,16 @@ FOCUSABLE_CONTAINERS = frozenset({"generic", "img", "image", "listitem", "row", 
 NEVER_CLICKABLE = frozenset({"RootWebArea", "paragraph", "LabelText", "Legend", "StaticText"})
 TEXT_ROLES = frozenset({"StaticText"})
 STATE_PROPERTIES = ("checked", "pressed", "selected", "expanded", "disabled", "required", "invalid")
-MAX_NAME = 100
-MAX_TEXT = 200
+# Unnamed inline roles that read as part of the sentence around them.
+INLINE_STRUCTURAL = frozenset({"code", "mark"})
+# Per line, in characters: a long function signature or link fits whole; so does a query.
+MAX_NAME = 500
+MAX_TEXT = 500
+MAX_VALUE = 2000
+MAX_OPTION = 100
+MAX_OPTIONS = 30
+READ_WHOLE = "(shortened; browser_get_content ref={ref} reads it whole)"
+PARTIAL_EDITOR = "(only the lines the editor shows)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +78,16 @@ class FrameTree:
     owner: int | None = None
     error: str | None = None  # the frame could not be read (cross-origin, out of process)
     refused: str | None = None  # the frame shows a site agents may not use, and why
+
+
+@dataclass(frozen=True, slots=True)
+class EditorText:
+    """What a code editor holds, read through its own API (see ``editor_text``)."""
+
+    text: str
+    complete: bool = True  # False: only the lines the editor had drawn
+    box: int | None = None  # the backend node holding the editor's drawing
+    label: str = ""  # its name when the tree has none (the textarea it was made from)
 
 
 @dataclass(slots=True)
@@ -99,15 +126,29 @@ def build_outline(
     visible: frozenset[int] | None = None,
     max_depth: int | None = None,
     base_url: str = "",
+    inline: frozenset[int] = frozenset(),
+    editors: Mapping[int, EditorText] | None = None,
 ) -> Outline:
     """The outline of the main frame (``frames[0]``) with child frames nested at their owners.
 
     ``visible``, when given, keeps only elements (and text) whose backend node is on screen;
-    ``max_depth`` cuts nesting and counts what was left out.
+    ``max_depth`` cuts nesting and counts what was left out. ``inline`` lists the backend nodes
+    laid out inline (their text joins the line around them); ``editors`` the text of code
+    editors by the backend node of their input.
     """
-    builder = _Builder(frames, assign_ref, clickable, visible, max_depth, base_url)
+    builder = _Builder(
+        frames, assign_ref, clickable, visible, max_depth, base_url, inline, editors or {}
+    )
     builder.frame(frames[0], depth=0)
-    return _without_echoed_labels(builder.outline)
+    return _without_echoed_labels(builder.outline, max_depth)
+
+
+@dataclass(slots=True)
+class _Run:
+    """Text running through one element and its inline descendants, until something else."""
+
+    owner: int | None  # the backend node of the element that holds it
+    texts: list[str] = field(default_factory=list)
 
 
 class _Builder:
@@ -119,6 +160,8 @@ class _Builder:
         visible: frozenset[int] | None,
         max_depth: int | None,
         base_url: str,
+        inline: frozenset[int],
+        editors: Mapping[int, EditorText],
     ) -> None:
         self.by_owner = {f.owner: f for f in frames[1:] if f.owner is not None}
         self.assign_ref = assign_ref
@@ -126,7 +169,15 @@ class _Builder:
         self.visible = visible
         self.max_depth = max_depth
         self.base_url = base_url
+        self.inline = inline
+        self.editors = editors
+        # An editor's box -> its input (backend node ids).
+        self.boxes = {e.box: node for node, e in editors.items() if e.box is not None}
         self.outline = Outline()
+        # Inside an element named by its contents, its text is already said: only what can be
+        # acted on (and named parts) is listed below it.
+        self.quiet = 0
+        self._below: dict[tuple[str, str], bool] = {}
 
     def frame(self, frame: FrameTree, depth: int) -> None:
         nodes = {n["nodeId"]: n for n in frame.nodes}
@@ -135,61 +186,162 @@ class _Builder:
             self.children(root, nodes, frame, depth)
 
     def children(
-        self, node: dict[str, Any], nodes: dict[str, Any], frame: FrameTree, depth: int
+        self,
+        node: dict[str, Any],
+        nodes: dict[str, Any],
+        frame: FrameTree,
+        depth: int,
+        run: _Run | None = None,
     ) -> None:
-        texts: list[str] = []
+        own = run is None
+        if run is None:
+            run = _Run(node.get("backendDOMNodeId"))
         for child_id in node.get("childIds", []):
             child = nodes.get(child_id)
             if child is None:
                 continue
             role = _value(child, "role")
             if role in TEXT_ROLES and not child.get("ignored"):
-                text = " ".join(str(_value(child, "name") or "").split())
-                if text and self._shown(child):
-                    texts.append(text)
+                if self._shown(child):
+                    run.texts.append(str(_value(child, "name") or ""))
                 continue
-            self._flush(texts, depth)
+            if role == "LineBreak":
+                run.texts.append(" ")
+                continue
+            if self._joins_text(child, str(role or ""), nodes, frame):
+                self.children(child, nodes, frame, depth, run)
+                continue
+            self._flush(run, depth, frame)
             self.node(child, nodes, frame, depth)
-        self._flush(texts, depth)
+        if own:
+            self._flush(run, depth, frame)
 
     def node(
         self, node: dict[str, Any], nodes: dict[str, Any], frame: FrameTree, depth: int
     ) -> None:
         role = str(_value(node, "role") or "")
+        backend = node.get("backendDOMNodeId")
+        if backend in self.boxes:
+            # A code editor: its input (with the text) is all there is; the rest is drawing.
+            found = _descendant(node, nodes, self.boxes[int(backend)])
+            if found is not None:
+                self.node(found, nodes, frame, depth)
+                return
         if node.get("ignored") or role in SKIPPED_ROLES or role in ("RootWebArea", "WebArea"):
             self.children(node, nodes, frame, depth)
             return
-        backend = node.get("backendDOMNodeId")
         props = _properties(node)
-        interactive = (
-            role in INTERACTIVE_ROLES
-            or ("editable" in props and role not in TEXT_ROLES and _is_editing_host(node, nodes))
-            or (backend in self.clickable and role not in NEVER_CLICKABLE)
-            or (props.get("focusable") is True and role in FOCUSABLE_CONTAINERS)
-        )
+        interactive = self._is_target(node, role, props, nodes, frame)
         if not interactive and role not in STRUCTURAL_ROLES:
             self.children(node, nodes, frame, depth)  # a generic container: flatten it
             return
         if not self._shown(node) and not self._has_shown_descendant(node, nodes):
             return
+        named = bool(_value(node, "name"))
+        if self.quiet and not interactive and not named:
+            if self._target_below(node, nodes, frame):
+                self.children(node, nodes, frame, depth)
+            return  # a part of the text the enclosing name already says
         if self.max_depth is not None and depth >= self.max_depth:
             self.outline.omitted_below_depth += 1
             return
-        line = self._describe(node, role, props, interactive, nodes)
-        if interactive and backend is not None:
+        line, shortened = self._describe(node, role, props, interactive, nodes)
+        if (interactive or shortened) and backend is not None:
             ref = self.assign_ref(int(backend), frame.frame_id)
-            line = _with_ref(line, ref)
+            if interactive:
+                line = _with_ref(line, ref)
+            if shortened:
+                line += " " + READ_WHOLE.format(ref=ref)
             self.outline.elements.append(
                 Element(
                     ref, role, str(_value(node, "name") or ""), int(backend), frame.frame_id, line
                 )
             )
         self._emit(depth, line)
-        named = bool(_value(node, "name"))
+        editing_host = interactive and "editable" in props
         if role == "Iframe" and backend is not None:
             self._nested_frame(int(backend), depth + 1)
-        elif role != "combobox" and not ((interactive or named) and _only_text_below(node, nodes)):
-            self.children(node, nodes, frame, depth + 1)
+        elif role == "combobox" or editing_host:
+            return  # the line says what it holds (its options, its text)
+        else:
+            # Below an element named by its contents (a heading, a term, a link) or an
+            # interactive one (a button's icon glyph), text says nothing the line did not.
+            quiet = named and (interactive or _named_by_contents(node))
+            if quiet and _only_text_below(node, nodes):
+                return
+            self.quiet += quiet
+            try:
+                self.children(node, nodes, frame, depth + 1)
+            finally:
+                self.quiet -= quiet
+
+    def _is_target(
+        self,
+        node: dict[str, Any],
+        role: str,
+        props: dict[str, Any],
+        nodes: dict[str, Any],
+        frame: FrameTree,
+    ) -> bool:
+        """Whether the node gets a ref: something an agent can act on."""
+        kind = self._kind(node, role, props, nodes)
+        # A container that takes focus or clicks only for what it holds (a framework's root, a
+        # delegating list, a scroller) is no target of its own when it is unnamed and holds
+        # targets: those are what an agent acts on.
+        if kind == "container":
+            return bool(_value(node, "name")) or not self._target_below(node, nodes, frame)
+        return kind == "control"
+
+    def _kind(
+        self, node: dict[str, Any], role: str, props: dict[str, Any], nodes: dict[str, Any]
+    ) -> str | None:
+        """ "control" (a widget, an editor), "container" (made a target by a tabindex or a
+        click listener), or None."""
+        if role in INTERACTIVE_ROLES:
+            return "control"
+        if "editable" in props and role not in TEXT_ROLES and _is_editing_host(node, nodes):
+            return "control"
+        if (props.get("focusable") is True and role in FOCUSABLE_CONTAINERS) or (
+            node.get("backendDOMNodeId") in self.clickable and role not in NEVER_CLICKABLE
+        ):
+            return "container"
+        return None
+
+    def _target_below(self, node: dict[str, Any], nodes: dict[str, Any], frame: FrameTree) -> bool:
+        key = (frame.frame_id, str(node.get("nodeId")))
+        known = self._below.get(key)
+        if known is not None:
+            return known
+        found = False
+        for child_id in node.get("childIds", []):
+            child = nodes.get(child_id)
+            if child is None:
+                continue
+            role = str(_value(child, "role") or "")
+            acts = not child.get("ignored") and self._kind(child, role, _properties(child), nodes)
+            if acts or self._target_below(child, nodes, frame):
+                found = True
+                break
+        self._below[key] = found
+        return found
+
+    def _joins_text(
+        self, node: dict[str, Any], role: str, nodes: dict[str, Any], frame: FrameTree
+    ) -> bool:
+        """An inline element whose text reads on in the line around it (emphasis, a span)."""
+        if node.get("backendDOMNodeId") not in self.inline:
+            return False
+        if node.get("ignored"):
+            return True
+        if role in STRUCTURAL_ROLES:
+            return (
+                role in INLINE_STRUCTURAL
+                and not _value(node, "name")
+                and _only_text_below(node, nodes)
+            )
+        return role not in SKIPPED_ROLES and not self._is_target(
+            node, role, _properties(node), nodes, frame
+        )
 
     def _nested_frame(self, owner: int, depth: int) -> None:
         child = self.by_owner.get(owner)
@@ -214,8 +366,11 @@ class _Builder:
         props: dict[str, Any],
         interactive: bool,
         nodes: dict[str, Any],
-    ) -> str:
-        name = _short(str(_value(node, "name") or ""), MAX_NAME)
+    ) -> tuple[str, bool]:
+        """The line for a node, and whether something on it was shortened."""
+        editor = self.editors.get(node.get("backendDOMNodeId", -1))
+        name = str(_value(node, "name") or "") or (editor.label if editor is not None else "")
+        name, shortened = _cut(_one_line(name), MAX_NAME)
         shown_role = SHORT_ROLES.get(role, role)
         if role == "heading":
             shown_role = f"heading[{props.get('level', '?')}]"
@@ -224,11 +379,20 @@ class _Builder:
         parts = [shown_role]
         if name:
             parts.append(json.dumps(name, ensure_ascii=False))
-        value = _value(node, "value")
+        value = editor.text if editor is not None else _value(node, "value")
         if value not in (None, "") and role not in ("link", "heading"):
-            parts.append(f"value={json.dumps(_short(str(value), MAX_NAME), ensure_ascii=False)}")
+            multiline = (
+                editor is not None
+                or props.get("multiline") is True
+                or props.get("editable") == "richtext"
+            )
+            text = str(value).replace("\r\n", "\n") if multiline else _one_line(str(value))
+            text, cut = _cut(text, MAX_VALUE)
+            shortened = shortened or cut
+            parts.append(f"value={json.dumps(text, ensure_ascii=False)}")
         if role == "combobox":
-            options = _options(node, nodes)
+            options, cut = _options(node, nodes)
+            shortened = shortened or cut
             if options:
                 parts.append("options: " + " | ".join(options))
         for state in STATE_PROPERTIES:
@@ -243,19 +407,30 @@ class _Builder:
             parts.append("multiline")
         if props.get("readonly") is True and interactive:
             parts.append("readonly")
+        if editor is not None and not editor.complete:
+            parts.append(PARTIAL_EDITOR)
         url = props.get("url")
         if role == "link" and isinstance(url, str):
             parts.append(f"→ {_relative(url, self.base_url)}")
-        return " ".join(parts)
+        return " ".join(parts), shortened
 
-    def _flush(self, texts: list[str], depth: int) -> None:
-        if not texts:
+    def _flush(self, run: _Run, depth: int, frame: FrameTree) -> None:
+        text = _one_line("".join(run.texts))
+        run.texts.clear()
+        if not text or self.quiet:
             return
         if self.max_depth is not None and depth >= self.max_depth:
             self.outline.omitted_below_depth += 1
-        else:
-            self._emit(depth, "text: " + _short(" ".join(texts), MAX_TEXT))
-        texts.clear()
+            return
+        shown, shortened = _cut(text, MAX_TEXT)
+        line = "text: " + shown
+        if shortened and run.owner is not None:
+            ref = self.assign_ref(int(run.owner), frame.frame_id)
+            line += " " + READ_WHOLE.format(ref=ref)
+            self.outline.elements.append(
+                Element(ref, "text", "", int(run.owner), frame.frame_id, line)
+            )
+        self._emit(depth, line)
 
     def _emit(self, depth: int, line: str) -> None:
         self.outline.lines.append(" " * depth + line)
@@ -281,9 +456,18 @@ class _Builder:
         return False
 
 
-def _without_echoed_labels(outline: Outline) -> Outline:
-    """Drop a text line that only repeats the name of the element next to it (its label)."""
-    nodes = outline.nodes
+def _without_echoed_labels(outline: Outline, max_depth: int | None) -> Outline:
+    """Drop a text line that only repeats the name of the element next to it (its label), and
+    lines that say nothing: an unnamed container with nothing below it (an empty live region,
+    an icon), unless the depth limit cut what it held."""
+    said: list[tuple[int, str]] = []
+    for depth, line in reversed(outline.nodes):
+        below = said[-1][0] if said else -1
+        whole = max_depth is None or depth + 1 < max_depth
+        if whole and below <= depth and _says_nothing(line):
+            continue
+        said.append((depth, line))
+    nodes = said[::-1]
     keep: list[bool] = []
     for index, (depth, line) in enumerate(nodes):
         echo = False
@@ -295,6 +479,27 @@ def _without_echoed_labels(outline: Outline) -> Outline:
     outline.nodes = [n for n, k in zip(nodes, keep, strict=True) if k]
     outline.lines = [" " * d + n for d, n in outline.nodes]
     return outline
+
+
+def _says_nothing(line: str) -> bool:
+    role = line.partition("[")[0]
+    return (
+        role not in TABLE_PARTS
+        and role.isalpha()
+        and (line == role or line.removeprefix(role).strip("[]?").isdigit())
+    )
+
+
+def _descendant(node: dict[str, Any], nodes: dict[str, Any], backend: int) -> dict[str, Any] | None:
+    stack = list(node.get("childIds", []))
+    while stack:
+        child = nodes.get(stack.pop())
+        if child is None:
+            continue
+        if child.get("backendDOMNodeId") == backend:
+            return dict(child)
+        stack.extend(child.get("childIds", []))
+    return None
 
 
 def _value(node: dict[str, Any], key: str) -> Any:
@@ -330,17 +535,33 @@ def _only_text_below(node: dict[str, Any], nodes: dict[str, Any]) -> bool:
     return True
 
 
-def _options(node: dict[str, Any], nodes: dict[str, Any]) -> list[str]:
+def _options(node: dict[str, Any], nodes: dict[str, Any]) -> tuple[list[str], bool]:
+    """The option labels of a select, and whether any was left out or shortened."""
     found: list[str] = []
+    shortened = False
     stack = list(node.get("childIds", []))
-    while stack and len(found) < 30:
+    while stack:
         child = nodes.get(stack.pop(0))
         if child is None:
             continue
         if _value(child, "role") == "option":
-            found.append(_short(str(_value(child, "name") or ""), 40))
+            if len(found) == MAX_OPTIONS:
+                return found, True
+            label, cut = _cut(_one_line(str(_value(child, "name") or "")), MAX_OPTION)
+            found.append(label)
+            shortened = shortened or cut
         stack.extend(child.get("childIds", []))
-    return found
+    return found, shortened
+
+
+def _named_by_contents(node: dict[str, Any]) -> bool:
+    """Whether Chrome computed the node's name from its contents (a heading, a term, a link)."""
+    name = node.get("name")
+    sources = name.get("sources", []) if isinstance(name, dict) else []
+    for source in sources:
+        if isinstance(source, dict) and "value" in source and not source.get("superseded"):
+            return source.get("type") == "contents"
+    return False
 
 
 def _with_ref(line: str, ref: str) -> str:
@@ -363,9 +584,15 @@ def _quoted_end(text: str) -> int:
     return len(text)
 
 
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cut(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` within ``limit`` characters (ending in "…" when shortened), and whether it was."""
+    if len(text) <= limit:
+        return text, False
+    return text[: limit - 1] + "…", True
 
 
 def _relative(url: str, base: str) -> str:

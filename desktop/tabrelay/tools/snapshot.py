@@ -1,8 +1,9 @@
 """browser_snapshot and browser_find: the page as an outline with refs, and searching it.
 
 The snapshot reads Chrome's accessibility tree of the page and of each same-origin frame (open
-shadow roots are part of it), plus one DOM snapshot for click listeners and on-screen bounds,
-and hands refs out through the tab's ``TabRefs`` so the same element keeps its ref.
+shadow roots are part of it), plus one DOM snapshot for click listeners, inline layout and
+on-screen bounds, and the text of code editors the tree does not hold (``editor_text``); it
+hands refs out through the tab's ``TabRefs`` so the same element keeps its ref.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import Field, model_validator
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.editor_text import editor_texts
 from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
 from tabrelay.tools.refs import RefTarget
 
@@ -88,11 +90,12 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     browser, tab = ctx.need_browser(), ctx.need_tab()
     refs = ctx.refs.tab(browser.id, tab.id)
     # Independent reads go out together: each is a round trip through the extension.
-    tree, main_nodes, layout, view = await asyncio.gather(
+    tree, main_nodes, layout, view, editors = await asyncio.gather(
         ctx.cdp("Page.getFrameTree"),
         _ax_nodes(ctx, None),
-        ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": []}),
+        ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": ["display"]}),
         _viewport(ctx) if viewport else _nothing(),
+        editor_texts(ctx),
     )
     loaders: dict[str, str] = {}
     frames = await _frames(ctx, tree["frameTree"], loaders, owner=None, nodes=main_nodes)
@@ -108,6 +111,8 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         visible=on_screen,
         max_depth=depth,
         base_url=tab.url,
+        inline=_inline(layout),
+        editors=editors,
     )
 
 
@@ -177,6 +182,20 @@ async def _nothing() -> None:
 async def _viewport(ctx: ToolContext) -> tuple[float, float, float, float]:
     css = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
     return (css["pageX"], css["pageY"], css["clientWidth"], css["clientHeight"])
+
+
+def _inline(layout: dict[str, Any]) -> frozenset[int]:
+    """Backend ids of elements laid out inline (``display: inline``): their text reads on."""
+    strings: list[str] = layout.get("strings", [])
+    inline = {i for i, s in enumerate(strings) if s == "inline"}
+    found: set[int] = set()
+    for document in layout.get("documents", []):
+        ids: list[int] = document["nodes"]["backendNodeId"]
+        styles: list[list[int]] = document["layout"].get("styles", [])
+        for node_index, style in zip(document["layout"]["nodeIndex"], styles, strict=False):
+            if style and style[0] in inline:
+                found.add(ids[node_index])
+    return frozenset(found)
 
 
 def _layout_facts(

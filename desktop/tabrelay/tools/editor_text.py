@@ -1,0 +1,151 @@
+"""The text of code editors that keep it out of the accessibility tree (CodeMirror 5 and 6,
+Monaco, Ace), read in the page through the editor's own API.
+
+Those editors take keystrokes in a hidden input (CodeMirror 5's ``textarea``, Monaco's input
+area) and draw only the lines on screen, so Chrome's accessibility tree says nothing or too
+little about what they hold. Plain fields and contenteditable editors (ProseMirror and the
+like) need none of this: their value is in the tree. This module only reads; it never types.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from tabrelay.errors import CommandFailed
+from tabrelay.tools.context import ToolContext
+from tabrelay.tools.outline import EditorText
+
+EDITOR_BOXES = "'.CodeMirror, .cm-editor, .monaco-editor, .ace_editor'"
+# (element) => {input, box, text, complete, label} | null, for any element in or of a code
+# editor. ``input`` takes the keys (the snapshot gives it the ref), ``box`` holds the drawing;
+# ``complete`` is false when only the drawn lines could be read (the editor's API is out of
+# reach); ``label`` names an editor made from a labelled textarea (CodeMirror 5's fromTextArea).
+EDITOR_OF = r"""
+(start) => {
+  const el = start && (start.nodeType === 1 ? start : start.parentElement);
+  const box = el && el.closest(BOXES);
+  if (!box) return null;
+  const lines = (selector) => Array.from(box.querySelectorAll(selector))
+    .map((line) => line.textContent.replace(/\u00a0/g, ' ')).join('\n');
+  const found = (input, text, complete, label) => (
+    {input, box, text, complete, label: label || ''});
+  if (box.classList.contains('CodeMirror')) {
+    const cm = box.CodeMirror;
+    if (!cm || !cm.getValue) return found(box.querySelector('textarea'), lines('.CodeMirror-line'));
+    const source = cm.getTextArea && cm.getTextArea();
+    const label = source && (source.getAttribute('aria-label')
+      || Array.from(source.labels || []).map((l) => l.textContent.trim()).join(' '));
+    return found(cm.getInputField(), cm.getValue(), true, label);
+  }
+  if (box.classList.contains('cm-editor')) {
+    const content = box.querySelector('.cm-content');
+    // EditorView.findFromDOM without the module: the tile (6.40+) or view (older) on the DOM.
+    const tile = content && content.cmTile, old = content && content.cmView;
+    const view = (tile && tile.root && tile.root.view)
+      || (old && old.rootView && old.rootView.view);
+    if (view && view.state) return found(content, view.state.doc.toString(), true);
+    return found(content, lines('.cm-line'), !box.querySelector('.cm-gap'));
+  }
+  if (box.classList.contains('monaco-editor')) {
+    const input = box.querySelector('textarea.inputarea, .native-edit-context, textarea')
+      || box.querySelector('[contenteditable]');
+    const monaco = window.monaco;
+    const editors = monaco && monaco.editor && monaco.editor.getEditors
+      ? monaco.editor.getEditors() : [];
+    const editor = editors.find((e) => e.getDomNode && e.getDomNode() === box
+      || e.getContainerDomNode && e.getContainerDomNode().contains(box));
+    if (editor && editor.getValue) return found(input, editor.getValue(), true);
+    return found(input, lines('.view-lines .view-line'), false);
+  }
+  const ace = box.env && box.env.editor;
+  const input = box.querySelector('textarea');
+  if (ace && ace.getValue) return found(input, ace.getValue(), true);
+  return found(input, lines('.ace_line'), false);
+}
+""".replace("BOXES", EDITOR_BOXES)
+
+# Every code editor of the document, its open shadow roots and same-origin frames: an array of
+# their inputs and boxes by reference (input, box, input, box…) carrying ``facts`` (text,
+# completeness, label) alongside; or null when there is none.
+_FIND = r"""
+(() => {
+  const editorOf = EDITOR_OF;
+  const elements = [], facts = [];
+  const visit = (root) => {
+    for (const box of root.querySelectorAll(BOXES)) {
+      const found = editorOf(box);
+      if (!found || !found.input || elements.includes(found.input)) continue;
+      elements.push(found.input, found.box);
+      facts.push([found.text, found.complete, found.label]);
+    }
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) visit(el.shadowRoot);
+      if (el.tagName === 'IFRAME') {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (error) { doc = null; }
+        if (doc) visit(doc);
+      }
+    }
+  };
+  visit(document);
+  if (!elements.length) return null;
+  elements.facts = facts;
+  return elements;
+})()
+""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("BOXES", EDITOR_BOXES)
+_GROUP = "tabrelay-editors"
+
+
+async def editor_texts(ctx: ToolContext) -> dict[int, EditorText]:
+    """The text of every code editor on the page, by the backend node id of its input.
+
+    One round trip when the page has none; three more otherwise, whatever their number. An
+    editor that went away meanwhile is left out: the snapshot then shows what the tree says.
+    """
+    try:
+        listing = await ctx.cdp(
+            "Runtime.evaluate",
+            {"expression": _FIND, "objectGroup": _GROUP, "returnByValue": False},
+        )
+    except CommandFailed:
+        return {}  # the page is between documents: the snapshot says so by itself
+    array = listing.get("result", {}).get("objectId")
+    if listing.get("exceptionDetails") or not array:
+        return {}
+    try:
+        listed, read = await asyncio.gather(
+            ctx.cdp("Runtime.getProperties", {"objectId": array, "ownProperties": True}),
+            ctx.cdp(
+                "Runtime.callFunctionOn",
+                {
+                    "objectId": array,
+                    "functionDeclaration": "function () { return this.facts; }",
+                    "returnByValue": True,
+                },
+            ),
+        )
+        facts = read.get("result", {}).get("value") or []
+        elements = {
+            int(p["name"]): p["value"]["objectId"]
+            for p in listed.get("result", [])
+            if p.get("name", "").isdigit() and p.get("value", {}).get("objectId")
+        }
+        order = sorted(elements)
+        described = await asyncio.gather(
+            *(ctx.cdp("DOM.describeNode", {"objectId": elements[i]}) for i in order)
+        )
+    except CommandFailed:
+        return {}
+    finally:
+        with contextlib.suppress(CommandFailed):
+            await ctx.cdp("Runtime.releaseObjectGroup", {"objectGroup": _GROUP})
+    backend = {i: int(d["node"]["backendNodeId"]) for i, d in zip(order, described, strict=True)}
+    found: dict[int, EditorText] = {}
+    for index, (text, complete, label) in enumerate(facts):
+        node = backend.get(2 * index)
+        if node is not None:
+            found[node] = EditorText(
+                str(text), bool(complete), backend.get(2 * index + 1), str(label)
+            )
+    return found
