@@ -167,6 +167,7 @@ _FOLLOWED = (
     "Network.loadingFailed",
 )
 _REQUEST_TYPES = frozenset({"Fetch", "XHR"})
+_PAGE_WIDE = frozenset({"Page.domContentEventFired", "Page.loadEventFired"})  # the main frame's
 # Runs after the task queue the action filled: a posted message comes after a form submission
 # the page scheduled (same priority, older first), and, unlike timers, is not slowed down in a
 # background tab. Its answer says which document it ran in.
@@ -213,7 +214,7 @@ class Aftermath:
             return
         frame = params.get("frame") if method == "Page.frameNavigated" else None
         frame_id = frame.get("id") if isinstance(frame, dict) else params.get("frameId")
-        if frame_id != self.main_frame:
+        if frame_id != self.main_frame and method not in _PAGE_WIDE:
             return
         if method in _STARTS:
             if params.get("disposition", "currentTab") != "currentTab":
@@ -321,7 +322,9 @@ class Followed:
     def data(self) -> dict[str, Any]:
         """The structured part of the answer."""
         after = self.aftermath
-        data: dict[str, Any] = {"navigated": after.moved, "url": self.url, "title": self.title}
+        data: dict[str, Any] = {"navigated": after.moved}
+        if self.url:
+            data.update(url=self.url, title=self.title)
         if after.started and not after.loaded and after.failed is None and not after.closed:
             data["loading"] = True
         if after.opened:
