@@ -230,6 +230,9 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
 # otherwise (docs/benchmarks.md, "Ready").
 
 
+_VERBATIM = "\ue000"  # private use: marks a line of code in to_text, never in a page's text
+
+
 def to_markdown(html: str) -> str:
     from markdownify import markdownify
 
@@ -250,6 +253,9 @@ def to_text(html: str) -> str:
     soup = BeautifulSoup(html, "html.parser")
     for br in soup.find_all("br"):
         br.replace_with("\n")
+    for pre in soup.find_all("pre"):  # code keeps its indentation (see _tidy)
+        lines = pre.get_text().split("\n")
+        pre.replace_with("\n" + "\n".join(_VERBATIM + line for line in lines) + "\n")
     for image in soup.find_all("img"):
         image.replace_with(f"[image: {image.get('alt')}]" if image.get("alt") else "")
     for block in soup.find_all(_BLOCKS):
@@ -261,11 +267,14 @@ def to_text(html: str) -> str:
 
 
 def _tidy(text: str) -> str:
-    """Spaces collapsed and blank lines squeezed, except inside fenced code (indentation)."""
+    """Spaces collapsed and blank lines squeezed, except in code: fenced (markdown) or marked
+    line by line (text), where indentation is meaning."""
     lines: list[str] = []
     fenced = False
     for raw in text.splitlines():
-        if raw.strip().startswith("```"):
+        if raw.startswith(_VERBATIM):
+            lines.append(raw[len(_VERBATIM) :].rstrip())
+        elif raw.strip().startswith("```"):
             fenced = not fenced
             lines.append(raw.strip())
         elif fenced:
