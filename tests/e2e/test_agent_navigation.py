@@ -142,3 +142,14 @@ async def test_an_action_that_changes_nothing_answers_at_once_and_says_nothing_m
     assert result.structured_content["navigated"] is False
     assert elapsed < 1.5, f"a click that changes nothing took {elapsed:.2f} s"
     assert "Stayed" in await agent.snapshot(tab)
+
+
+async def test_answering_a_dialog_that_leads_on_waits_for_the_new_page(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab, _, snapshot = await catalogue(agent, pages)
+    said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Leave"))
+    assert "The page opened a confirm dialog: 'Leave the catalogue?'" in said
+    said = await agent.ok("browser_handle_dialog", tab_id=tab, accept=True)
+    assert said.startswith("Answered the confirm 'Leave the catalogue?' with OK.")
+    await moved_to_results(agent, tab, said, "confirmed")

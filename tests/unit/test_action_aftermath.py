@@ -81,11 +81,13 @@ def test_a_route_in_the_page_moves_without_a_new_document() -> None:
 
 
 def test_a_new_tab_is_named_once_it_has_an_address() -> None:
-    after = fed(tab_event("created", 9, openerTabId=TAB, url=""))
-    assert after.opened == {9: ""}
+    after = fed(cdp("Page.windowOpen", url="http://x/r?q=blank", userGesture=True))
+    assert after.opening == 1 and not after.named_tabs
+    after.feed(tab_event("created", 9, openerTabId=TAB, url=""))
+    assert after.opened == {9: ""} and not after.named_tabs
     after.feed(tab_event("created", 10, url="http://elsewhere/"))  # not opened by this tab
     after.feed(tab_event("updated", 9, openerTabId=TAB, url="http://x/r?q=blank"))
-    assert after.opened == {9: "http://x/r?q=blank"}
+    assert after.opened == {9: "http://x/r?q=blank"} and after.named_tabs
     followed = Followed(after)
     assert followed.note() == (
         "It opened a new tab 9 (http://x/r?q=blank); pass tab_id=9 to use it."
@@ -133,3 +135,11 @@ def test_an_action_that_changed_nothing_adds_nothing() -> None:
     followed = Followed(fed())
     assert followed.note() == ""
     assert followed.data() == {"navigated": False}
+
+
+def test_a_window_the_page_asked_for_that_never_came_is_said() -> None:
+    after = fed(cdp("Page.windowOpen", url="http://x/ad", userGesture=False))
+    assert Followed(after).note() == (
+        "The page asked for a new window that did not open (the browser may have blocked it as "
+        "a pop-up)."
+    )

@@ -119,7 +119,7 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
     source = await recentre(ctx, source)  # bringing the target into view may have scrolled
     await ctx.cdp("Input.setInterceptDrags", {"enabled": True})
     try:
-        async with ctx.events("Input.dragIntercepted") as events:
+        async with ctx.events("Input.dragIntercepted") as events, following(ctx) as watch:
             await _mouse(ctx, "mouseMoved", source.x, source.y)
             await _mouse(ctx, "mousePressed", source.x, source.y, button="left", clickCount=1)
             # Let go of a drag cut short before the button: an intercepted HTML5 drag ignores
@@ -141,12 +141,13 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
                     await ctx.cdp(DRAG_EVENT, _drag_event(kind, target, data))
             ctx.held_input.pop("drag", None)
             await _mouse(ctx, "mouseReleased", target.x, target.y, button="left", clickCount=1)
+            done = f"Dragged {source.description} onto {target.description}."
+            return await after_action(done, watch, None)
     except BaseException:
         await ctx.release_input()  # while drags are still intercepted
         raise
     finally:
         await ctx.settle(_stop_intercepting_drags(ctx))
-    return ToolResult(f"Dragged {source.description} onto {target.description}.")
 
 
 async def _stop_intercepting_drags(ctx: ToolContext) -> None:
@@ -304,10 +305,14 @@ async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
         if dialog.kind != "prompt":
             raise ToolError(f"the open dialog is a {dialog.kind}, which takes no text")
         request["promptText"] = params.prompt_text
-    await ctx.cdp("Page.handleJavaScriptDialog", request)
-    log.dialog = None
-    answer = "OK" if params.accept else "Cancel"
-    return ToolResult(f"Answered the {dialog.kind} {dialog.message!r} with {answer}.")
+    async with following(ctx) as watch:
+        await ctx.cdp("Page.handleJavaScriptDialog", request)
+        log.dialog = None
+        answer = "OK" if params.accept else "Cancel"
+        # The page goes on from its dialog: it may leave (a "Leave page?") or open another.
+        return await after_action(
+            f"Answered the {dialog.kind} {dialog.message!r} with {answer}.", watch, None
+        )
 
 
 # --- primitives ------------------------------------------------------------------------------

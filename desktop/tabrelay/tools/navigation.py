@@ -142,9 +142,10 @@ async def _arrived(ctx: ToolContext) -> ToolResult:
 
 ACTION_LOAD_TIMEOUT = 10.0  # seconds an action waits for the page it started to load
 # After the input, a navigation the page scheduled (a form's submission runs as a task of its
-# own) shows within a few milliseconds: the page is asked once (``_PROBE``) and then given this
-# long for the browser's navigation events to arrive.
-SETTLE_GRACE = 0.06
+# own) shows within a few milliseconds: the page is asked once (``_PROBE``), whose answer comes
+# after the page's own "navigation requested" event, and then given this long for the
+# browser's events to arrive.
+SETTLE_GRACE = 0.02
 REQUESTS_TIMEOUT = 2.0  # seconds to wait for fetch/XHR requests an action started
 NEW_TAB_TIMEOUT = 2.0  # seconds to wait for a tab the action opened to name its page
 _STARTS = frozenset(
@@ -162,6 +163,7 @@ _FOLLOWED = (
     "Page.domContentEventFired",
     "Page.loadEventFired",
     "Page.downloadWillBegin",
+    "Page.windowOpen",
     "Network.requestWillBeSent",
     "Network.loadingFinished",
     "Network.loadingFailed",
@@ -190,7 +192,7 @@ class Aftermath:
     """
 
     tab_id: int
-    main_frame: str
+    main_frame: str = ""  # its events are the tab's own; until known, none are
     started: bool = False
     url: str = ""
     committed: bool = False
@@ -200,6 +202,7 @@ class Aftermath:
     failed: str | None = None
     closed: bool = False
     opened: dict[int, str] = field(default_factory=dict)
+    opening: int = 0  # windows the page asked for (their tabs are told of separately)
     requests: set[str] = field(default_factory=set)  # fetch/XHR still in flight
 
     def feed(self, event: HubEvent) -> None:
@@ -211,6 +214,9 @@ class Aftermath:
         params, method = event.params, event.method
         if method.startswith("Network."):
             self._request(method, params)
+            return
+        if method == "Page.windowOpen":
+            self.opening += 1
             return
         frame = params.get("frame") if method == "Page.frameNavigated" else None
         frame_id = frame.get("id") if isinstance(frame, dict) else params.get("frameId")
@@ -262,6 +268,11 @@ class Aftermath:
     def moved(self) -> bool:
         """Whether the tab shows another document or URL than before the action."""
         return self.committed or self.same_document
+
+    @property
+    def named_tabs(self) -> bool:
+        """Every tab the page asked for is known and has an address."""
+        return len(self.opened) >= self.opening and all(self.opened.values())
 
     @property
     def settled(self) -> bool:
@@ -317,6 +328,11 @@ class Followed:
                 f"It opened a new tab {tab_id} ({url or 'no address yet'}); pass tab_id={tab_id} "
                 "to use it."
             )
+        if after.opening > len(after.opened):
+            parts.append(
+                "The page asked for a new window that did not open (the browser may have "
+                "blocked it as a pop-up)."
+            )
         return " ".join(parts)
 
     def data(self) -> dict[str, Any]:
@@ -347,6 +363,7 @@ class ActionWatch:
         requests it sent, a tab it opened to name its page; then say where the tab is."""
         deadline = time.monotonic() + timeout
         after = self.aftermath
+        await self._find_main_frame()
         self._take()
         if not after.started:
             await self._probe()
@@ -363,15 +380,23 @@ class ActionWatch:
         if after.started:
             await self._ctx.progress(0, None, f"waiting for {after.url or 'the new page'}")
             await self._gather(until=lambda: after.settled, seconds=deadline - time.monotonic())
-        if after.opened and not all(after.opened.values()):
+        if not after.named_tabs:
             await self._gather(
-                until=lambda: all(after.opened.values()),
+                until=lambda: after.named_tabs,
                 seconds=min(NEW_TAB_TIMEOUT, max(0.0, deadline - time.monotonic())),
             )
         if after.opened:
             ctx = self._ctx
             ctx.agent_tabs.update((ctx.need_browser().id, tab) for tab in after.opened)
         return await self._where()
+
+    async def _find_main_frame(self) -> None:
+        """Which frame is the tab's own. Asked after the action, not before: a page that a
+        dialog blocks does not answer until the dialog is answered (the main frame keeps its
+        id across navigations, so the events gathered meanwhile still match)."""
+        with contextlib.suppress(TabrelayError, KeyError, TypeError):
+            tree = await self._ctx.cdp("Page.getFrameTree", timeout=2.0)
+            self.aftermath.main_frame = str(tree["frameTree"]["frame"]["id"])
 
     def _take(self) -> None:
         for event in self._subscription.drain():
@@ -432,7 +457,6 @@ async def following(ctx: ToolContext) -> AsyncIterator[ActionWatch]:
 
     subscription = ctx.hub.subscribe(maxlen=2000, accept=accept)
     try:
-        tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
-        yield ActionWatch(ctx, subscription, Aftermath(tab.id, str(tree["frame"]["id"])))
+        yield ActionWatch(ctx, subscription, Aftermath(tab.id))
     finally:
         subscription.close()
