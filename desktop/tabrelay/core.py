@@ -29,7 +29,7 @@ from tabrelay.config.settings import PairedBrowser, Settings, SettingsStore
 from tabrelay.endpoint.auth import ClientActivity
 from tabrelay.endpoint.calls import ToolRunner
 from tabrelay.endpoint.server import McpEndpoint
-from tabrelay.errors import ConfigError, SecretStoreError
+from tabrelay.errors import BrowserError, ConfigError, SecretStoreError
 from tabrelay.protocol.constants import CloseCode
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
@@ -55,6 +55,7 @@ KEYCHAIN_ATTENTION = {
     "only you can read instead.",
 }
 WATCH_INTERVAL = 0.25
+LEARN_TABS_TIMEOUT = 10.0
 UNLOCK_LOOK_INTERVAL = 2.0  # how often a locked keychain is looked at (no prompt) meanwhile
 NOTIFY_DELAY = 0.2  # coalesce bursts of tab changes into one list-changed notification
 PRUNE_INTERVAL = 3600.0
@@ -405,6 +406,8 @@ class Core:
                 logger.exception("applying a settings change failed")
 
     async def _apply(self, settings: Settings) -> None:
+        if self.endpoint is not None:  # browser_cdp turned on or off: clients hear of it
+            await self.endpoint.settings_changed(settings)
         closing = (CloseCode.NOT_PAIRED, "this browser was unpaired")
         if settings.rotations != self._rotations:  # they may pair again at once
             self._rotations = settings.rotations
@@ -450,13 +453,21 @@ class Core:
             await asyncio.sleep(PRUNE_INTERVAL)
 
     def _browsers_changed(self, change: Change, browser: Browser) -> None:
-        """Name a pairing after its browser; coalesce changes into one list-changed notice."""
+        """Name a pairing after its browser and learn its tabs; coalesce changes into one
+        list-changed notice."""
         if change == "connected":
             self._label(browser)
+            self._spawn(self._learn_tabs(browser))
         if self.endpoint is None or self._notify is not None:
             return
         loop = asyncio.get_running_loop()
         self._notify = loop.call_later(NOTIFY_DELAY, self._send_list_changed)
+
+    async def _learn_tabs(self, browser: Browser) -> None:
+        """Fill the app's copy of a new browser's tabs (the tray and the Tabs page count it);
+        tab events keep it current from there."""
+        with contextlib.suppress(BrowserError):  # gone already, or it did not answer in time
+            await browser.list_tabs(timeout=LEARN_TABS_TIMEOUT)
 
     def _label(self, browser: Browser) -> None:
         """Remember how a paired browser names itself, for the person's list of pairings."""

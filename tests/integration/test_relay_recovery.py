@@ -199,6 +199,10 @@ async def test_a_stopping_app_tells_its_browsers_the_port_of_its_next_start(
 
 
 async def test_an_app_staying_on_its_port_announces_nothing(relay: RelayHarness) -> None:
+    def stay(settings: Settings) -> None:
+        settings.relay_port = relay.port  # the harness's port came from the command line
+
+    await asyncio.to_thread(relay.core.settings_store.update, stay)
     browser = await relay.extension()
     await relay.core.relay.stop()  # type: ignore[union-attr]
     await browser.wait_closed()

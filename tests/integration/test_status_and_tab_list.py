@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from e2e.harness import wait_until
 from support.harness import RelayHarness, running_core
 from support.mcp import mcp_client, text_of
 from tabrelay.config.paths import Paths
@@ -43,6 +44,18 @@ async def test_status_counts_the_tabs_the_list_shows_right_after_connecting(
         browser, ids = await both(client)
     assert ids == [1, 2]
     assert browser["tabs"] == 2
+
+
+@pytest.mark.parametrize("seed", [False, True], ids=["tabrelay", "seed"])
+async def test_the_app_knows_a_browsers_tabs_right_after_it_connects(
+    app: RelayHarness, seed: bool
+) -> None:
+    """The tray's status line and the Tabs page count the app's copy of the tabs: it is
+    filled when the browser connects, not on an agent's first call."""
+    await app.extension(seed=seed)
+    await app.browser_count(1)
+    [browser] = app.core.registry.all()
+    await wait_until(lambda: sorted(browser.tabs) == [1, 2], timeout=5, message="tabs known")
 
 
 async def test_status_and_list_agree_after_the_person_or_an_agent_opens_a_tab(
@@ -106,13 +119,14 @@ async def test_a_browser_that_does_not_list_its_tabs_still_gets_a_status_that_sa
     monkeypatch.setattr("tabrelay.tools.tabs.STATUS_TABS_TIMEOUT", 0.2)
     extension = await app.extension()
     await app.browser_count(1)
-    await extension.send({"type": "tab_event", "event": "created", "tab": extension.tabs[1]})
-    await extension.flushed()
+    [known] = app.core.registry.all()
+    await wait_until(lambda: len(known.tabs) == 2, timeout=5, message="tabs learnt on connect")
+    extension.tabs[5] = {"id": 5, "windowId": 1, "url": "https://unheard.example/"}
     extension.hold_replies = True
     token = await app.add_client()
     async with mcp_client(app.base_mcp(), token) as client:
         status = await client.call_tool("browser_status", {})
     assert not status.is_error, text_of(status)
     [browser] = status.structured_content["browsers"]  # type: ignore[index]
-    assert browser["tabs"] == 1, "what the app last heard"
+    assert browser["tabs"] == 2, "what the app last heard"
     assert "tabs as last known: the browser did not list them" in text_of(status)
