@@ -1,18 +1,23 @@
-"""``make screenshots``: the real tray app under Xvfb, with a tray host and real Chromium.
+"""``make screenshots``: the real tray app on a desktop under Xvfb, with real Chromium.
 
-It starts Xvfb, openbox (window frames) and trayer (the system tray), a throwaway Tabrelay home
-with its own GNOME Keyring, then the tray app itself through ``tabrelay.app.main`` with a
-driver that plays a short session: Chromium with the unpacked extension asks to pair (the
-pairing dialog), opens the local test pages, an MCP client lists tabs, reads a page, takes a
-screenshot, navigates (approved in the dialog) and tries JavaScript (denied). Along the way it
-saves PNGs into ``docs/screenshots/``: the tray menu, the dashboard's Tabs, Events and
-Commands pages, the approval dialog and the pairing dialog. Run inside ``dbus-run-session``.
+The desktop is ``support.desktop.DesktopSession``, the one the first-run test uses: Xvfb,
+openbox (window frames), trayer (the system tray), a private D-Bus session and an unlocked
+GNOME Keyring. On it a throwaway Tabrelay home and the tray app itself, through
+``tabrelay.app.main`` with a driver that plays a short session: Chromium with the unpacked
+extension asks to pair (the pairing dialog), opens the local test pages, an MCP client lists
+tabs, reads a page, takes a screenshot, navigates (approved in the dialog), tries JavaScript
+(denied), then reads the order form and clicks its button (the dialog describes and pictures
+the button; the page outlines it while the person decides). Along the way it saves PNGs into
+``docs/screenshots/``: the tray menu, the dashboard's Tabs, Events and Commands pages, both
+approval dialogs, the outlined button in the page, the pairing dialog and the Connect dialog.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -20,32 +25,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
-from support.processes import stop_group  # noqa: E402
+from support.desktop import DESKTOP_MISSING, DesktopSession  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
-SCREEN = (1440, 900)
 CONVERT = "/usr/bin/convert"  # ImageMagick's; ENVIRONMENT.md: not a stand-in on PATH
+BACKGROUND = "#5f6b7a"
+FORM_BUTTON = "Place order"  # the button of tests/e2e/pages/tools/form.html the agent clicks
 
 
 def log(message: str) -> None:
     print(f"screenshots: {message}", file=sys.stderr, flush=True)
-
-
-def free_display() -> int:
-    for number in range(90, 200):
-        if (
-            not Path(f"/tmp/.X{number}-lock").exists()
-            and not Path(f"/tmp/.X11-unix/X{number}").exists()
-        ):
-            return number
-    raise RuntimeError("no free X display number")
 
 
 def free_port() -> int:
@@ -54,48 +50,20 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@contextlib.contextmanager
-def process(argv: list[str], **kwargs: Any) -> Iterator[subprocess.Popen[bytes]]:
-    """A helper process in its own process group, ended as a whole."""
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        **kwargs,
-    )
-    try:
-        yield proc
-    finally:
-        stop_group(proc, grace=5)
+def paint_background(desk: DesktopSession) -> None:
+    """A calm, even desktop behind the tray (xsetroot if there, else ImageMagick's)."""
+    if shutil.which("xsetroot"):
+        desk.run("xsetroot", "-solid", BACKGROUND)
+    elif shutil.which("display"):
+        # It paints the root window, then exits with 1 all the same (ImageMagick 6.9).
+        desk.run("display", "-window", "root", f"xc:{BACKGROUND}", check=False)
 
 
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} did not happen within {timeout:g} s")
-        time.sleep(0.05)
+def screen_size() -> tuple[int, int]:
+    from PySide6.QtGui import QGuiApplication
 
-
-def unlock_keyring(env: dict[str, str]) -> None:
-    """A real Secret Service for the throwaway home, so the app keeps tokens in a keychain."""
-    if not shutil.which("gnome-keyring-daemon") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
-        log("no gnome-keyring or D-Bus session: tokens go to the file store")
-        return
-    result = subprocess.run(
-        ["gnome-keyring-daemon", "--unlock", "--components=secrets"],
-        input=b"screenshots",
-        capture_output=True,
-        env=env,
-        timeout=20,
-        check=False,
-    )
-    for line in result.stdout.decode().splitlines():
-        key, _, value = line.partition("=")
-        if key and value:
-            os.environ[key] = value
+    screen = QGuiApplication.primaryScreen().geometry()
+    return screen.width(), screen.height()
 
 
 async def capture(
@@ -107,13 +75,18 @@ async def capture(
     await asyncio.sleep(0.8)
     target = OUT / f"{name}.png"
     if window is not None:
+        # openbox frames every window it manages; Qt learns the frame a little later.
+        await until(
+            lambda: window.frameGeometry() != window.geometry(), f"{name}: the window's frame", 5
+        )
         # The frame as the window manager drew it (title bar included), read once it settled.
         geometry = window.frameGeometry()
         rect = (geometry.x(), geometry.y(), geometry.width(), geometry.height())
     assert rect is not None
+    screen_width, screen_height = screen_size()
     x, y, width, height = rect
     x, y = max(0, x), max(0, y)
-    width, height = min(width, SCREEN[0] - x), min(height, SCREEN[1] - y)
+    width, height = min(width, screen_width - x), min(height, screen_height - y)
     xwd = await asyncio.create_subprocess_exec(
         "xwd", "-root", "-silent", "-display", display, stdout=subprocess.PIPE
     )
@@ -135,6 +108,32 @@ async def capture(
     return target
 
 
+async def capture_page(page: Any, name: str, *, element: str, context: str) -> Path:
+    """Save part of a tab, as Chrome renders it: from the element ``context`` selects down
+    to a little below the one ``element`` selects.
+
+    Through the harness's own CDP session on the tab (``Page.captureScreenshot``), so what the
+    page shows is pictured as is: the outline and label Tabrelay drew included.
+    """
+    box = await page.evaluate(
+        "(() => { const box = (s) => document.querySelector(s).getBoundingClientRect();"
+        f" const e = box({json.dumps(element)}), c = box({json.dumps(context)});"
+        " return {top: c.top + scrollY, right: e.right + scrollX, bottom: e.bottom + scrollY,"
+        " width: document.documentElement.scrollWidth}; })()"
+    )
+    # The left edge stays clear of the extension's frame around a tab an agent uses.
+    left, top = 12.0, max(0.0, box["top"] - 4)
+    right = min(float(box["width"]) - left, max(640.0, box["right"] + 160))
+    clip = {"x": left, "y": top, "width": right - left, "height": box["bottom"] + 48 - top}
+    shot = await page.session.send(
+        "Page.captureScreenshot", {"format": "png", "clip": clip | {"scale": 1}}, timeout=20
+    )
+    target = OUT / f"{name}.png"
+    target.write_bytes(base64.b64decode(shot["data"]))
+    log(f"saved {target.relative_to(REPO)}")
+    return target
+
+
 async def until(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -148,15 +147,47 @@ async def until(condition: Callable[[], Any], what: str, timeout: float = 20.0) 
         await asyncio.sleep(0.1)
 
 
+def expect(signal: Any) -> asyncio.Future[Any]:
+    """The next value ``signal`` emits (connected now, before what makes it emit)."""
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def seen(value: Any) -> None:
+        if not future.done():
+            future.set_result(value)
+
+    def forget(_future: asyncio.Future[Any]) -> None:
+        with contextlib.suppress(RuntimeError, TypeError):
+            signal.disconnect(seen)
+
+    signal.connect(seen)
+    future.add_done_callback(forget)
+    return future
+
+
+async def outlines_gone(outlines: Callable[[], Awaitable[int]]) -> bool:
+    return await outlines() == 0
+
+
+def centre(window: Any, *, top: int = 40) -> None:
+    """Put a window in the middle of the screen, below the tray."""
+    screen_width, screen_height = screen_size()
+    size = window.frameGeometry()
+    window.move(
+        max(0, (screen_width - size.width()) // 2),
+        max(top, (screen_height - size.height()) // 2),
+    )
+
+
 def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
     """The driver: what a person and an agent do, with a screenshot at each step."""
 
     async def drive(core: Any, ui: Any) -> None:
         from PySide6.QtCore import QPoint
 
+        from e2e.agent import ref
         from e2e.chromium import chromium_path
         from e2e.harness import DefaultPortGuard, ExtensionBrowser
-        from support.mcp import mcp_client
+        from support.mcp import mcp_client, text_of
 
         await until(lambda: ui.tray.icon.geometry().width() > 0, "the tray icon shows")
         ui.notifier.tray = None  # keep notification balloons out of the pictures
@@ -169,11 +200,10 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
         async with DefaultPortGuard():
             browser = await ExtensionBrowser.launch(binary)
         try:
-            shown: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            ui.pairing_approver.dialog_shown.connect(lambda d: shown.done() or shown.set_result(d))
+            shown = expect(ui.pairing_approver.dialog_shown)
             await browser.set_relay_port(core.relay.port)
             pairing = await asyncio.wait_for(shown, 30)
-            pairing.move(470, 300)
+            centre(pairing)
             await until(lambda: pairing.allow_button.isEnabled(), "Allow wakes up")
             await capture(display, "pairing-dialog", window=pairing)
             pairing.allow_button.click()
@@ -181,15 +211,14 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
             relay_browser = extension[0]
 
             index = await browser.open_page(pages.url("index.html"))
-            extra = REPO / "tests" / "e2e" / "pages" / "tools"
-            for page_name in ("article.html", "form.html"):
-                if (extra / page_name).is_file():
-                    await browser.open_page(pages.url(f"tools/{page_name}"))
+            await browser.open_page(pages.url("tools/article.html"))
+            form = await browser.open_page(pages.url("tools/form.html"))
             for target in await browser.page_targets():
                 if target["url"] == "about:blank":  # the window's first, empty tab
                     await browser.cdp.send("Target.closeTarget", {"targetId": target["targetId"]})
             await relay_browser.list_tabs()
             index_tab = await browser.tab_id_of(pages.url("index.html"))
+            form_tab = await browser.tab_id_of(pages.url("tools/form.html"))
 
             new = await asyncio.to_thread(core.clients.add, "claude-code")
             await until(lambda: core.client_tokens().get("claude-code") == new.token, "token")
@@ -201,10 +230,7 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
                 await client.call_tool("browser_screenshot", {"tab_id": index_tab})
 
                 # The approval dialog, with a second request queued behind it.
-                dialog_shown: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                ui.approver.dialog_shown.connect(
-                    lambda d: dialog_shown.done() or dialog_shown.set_result(d)
-                )
+                dialog_shown = expect(ui.approver.dialog_shown)
                 navigate = asyncio.ensure_future(
                     client.call_tool(
                         "browser_navigate",
@@ -219,15 +245,47 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
                     )
                 )
                 await until(lambda: ui.approver.waiting == 1, "the second request queues")
-                dialog.move(380, 150)
+                centre(dialog)
                 await until(lambda: dialog.allow_enabled, "Allow wakes up")
                 await capture(display, "approval-dialog", window=dialog)
-                second: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                ui.approver.dialog_shown.connect(lambda d: second.done() or second.set_result(d))
+                second = expect(ui.approver.dialog_shown)
                 dialog.once_button.click()
                 await asyncio.wait_for(navigate, 20)
                 (await asyncio.wait_for(second, 20)).deny_button.click()
                 await asyncio.wait_for(evaluate, 20)
+
+                # A click on an element the agent found in a snapshot: the dialog describes
+                # and pictures it, and the page outlines it while the person decides.
+                # The person has scrolled down to the button (the window is 800 px tall).
+                await form.evaluate(
+                    "document.getElementById('submit').scrollIntoView({block: 'center'})"
+                )
+                snapshot = await client.call_tool("browser_snapshot", {"tab_id": form_tab})
+                button = ref(text_of(snapshot), "button", FORM_BUTTON)
+                element_shown = expect(ui.approver.dialog_shown)
+                click = asyncio.ensure_future(
+                    client.call_tool("browser_click", {"tab_id": form_tab, "ref": button})
+                )
+                element = await asyncio.wait_for(element_shown, 20)
+                if not element.target_pictures:
+                    raise RuntimeError("the dialog shows no picture of the button")
+                centre(element)
+                await until(lambda: element.allow_enabled, "Allow wakes up")
+                await capture(display, "approval-dialog-element", window=element)
+
+                async def outlines() -> int:
+                    count = "document.querySelectorAll('[data-tabrelay-highlight]').length"
+                    return int(await form.evaluate(count))
+
+                await until(outlines, "the page outlines the button")
+                await capture_page(
+                    form, "approval-highlight", element="#submit", context="label[for=toppings]"
+                )
+                element.once_button.click()
+                clicked = await asyncio.wait_for(click, 20)
+                if clicked.is_error:
+                    raise RuntimeError(f"the click failed: {text_of(clicked)}")
+                await until(lambda: outlines_gone(outlines), "the outline goes")
 
                 # Events from an attached tab: attach from the dashboard, then reload.
                 await core.attach_tab(relay_browser.id, index_tab)
@@ -243,12 +301,14 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
             menu_frame = menu.frameGeometry()
             left = min(menu_frame.x(), icon.x()) - 260
             await capture(
-                display, "tray-menu", rect=(left, 0, SCREEN[0] - left, menu_frame.bottom() + 24)
+                display,
+                "tray-menu",
+                rect=(left, 0, screen_size()[0] - left, menu_frame.bottom() + 24),
             )
             menu.hide()
 
             dashboard.resize(1180, 700)
-            dashboard.move(120, 80)
+            centre(dashboard)
             dashboard.show_page("Tabs")
             dashboard.bring_up()
             tabs = dashboard.tabs_page
@@ -271,8 +331,31 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
             dashboard.show_page("Commands")
             commands = dashboard.commands_page
             await commands.reload()
-            commands.view.selectRow(2)  # the navigation the person approved
+            for row in range(commands.model.rowCount()):
+                entry = commands.model.row_at(row)
+                if entry is not None and entry.tool == "browser_click":
+                    commands.view.selectRow(row)  # the click the person approved
+                    break
+            # The details pane at what the click touched (the table's Touches column is
+            # off to the right at this width).
+            touched = commands.detail.document().find('"targets"')
+            if touched.isNull():
+                raise RuntimeError("the command log kept no targets for the click")
+            touched.clearSelection()
+            commands.detail.setTextCursor(touched)
+            commands.detail.centerCursor()
             await capture(display, "dashboard-commands", window=dashboard)
+            dashboard.hide()
+
+            # The Connect dialog, as the tray's "Connect an MCP client ▸ Cursor" opens it,
+            # once the person pressed "Create client": the token and the snippet.
+            ui.connect_client("cursor")
+            connect = ui.connect_dialog
+            connect.create_button.click()
+            await until(lambda: connect.step_two.isVisible(), "the client is created")
+            centre(connect)
+            await capture(display, "connect-dialog", window=connect)
+            connect.close()
         finally:
             await browser.close()
 
@@ -280,84 +363,28 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
 
 
 def main() -> int:
-    for tool in ("Xvfb", "openbox", "trayer", "xwd", CONVERT):
-        if not shutil.which(tool):
-            log(f"{tool} is missing: run `make screenshots`, which installs it")
-            return 1
-    OUT.mkdir(parents=True, exist_ok=True)
-    number = free_display()
-    display = f":{number}"
-    scratch = Path(tempfile.mkdtemp(prefix="tabrelay-screenshots-"))
-    env = dict(os.environ)
-    env.update(
-        {
-            "DISPLAY": display,
-            "HOME": str(scratch / "home"),
-            "XDG_RUNTIME_DIR": str(scratch / "runtime"),
-            "XDG_DATA_HOME": str(scratch / "data"),
-            "XDG_CONFIG_HOME": str(scratch / "config"),
-            "TABRELAY_HOME": str(scratch / "tabrelay"),
-            "QT_QPA_PLATFORM": "xcb",
-        }
+    missing = DESKTOP_MISSING or next(
+        (
+            f"needs {tool} (make screenshots installs it)"
+            for tool in ("xwd", CONVERT)
+            if not shutil.which(tool)
+        ),
+        None,
     )
-    env.pop("WAYLAND_DISPLAY", None)
-    env.pop("PYTHON_KEYRING_BACKEND", None)
-    for key in ("HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
-        Path(env[key]).mkdir(parents=True, mode=0o700, exist_ok=True)
-    os.environ.update(env)
-    os.environ.pop("WAYLAND_DISPLAY", None)
-    os.environ.pop("PYTHON_KEYRING_BACKEND", None)
+    if missing is not None:
+        log(missing)
+        return 1
+    OUT.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="tabrelay-screenshots-"))
     try:
         with contextlib.ExitStack() as stack:
-            stack.enter_context(
-                process(
-                    [
-                        "Xvfb",
-                        display,
-                        "-screen",
-                        "0",
-                        f"{SCREEN[0]}x{SCREEN[1]}x24",
-                        "-nolisten",
-                        "tcp",
-                    ],
-                    env=env,
-                )
-            )
-            wait_for(lambda: Path(f"/tmp/.X11-unix/X{number}").exists(), "Xvfb starts")
-            stack.enter_context(process(["openbox", "--sm-disable"], env=env))
-            time.sleep(0.5)
-            if shutil.which("xsetroot"):  # a calm desktop behind the tray (optional)
-                subprocess.run(["xsetroot", "-solid", "#5f6b7a"], env=env, check=False)
-            stack.enter_context(
-                process(
-                    [
-                        "trayer",
-                        "--edge",
-                        "top",
-                        "--align",
-                        "right",
-                        "--widthtype",
-                        "request",
-                        "--height",
-                        "28",
-                        "--transparent",
-                        "false",
-                        "--tint",
-                        "0x202124",
-                        "--SetDockType",
-                        "true",
-                        "--SetPartialStrut",
-                        "true",
-                        "--expand",
-                        "true",
-                        "--padding",
-                        "6",
-                    ],
-                    env=env,
-                )
-            )
-            time.sleep(1.0)  # trayer claims the tray selection
-            unlock_keyring(env)
+            desk = stack.enter_context(DesktopSession(scratch / "desktop"))
+            paint_background(desk)
+            # The app runs in this process: it lives in the session as a program started
+            # there would, with a throwaway home.
+            for key in ("PYTHON_KEYRING_BACKEND", "WAYLAND_DISPLAY"):
+                os.environ.pop(key, None)
+            os.environ.update(desk.env | {"TABRELAY_HOME": str(scratch / "tabrelay")})
 
             from e2e.harness import PageServer
             from tabrelay.app import main as app_main
@@ -372,8 +399,8 @@ def main() -> int:
 
             SettingsStore(paths.settings_file).update(ports)
             pages = stack.enter_context(PageServer())
-            code = app_main(paths, driver=session(display, pages))
-            log(f"the app exited with {code}; logs in {paths.log_dir}")
+            code = app_main(paths, driver=session(desk.display, pages))
+            log(f"the app exited with {code}")
             return code
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
