@@ -173,7 +173,8 @@ async def test_a_code_editor_shows_as_its_input_alone_with_no_drawing_around_it(
         snapshot = await agent.snapshot(tab)
         assert not re.search(r"^\s*(clickable|code|alert|status)\b", snapshot, re.M), snapshot
         assert len(re.findall(r"\[e\d+\]", snapshot)) == 2, snapshot  # the editor and Run
-        ref(snapshot, "textbox", label)
+        on_screen = await agent.snapshot(tab, scope="viewport")
+        assert ref(on_screen, "textbox", label) == ref(snapshot, "textbox", label), on_screen
         await agent.ok("browser_close_tab", tab_id=tab)
 
 

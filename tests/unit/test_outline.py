@@ -173,6 +173,7 @@ def built(
     clickable: set[int] = frozenset(),  # type: ignore[assignment]
     inline: set[int] = frozenset(),  # type: ignore[assignment]
     editors: dict[int, EditorText] | None = None,
+    visible: set[int] | None = None,
 ) -> tuple[Outline, dict[int, str]]:
     """The outline of a page whose body is ``root``; refs by backend node id."""
     nodes: list[dict[str, Any]] = []
@@ -219,6 +220,7 @@ def built(
         clickable=frozenset(clickable),
         inline=frozenset(inline),
         editors=editors,
+        visible=frozenset(visible) if visible is not None else None,
         base_url="https://docs.example/",
     )
     return outline, refs
@@ -353,6 +355,10 @@ def test_a_code_editor_is_its_input_named_and_holding_the_editor_s_text() -> Non
         ' textbox "SQL query" [e1] value="select 1\\n  from t" multiline',
     ]
     assert list(refs) == [41]
+    on_screen, _ = built(
+        editor, clickable={40, 42}, editors={41: EditorText("x", box=40)}, visible={40, 42}
+    )
+    assert on_screen.lines == ['textbox [e1] value="x" multiline']
     partial, _ = built(editor, editors={41: EditorText("select 1", False, box=40)})
     assert partial.lines == [f'textbox [e1] value="select 1" multiline {PARTIAL_EDITOR}']
 

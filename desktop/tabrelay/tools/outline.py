@@ -166,7 +166,9 @@ class _Builder:
         self.by_owner = {f.owner: f for f in frames[1:] if f.owner is not None}
         self.assign_ref = assign_ref
         self.clickable = clickable
-        self.visible = visible
+        # An editor's input is a speck (Monaco, CodeMirror 5): on screen when its box is.
+        shown_inputs = {n for n, e in editors.items() if visible is not None and e.box in visible}
+        self.visible = visible | shown_inputs if visible is not None else None
         self.max_depth = max_depth
         self.base_url = base_url
         self.inline = inline
