@@ -153,3 +153,22 @@ async def test_answering_a_dialog_that_leads_on_waits_for_the_new_page(
     said = await agent.ok("browser_handle_dialog", tab_id=tab, accept=True)
     assert said.startswith("Answered the confirm 'Leave the catalogue?' with OK.")
     await moved_to_results(agent, tab, said, "confirmed")
+
+
+async def test_a_snapshot_during_a_load_waits_for_it_or_says_it_is_loading(
+    agent: Agent, pages: PageServer
+) -> None:
+    tab = await agent.open(pages.url("agent/results.html"))
+    # Parsing stops for 1.5 s at a script: the snapshot waits and shows the whole page.
+    url = pages.url(f"agent/loading.html?wait=1500&t={uuid.uuid4().hex[:8]}")
+    await agent.ok("browser_navigate", tab_id=tab, url=url, wait_until="none")
+    snapshot = await agent.snapshot(tab)
+    assert "After the slow script" in snapshot and "still loading" not in snapshot
+    # For longer than a snapshot waits: it says the page is still loading, and shows what arrived.
+    url = pages.url(f"agent/loading.html?wait=4500&t={uuid.uuid4().hex[:8]}")
+    await agent.ok("browser_navigate", tab_id=tab, url=url, wait_until="none")
+    snapshot = await agent.snapshot(tab)
+    assert snapshot.splitlines()[1].startswith("(The page is still loading:"), snapshot
+    assert "Arriving soon" in snapshot and "After the slow script" not in snapshot
+    await agent.ok("browser_wait_for", tab_id=tab, load_state="load")
+    assert "After the slow script" in await agent.snapshot(tab)

@@ -20,6 +20,7 @@ from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editor_text import editor_texts
 from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
 from tabrelay.tools.refs import RefTarget
+from tabrelay.tools.wait import until_parsed
 
 
 class SnapshotParams(TabParams):
@@ -46,9 +47,10 @@ class FindParams(TabParams):
 
 
 async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
+    loading = await until_parsed(ctx)  # a page still arriving is waited for, or said so
     outline = await take(ctx, viewport=params.scope == "viewport", depth=params.depth)
     tab = ctx.need_tab()
-    header = f"page {tab.title!r} {tab.url}\n"
+    header = f"page {tab.title!r} {tab.url}\n" + (f"{loading}\n" if loading else "")
     notes = ""
     if outline.omitted_below_depth:
         notes = (
