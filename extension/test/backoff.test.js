@@ -2,7 +2,14 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { Backoff, PAIRING_WINDOW_MS, pairingPollDelay } from "../src/shared/backoff.js";
+import {
+  Backoff,
+  PAIRING_POLL_MS,
+  PAIRING_SLOW_POLL_MS,
+  PAIRING_WINDOW_MS,
+  askingPollDelay,
+  pairingPollDelay,
+} from "../src/shared/backoff.js";
 
 test("reconnect delays start near half a second and double up to thirty seconds", () => {
   const backoff = new Backoff({ random: () => 0.5 });
@@ -46,4 +53,11 @@ test("pairing asks again every three to four seconds while the person may still 
 test("pairing stops asking on its own after two minutes", () => {
   assert.equal(pairingPollDelay(PAIRING_WINDOW_MS), null);
   assert.equal(pairingPollDelay(PAIRING_WINDOW_MS * 5), null);
+});
+
+test("while the app asks the person, polling never ends and slows down after the window", () => {
+  assert.equal(askingPollDelay(0, () => 0), PAIRING_POLL_MS);
+  assert.equal(askingPollDelay(PAIRING_WINDOW_MS - 1, () => 0), PAIRING_POLL_MS);
+  assert.equal(askingPollDelay(PAIRING_WINDOW_MS, () => 0), PAIRING_SLOW_POLL_MS);
+  assert.equal(askingPollDelay(24 * 3600_000, () => 1), Math.round(PAIRING_SLOW_POLL_MS * 1.3));
 });

@@ -120,14 +120,35 @@ async function until(condition, what) {
   assert.fail(`timed out waiting for ${what}`);
 }
 
-/** @param {{token?: string | null}} [initial] null: not paired yet */
-function memorySettings({ token: initialToken = TOKEN } = {}) {
+/**
+ * The settings store in memory, as settings.js keeps it in chrome.storage.
+ * @param {{token?: string | null, port?: number}} [initial] token null: not paired yet
+ */
+function memorySettings({ token: initialToken = TOKEN, port = PORT } = {}) {
   const token = initialToken ?? undefined;
-  /** @type {{port: number, token: string | undefined, authProblem: string | undefined, unpaired: boolean, pairingSince: number | undefined, pairingCode: string | undefined}} */
-  const data = { port: PORT, token, authProblem: undefined, unpaired: false, pairingSince: undefined, pairingCode: undefined };
+  const data = {
+    port,
+    token,
+    /** @type {string | undefined} */ authProblem: undefined,
+    unpaired: false,
+    /** @type {number[]} */ knownPorts: [],
+    /** @type {number | undefined} */ announcedPort: undefined,
+    /** @type {number | undefined} */ pairingSince: undefined,
+    /** @type {string | undefined} */ pairingCode: undefined,
+    /** @type {number | undefined} */ pairingPort: undefined,
+    /** @type {"declined" | "expired" | undefined} */ pairingEnded: undefined,
+    /** @type {number | undefined} */ declinedUntil: undefined,
+  };
   return {
     data,
-    load: async () => ({ port: data.port, token: data.token, authProblem: data.authProblem, unpaired: data.unpaired }),
+    load: async () => ({
+      port: data.port,
+      token: data.token,
+      authProblem: data.authProblem,
+      unpaired: data.unpaired,
+      knownPorts: [...data.knownPorts],
+      announcedPort: data.announcedPort,
+    }),
     /** @param {string} t */ saveToken: async (t) => void ((data.token = t), (data.unpaired = false), (data.authProblem = undefined)),
     forgetToken: async () => void (data.token = undefined),
     /** @param {string | undefined} m */ setAuthProblem: async (m) => void (data.authProblem = m),
@@ -136,6 +157,18 @@ function memorySettings({ token: initialToken = TOKEN } = {}) {
     /** @param {number | null} s */ setPairingSince: async (s) => void (data.pairingSince = s ?? undefined),
     pairingCode: async () => data.pairingCode,
     /** @param {string | null} c */ setPairingCode: async (c) => void (data.pairingCode = c ?? undefined),
+    pairingPort: async () => data.pairingPort,
+    /** @param {number | null} p */ setPairingPort: async (p) => void (data.pairingPort = p ?? undefined),
+    pairingEnded: async () => data.pairingEnded,
+    /** @param {"declined" | "expired" | null} e */ setPairingEnded: async (e) => void (data.pairingEnded = e ?? undefined),
+    declinedUntil: async () => data.declinedUntil,
+    /** @param {number | null} u */ setDeclinedUntil: async (u) => void (data.declinedUntil = u ?? undefined),
+    /** @param {number} p */
+    rememberPort: async (p) => {
+      data.knownPorts = [p, ...data.knownPorts.filter((k) => k !== p)].slice(0, 4);
+      if (data.announcedPort === p) data.announcedPort = undefined;
+    },
+    /** @param {number} p */ setAnnouncedPort: async (p) => void (data.announcedPort = p),
   };
 }
 
@@ -197,7 +230,7 @@ async function authenticate(socket, { token = TOKEN, appProofOverride } = {}) {
   socket.receive({ type: "auth.challenge", protocol: 1, nonce: appNonce });
   await until(() => socket.sent.length === 1, "auth.response");
   const response = JSON.parse(socket.sent[0]);
-  const binding = { port: PORT, appNonce, extensionNonce: response.nonce };
+  const binding = { port: Number(new URL(socket.url).port), appNonce, extensionNonce: response.nonce };
   assert.equal(response.type, "auth.response");
   assert.equal(response.proof, await extensionProof(token, binding), "the extension's proof");
   socket.receive({ type: "auth.ok", proof: appProofOverride ?? (await appProof(token, binding)) });
@@ -435,8 +468,9 @@ test("without a token it asks the app to pair, and asks again while approval is 
   assert.equal(first, `http://127.0.0.1:23001/api/browser-relay/config?code=${code}`);
   assert.match(connection.state.detail, new RegExp(`code ${code}`), "the popup shows the code");
   await timers.advance(4_000);
-  assert.equal(fetched.length, 2);
-  assert.equal(fetched[1], first, "the same code while the same request waits");
+  const configs = fetched.filter((url) => url.includes("/config"));
+  assert.equal(configs.length, 2);
+  assert.equal(configs[1], first, "the same code while the same request waits");
   assert.equal(FakeSocket.instances.length, 0, "no connection without a token");
   approved = true;
   await timers.advance(4_000);
@@ -576,4 +610,264 @@ test("a program on the port that cannot prove itself is no app: the tabs go", as
   assert.equal(context.state(), "unverified");
   // A squatter gains nothing by it: it could deny service anyway.
   assert.equal(released.count, 1);
+});
+
+// --- finding the way back by itself -------------------------------------------------------
+
+/**
+ * An app's pairing answers, as the real app gives them: the config endpoint (403 outside a
+ * window, readable only as a failure) and the status endpoint (readable by the extension).
+ * @param {{pairing: string, retry_after?: number}} status
+ * @param {string | null} [token] the credential once the person allowed the request
+ */
+function pairingAnswers(status, token = null) {
+  return async (/** @type {string} */ url) => {
+    if (url.includes("/api/browser-relay/pairing")) return { status: 200, body: JSON.stringify(status) };
+    if (token !== null) return { status: 200, body: JSON.stringify({ port: PORT, token, protocol: 1 }) };
+    return { status: 403, body: JSON.stringify({ error: "pairing_required" }) };
+  };
+}
+
+test("while the app says the person is being asked it keeps asking past two minutes, with one code", async () => {
+  /** @type {{pairing: string}} */
+  const status = { pairing: "asking" };
+  /** @type {string | null} */
+  let token = null;
+  const answers = (/** @type {string} */ url) => pairingAnswers(status, token)(url);
+  const { connection, state, fetched, timers, settings, socket } = setup({
+    settings: memorySettings({ token: null }),
+    fetch: answers,
+  });
+  connection.start();
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+  const code = settings.data.pairingCode;
+  assert.match(connection.state.detail, /asking you now/);
+  await timers.advance(5 * 60_000);
+  assert.equal(state(), "awaiting_approval", "the person may take their time");
+  const configs = fetched.filter((url) => url.includes("/config"));
+  assert.ok(configs.every((url) => url.endsWith(`code=${code}`)), "one code for the whole request");
+  assert.ok(configs.length < 60, `slower after two minutes (${configs.length} requests in 5 min)`);
+  token = TOKEN; // the person allows it, late
+  await timers.advance(13_000);
+  await until(() => FakeSocket.instances.length === 1, "connects once approved");
+  await authenticate(socket());
+  assert.equal(state(), "connected");
+});
+
+test("after the person's no it stops, and a click within the app's quiet time waits it out", async () => {
+  /** @type {{pairing: string, retry_after?: number}} */
+  let status = { pairing: "asking" };
+  const { connection, state, fetched, timers, settings } = setup({
+    settings: memorySettings({ token: null }),
+    fetch: (url) => pairingAnswers(status)(url),
+  });
+  connection.start();
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+  const first = settings.data.pairingCode;
+  status = { pairing: "declined", retry_after: 60 };
+  await timers.advance(4_000);
+  await until(() => state() === "declined", "declined");
+  assert.match(connection.state.detail, /declined/);
+  assert.equal(settings.data.pairingCode, undefined, "the request is over");
+  const asked = fetched.length;
+  await timers.advance(10 * 60_000);
+  connection.start(); // alarms wake the worker: it does not start a new request by itself
+  await settle();
+  assert.equal(fetched.length, asked, "no request after a no until the person asks");
+  assert.equal(state(), "declined");
+
+  // Asked again within the quiet time: it waits for its end, then asks once, with a new code.
+  settings.data.declinedUntil = timers.now() + 30_000;
+  status = { pairing: "asking" };
+  await connection.pair();
+  await until(() => state() === "pairing", "waiting out the quiet time");
+  assert.match(connection.state.detail, /waits until it may ask you again/);
+  assert.equal(connection.state.retryAt, timers.now() + 30_000, "the popup counts down to it");
+  await timers.advance(29_000);
+  assert.equal(fetched.length, asked, "nothing within the quiet time");
+  await timers.advance(2_000);
+  await until(() => state() === "awaiting_approval", "asks again");
+  assert.notEqual(settings.data.pairingCode, first);
+});
+
+test("Pair pressed again while a request waits keeps its code: the app's dialog shows that one", async () => {
+  const { connection, state, settings, fetched } = setup({
+    settings: memorySettings({ token: null }),
+    fetch: pairingAnswers({ pairing: "asking" }),
+  });
+  connection.start();
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+  const code = settings.data.pairingCode;
+  await connection.pair();
+  await connection.pair();
+  await until(() => fetched.filter((url) => url.includes("/config")).length >= 3, "asks again");
+  assert.equal(settings.data.pairingCode, code);
+  assert.ok(fetched.every((url) => !url.includes("code=") || url.endsWith(`code=${code}`)));
+});
+
+test("Pair after a rejection keeps asking until the person answers, never retrying the refused credential", async () => {
+  let allowed = false;
+  const next = "new_token_abcdefghijklmnopqrstuvwxyz0123456";
+  const { connection, socket, state, timers, settings } = setup({
+    fetch: (url) => pairingAnswers({ pairing: "asking" }, allowed ? next : null)(url),
+  });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  socket().open();
+  socket().serverClose(4401);
+  await until(() => state() === "rejected", "rejected");
+  await connection.pair();
+  await until(() => state() === "awaiting_approval", "asks the person");
+  await timers.advance(60_000);
+  assert.equal(FakeSocket.instances.length, 1, "the refused credential is not tried meanwhile");
+  assert.equal(state(), "awaiting_approval");
+  allowed = true;
+  await timers.advance(4_000);
+  await until(() => FakeSocket.instances.length === 2, "connects with the new credential");
+  assert.equal(settings.data.token, next);
+  await authenticate(socket(), { token: next });
+  assert.equal(state(), "connected");
+});
+
+/**
+ * Close every socket on the given port as a place with no app for this browser would.
+ * @param {"nothing" | "stranger" | "other_app"} kind
+ * @param {FakeSocket} socket
+ */
+async function noApp(kind, socket) {
+  if (kind === "nothing") {
+    socket.serverClose(1006);
+  } else if (kind === "other_app") {
+    socket.open();
+    socket.serverClose(4401);
+  } else {
+    await authenticate(socket, { appProofOverride: "A".repeat(43) });
+  }
+  await settle();
+}
+
+test("with no app on its port it looks on the announced, the known and the default port, telling nothing to the rest", async () => {
+  const settings = memorySettings({ port: 24000 });
+  settings.data.knownPorts = [24000, 24100];
+  settings.data.announcedPort = 24200;
+  const { connection, socket, state } = setup({ settings });
+  connection.start();
+  const urls = () => FakeSocket.instances.map((s) => new URL(s.url).port);
+  await until(() => FakeSocket.instances.length === 1, "the set port");
+  await noApp("stranger", socket());
+  await until(() => FakeSocket.instances.length === 2, "the announced port");
+  await noApp("other_app", socket());
+  await until(() => FakeSocket.instances.length === 3, "a known port");
+  await noApp("nothing", socket());
+  await until(() => FakeSocket.instances.length === 4, "the default port");
+  assert.deepEqual(urls(), ["24000", "24200", "24100", "23001"]);
+  await authenticate(socket());
+  assert.equal(state(), "connected");
+  assert.equal(connection.port, 23001);
+  assert.match(connection.state.detail, /port 23001/);
+  assert.deepEqual(settings.data.knownPorts, [23001, 24000, 24100], "found there: looked at first next time but one");
+  assert.equal(settings.data.token, TOKEN, "the credential is kept");
+  assert.equal(settings.data.authProblem, undefined, "another app's 4401 is no rejection");
+  for (const stranger of FakeSocket.instances.slice(0, 3)) {
+    const sent = stranger.messages();
+    assert.ok(sent.every((m) => m.type === "auth.response"), "nothing but the challenge–response");
+    assert.ok(!stranger.sent.some((frame) => frame.includes(TOKEN)), "the credential never goes on the wire");
+  }
+});
+
+test("when no port has an app it says where it looked, and the set port's answer counts", async () => {
+  const settings = memorySettings({ port: 24000 });
+  settings.data.announcedPort = 24200;
+  const { connection, socket, state, timers } = setup({ settings });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "the set port");
+  for (let i = 1; i <= 3; i += 1) {
+    await noApp("nothing", socket());
+    if (i < 3) await until(() => FakeSocket.instances.length === i + 1, "the next port");
+  }
+  await until(() => state() === "unreachable", "unreachable");
+  assert.match(connection.state.detail, /looked for it on ports 24000, 24200 and 23001/);
+  assert.equal(connection.port, 24000);
+  // A rejection on the set port, and no app elsewhere: that is a rejection.
+  await timers.advance(1_000);
+  await until(() => FakeSocket.instances.length === 4, "a new look");
+  await noApp("other_app", socket());
+  for (let i = 5; i <= 6; i += 1) {
+    await until(() => FakeSocket.instances.length === i, "the next port");
+    await noApp("nothing", socket());
+  }
+  await until(() => state() === "rejected", "rejected");
+  assert.match(/** @type {string} */ (settings.data.authProblem), /no longer accepts/);
+});
+
+test("a port the authenticated app announces is remembered; a stranger's is never heard", async () => {
+  const { connection, socket, settings, timers } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  socket().open();
+  socket().receive({ type: "relay.port", port: 24500 }); // before any proof: not obeyed
+  await settle();
+  assert.equal(settings.data.announcedPort, undefined);
+  await timers.advance(1_000);
+  await until(() => FakeSocket.instances.length === 2, "a retry");
+  await authenticate(socket());
+  socket().receive({ type: "relay.port", port: 24500 });
+  socket().receive({ type: "relay.port", port: "x" });
+  await settle();
+  assert.equal(settings.data.announcedPort, 24500);
+  socket().serverClose(1001); // the app quits
+  await settle();
+  await timers.advance(1_000);
+  await until(() => FakeSocket.instances.length === 3, "looks again");
+  assert.equal(new URL(socket().url).port, "23001");
+  socket().serverClose(1006);
+  await until(() => FakeSocket.instances.length === 4, "the announced port");
+  assert.equal(new URL(socket().url).port, "24500");
+});
+
+test("a credential replaced while it was away: the app proves itself with the old one, and the request goes to that port", async () => {
+  const settings = memorySettings({ port: 24000 });
+  settings.data.announcedPort = 24200;
+  const next = "rotated_abcdefghijklmnopqrstuvwxyz0123456789";
+  let allowed = false;
+  const { connection, socket, state, fetched, timers } = setup({
+    settings,
+    fetch: (url) => pairingAnswers({ pairing: "asking" }, allowed ? next : null)(url),
+  });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "the set port");
+  await noApp("nothing", socket());
+  await until(() => FakeSocket.instances.length === 2, "the announced port");
+  await authenticate(socket()); // the old credential: the app proves itself with it...
+  socket().serverClose(4410); // ...and says it was replaced
+  await until(() => state() === "awaiting_approval", "asks the person");
+  assert.equal(settings.data.token, undefined);
+  assert.ok(fetched.every((url) => url.startsWith("http://127.0.0.1:24200/")), "only where the app proved itself");
+  allowed = true;
+  await timers.advance(4_000);
+  await until(() => FakeSocket.instances.length >= 3, "connects");
+  assert.equal(settings.data.token, next);
+});
+
+test("a pairing request never goes to a port whose program did not prove itself", async () => {
+  const settings = memorySettings({ port: 24000 });
+  const { connection, socket, state, fetched, timers } = setup({
+    settings,
+    fetch: pairingAnswers({ pairing: "asking" }, "evil_token_abcdefghijklmnopqrstuvwxyz012345"),
+  });
+  connection.start();
+  for (let round = 0; round < 3; round += 1) {
+    await until(() => FakeSocket.instances.length === 2 * round + 1, "the set port");
+    socket().open();
+    socket().serverClose(4410); // unauthenticated: whoever it is, it proved nothing
+    await until(() => FakeSocket.instances.length === 2 * round + 2, "the default port");
+    socket().serverClose(1006);
+    await settle();
+    while (FakeSocket.instances.length === 2 * round + 2) {
+      await timers.advance(100);
+    }
+  }
+  assert.deepEqual(fetched.filter((url) => !url.endsWith("/healthz")), [], "no pairing request, no credential");
+  assert.equal(settings.data.token, TOKEN);
+  assert.notEqual(state(), "connected");
 });

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The toolbar badge: ON (connected), … (connecting or waiting for approval), ! (rejected,
- * unverified or unreachable), blank (not paired). On a tab an agent is driving (attached while
+ * unverified or unreachable), blank (not paired, or the person declined pairing). On a tab an agent is driving (attached while
  * connected) the badge says AI instead, so the person sees which tab is being used.
  */
 
@@ -19,6 +19,7 @@ export const BADGES = Object.freeze({
   unverified: { text: "!", color: "#cf222e" },
   rejected: { text: "!", color: "#cf222e" },
   unpaired: { text: "", color: "#6e7781" },
+  declined: { text: "", color: "#6e7781" },
 });
 
 export const DRIVEN_TAB_BADGE = Object.freeze({ text: "AI", color: "#d97706" });

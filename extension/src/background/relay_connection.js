@@ -7,38 +7,59 @@
  * (auth.ok); the token itself never goes on the wire. A close code is trusted only from an
  * authenticated app: a program squatting the port can make the extension wait, never make it
  * adopt a token or run a command (THREATS R5). An authentication rejection is permanent
- * until the person pairs again. When no app drives this browser any more (it quit, unpaired or
+ * until the person pairs again (or sets another port).
+ *
+ * Finding the app again by itself: when the port it knows has no app (nothing answers, or
+ * what answers cannot prove itself or does not know this browser), it looks on the other
+ * ports it has reason to: the one the app said it moves to, those where the app proved itself
+ * before, and the default port — with the challenge–response only, so a program there learns
+ * nothing and is told nothing. A credential the app replaced (4410, from an app that proved
+ * itself, with the old credential if this browser was away) starts a pairing request by
+ * itself: the person approves it in the tray. A request keeps its code until it ends, keeps
+ * asking while the app says its question is open, and ends at a "no" (the app's quiet time
+ * after it is respected even when the person asks again).
+ *
+ * When no app drives this browser any more (it quit, unpaired or
  * rejected it, or is not there) the connection says so once (onRelease), so the tabs are let
  * go; a drop the app did not mean keeps them while it reconnects. Timers, WebSocket, fetch and
  * crypto are injected, so node tests drive every path; chrome.alarms (service_worker.js)
  * restarts the loop when the worker slept.
  */
 
-import { Backoff, PAIRING_WINDOW_MS, pairingPollDelay } from "../shared/backoff.js";
+import { Backoff, askingPollDelay, pairingPollDelay } from "../shared/backoff.js";
 import { CommandError } from "../shared/errors.js";
 import { appProof, extensionProof, newNonce, newPairingCode, proofsMatch } from "../shared/handshake.js";
 import {
   CONFIG_PATH,
   CloseCode,
+  DEFAULT_RELAY_PORT,
   HANDSHAKE_TIMEOUT_MS,
   HEALTH_PATH,
   KEEPALIVE_INTERVAL_MS,
   MAX_FRAME_AFTER_AUTH,
   MAX_FRAME_BEFORE_AUTH,
   MessageType,
+  PAIRING_STATUS_PATH,
   PROTOCOL_VERSION,
   RELAY_HOST,
   RELAY_PATH,
   SILENCE_TIMEOUT_MS,
 } from "../shared/protocol.js";
-import { isPlainObject, isValidNonce, parseCommand, parseToken } from "../shared/validation.js";
+import { isPlainObject, isValidNonce, parseCommand, parsePort, parseToken } from "../shared/validation.js";
 
 const FETCH_TIMEOUT_MS = 5_000;
 const MAX_CONFIG_BODY = 16 * 1024;
+/** A window the person opened for this request: collect the credential at once. */
+const ALLOWED_POLL_MS = 100;
+/** When the app's "no" says nothing about its quiet time, assume its minute. */
+const DEFAULT_QUIET_S = 60;
+
+const DECLINED = "You declined pairing this browser in the Tabrelay app. Click Pair to ask again.";
+const NOT_APPROVED = "The Tabrelay app has not approved this browser. Click Pair to ask again.";
 
 /**
  * @typedef {"connecting" | "authenticating" | "connected" | "pairing" | "awaiting_approval" |
- *   "unreachable" | "refused" | "unverified" | "rejected" | "unpaired"} RelayStateName
+ *   "unreachable" | "refused" | "unverified" | "rejected" | "unpaired" | "declined"} RelayStateName
  */
 
 /**
@@ -69,6 +90,18 @@ const MAX_CONFIG_BODY = 16 * 1024;
  * @property {(since: number | null) => Promise<void>} setPairingSince
  * @property {() => Promise<string | undefined>} pairingCode
  * @property {(code: string | null) => Promise<void>} setPairingCode
+ * @property {() => Promise<number | undefined>} pairingPort
+ * @property {(port: number | null) => Promise<void>} setPairingPort
+ * @property {() => Promise<import("./settings.js").PairingEnd | undefined>} pairingEnded
+ * @property {(ended: import("./settings.js").PairingEnd | null) => Promise<void>} setPairingEnded
+ * @property {() => Promise<number | undefined>} declinedUntil
+ * @property {(until: number | null) => Promise<void>} setDeclinedUntil
+ * @property {(port: number) => Promise<void>} rememberPort
+ * @property {(port: number) => Promise<void>} setAnnouncedPort
+ */
+
+/**
+ * @typedef {{pairing: "asking" | "allowed" | "declined" | "waiting", retryAfter: number}} PairingStatus
  */
 
 /**
@@ -102,7 +135,16 @@ const PROBLEM_STATES = new Set(["unreachable", "refused", "unverified"]);
  * the app did not mean, or a worker that just started) keeps the tabs for a while.
  * @type {ReadonlySet<RelayStateName>}
  */
-export const RELEASING_STATES = new Set(["unreachable", "refused", "unverified", "rejected", "unpaired", "pairing", "awaiting_approval"]);
+export const RELEASING_STATES = new Set([
+  "unreachable",
+  "refused",
+  "unverified",
+  "rejected",
+  "unpaired",
+  "declined",
+  "pairing",
+  "awaiting_approval",
+]);
 
 // RFC 6455 §7.4.1: the app stopped (its WebSocket server closes every connection with it).
 const GOING_AWAY = 1001;
@@ -168,12 +210,16 @@ export class RelayConnection {
     this.#launch(false);
   }
 
-  /** The person asked to pair (or pair again): clear every stop, ask the app for the config. */
+  /**
+   * The person asked to pair (or pair again): clear every stop, ask the app for the config.
+   * A request already under way keeps its code (the app's window shows that one) and asks
+   * for another while; after a "no" it first waits out the app's quiet time.
+   */
   async pair() {
     await this.settings.setAuthProblem(undefined);
     await this.settings.setUnpaired(false);
+    await this.settings.setPairingEnded(null);
     await this.settings.setPairingSince(null);
-    await this.settings.setPairingCode(null);
     this.backoff.reset();
     this.#launch(true);
   }
@@ -233,16 +279,23 @@ export class RelayConnection {
       }
       /** @type {number | null} */
       let delay;
-      if (settings.token === undefined || refresh) {
-        if (settings.unpaired && !refresh) {
-          this.#setState("unpaired", "This browser was unpaired in the Tabrelay app. Click Pair to pair it again.");
-          return;
+      const requesting = (await this.settings.pairingCode()) !== undefined;
+      if (settings.token === undefined || refresh || requesting) {
+        if (!refresh && !requesting) {
+          const ended = settings.unpaired ? "unpaired" : await this.settings.pairingEnded();
+          if (ended === "unpaired") {
+            this.#setState("unpaired", "This browser was unpaired in the Tabrelay app. Click Pair to pair it again.");
+            return;
+          }
+          if (ended !== undefined) {
+            this.#setState(ended === "declined" ? "declined" : "unpaired", ended === "declined" ? DECLINED : NOT_APPROVED);
+            return;
+          }
         }
         refresh = false;
-        delay = await this.#requestConfig(settings.port, generation);
+        delay = await this.#requestConfig(settings.knownPorts[0] ?? settings.port, generation);
       } else {
-        const outcome = await this.#connectOnce(settings.port, settings.token, generation);
-        delay = await this.#afterClose(outcome, settings.port, generation);
+        delay = await this.#connectAnywhere(settings, settings.token, generation);
       }
       if (delay === null || generation !== this.#generation) return;
       if (delay > 0) {
@@ -269,46 +322,114 @@ export class RelayConnection {
   }
 
   /**
-   * Pairing: ask the config endpoint for the token.
-   * @param {number} port
+   * Where to look for the app, in order: the port set in the options, the port the app said it
+   * moves to, the ports where it proved itself before, the default port.
+   * @param {import("./settings.js").RelaySettings} settings
+   * @returns {number[]}
+   */
+  static candidatePorts(settings) {
+    const ports = [settings.port, settings.announcedPort, ...settings.knownPorts, DEFAULT_RELAY_PORT];
+    return [.../** @type {Set<number>} */ (new Set(ports.filter((port) => port !== undefined)))];
+  }
+
+  /**
+   * Connect on the first port whose app proves it holds this browser's pairing. Each port
+   * sees the challenge–response only; a port that has no app for this browser (nothing there,
+   * a refusal, a program that cannot prove itself, an app that does not know this credential)
+   * passes to the next. What follows the close is decided for the port that had an app, or
+   * else for the set port.
+   * @param {import("./settings.js").RelaySettings} settings
+   * @param {string} token
+   * @param {number} generation
+   * @returns {Promise<number | null>} delay before the next step, or null to stop
+   */
+  async #connectAnywhere(settings, token, generation) {
+    const ports = RelayConnection.candidatePorts(settings);
+    /** @type {{outcome: SocketOutcome, port: number} | undefined} */
+    let first;
+    for (const [index, port] of ports.entries()) {
+      this.#port = port;
+      const outcome = await this.#connectOnce(port, token, generation, index > 0);
+      if (generation !== this.#generation) return null;
+      if (!noAppFor(outcome)) {
+        return this.#afterClose(outcome, port, generation, ports);
+      }
+      first ??= { outcome, port };
+    }
+    const { outcome, port } = /** @type {{outcome: SocketOutcome, port: number}} */ (first);
+    this.#port = port;
+    return this.#afterClose(outcome, port, generation, ports);
+  }
+
+  /**
+   * Pairing: ask the config endpoint for a credential, with the code of the request under way
+   * (or of a new one), on the port that request asks.
+   * @param {number} port for a new request
    * @param {number} generation
    * @returns {Promise<number | null>} delay before the next step, or null to stop
    */
   async #requestConfig(port, generation) {
-    const since = await this.settings.pairingSince();
     const now = this.timers.now();
-    if (since !== undefined && since !== null && now - since >= PAIRING_WINDOW_MS) {
-      this.#setState("unpaired", "The Tabrelay app has not approved this browser. Click Pair to ask again.");
-      return null;
-    }
-    if (since === undefined || since === null) {
-      this.#setState(PROBLEM_STATES.has(this.state.state) ? this.state.state : "pairing", this.#problemOr("Asking the Tabrelay app to pair"));
-    }
-    // One code for the whole request, across polls and worker restarts: the app's dialog
-    // shows the code of the request it asks about.
-    let code = since === undefined || since === null ? undefined : await this.settings.pairingCode();
+    // One code for the whole request, across polls, clicks and worker restarts: the app's
+    // dialog shows the code of the request it asks about.
+    let code = await this.settings.pairingCode();
+    let since = await this.settings.pairingSince();
     if (code === undefined) {
       code = newPairingCode(this.crypto);
+      since = undefined;
       await this.settings.setPairingCode(code);
+      await this.settings.setPairingSince(null);
+      await this.settings.setPairingPort(port);
+      this.#port = port;
+      this.#setState(PROBLEM_STATES.has(this.state.state) ? this.state.state : "pairing", this.#problemOr("Asking the Tabrelay app to pair"));
+    } else {
+      port = (await this.settings.pairingPort()) ?? port;
+      this.#port = port;
+    }
+    const quietUntil = await this.settings.declinedUntil();
+    if (quietUntil !== undefined && now < quietUntil) {
+      // The person said no a moment ago; the app would not ask them again before this.
+      const wait = quietUntil - now;
+      this.#setState("pairing", "You declined this browser in the Tabrelay app a moment ago; Tabrelay waits until it may ask you again", wait);
+      return wait;
     }
     const answer = await this.#fetchConfig(port, code);
     if (generation !== this.#generation) return null;
     switch (answer.kind) {
       case "token":
         await this.settings.saveToken(answer.token);
-        await this.settings.setPairingSince(null);
-        await this.settings.setPairingCode(null);
+        await this.#endRequest(null);
+        await this.settings.setDeclinedUntil(null);
         this.backoff.reset();
         return 0;
       case "pairing_required": {
-        const started = since ?? now;
-        if (since === undefined || since === null) await this.settings.setPairingSince(started);
-        const delay = pairingPollDelay(now - started);
-        if (delay === null) {
-          this.#setState("unpaired", "The Tabrelay app has not approved this browser. Click Pair to ask again.");
+        const status = await this.#pairingStatus(port, code);
+        if (generation !== this.#generation) return null;
+        if (status?.pairing === "declined") {
+          await this.settings.setDeclinedUntil(this.timers.now() + status.retryAfter * 1000);
+          await this.#endRequest("declined");
+          this.#setState("declined", DECLINED);
           return null;
         }
-        this.#setState("awaiting_approval", `Allow it in the Tabrelay app if its dialog shows the code ${code}`, delay);
+        const started = since ?? now;
+        if (since === undefined) await this.settings.setPairingSince(started);
+        if (status?.pairing === "allowed") {
+          return ALLOWED_POLL_MS;
+        }
+        const asking = status?.pairing === "asking";
+        const delay = asking ? askingPollDelay(now - started) : pairingPollDelay(now - started);
+        if (delay === null) {
+          await this.#endRequest("expired");
+          this.#setState("unpaired", NOT_APPROVED);
+          return null;
+        }
+        this.#setState(
+          "awaiting_approval",
+          asking
+            ? `The Tabrelay app is asking you now: allow this browser there if its window shows the code ${code}`
+            : `Allow it in the Tabrelay app if its dialog shows the code ${code}`,
+          delay,
+        );
         return delay;
       }
       case "unreachable": {
@@ -326,6 +447,52 @@ export class RelayConnection {
         this.#setState("refused", answer.detail, delay);
         return delay;
       }
+    }
+  }
+
+  /**
+   * The pairing request is over: forget its code, start and port; remember how it ended.
+   * @param {import("./settings.js").PairingEnd | null} ended
+   */
+  async #endRequest(ended) {
+    await this.settings.setPairingCode(null);
+    await this.settings.setPairingSince(null);
+    await this.settings.setPairingPort(null);
+    await this.settings.setPairingEnded(ended);
+  }
+
+  /**
+   * What became of the request, as the app tells this extension (a CORS answer for its
+   * Origin). Undefined when the app does not say (an older app, or not the app): then the
+   * extension asks for a while and stops. Never a credential: only an app's 200 on the config
+   * endpoint gives one.
+   * @param {number} port
+   * @param {string} code
+   * @returns {Promise<PairingStatus | undefined>}
+   */
+  async #pairingStatus(port, code) {
+    try {
+      const response = await this.fetchImpl(`http://${RELAY_HOST}:${port}${PAIRING_STATUS_PATH}?code=${code}`, {
+        method: "GET",
+        mode: "cors",
+        cache: "no-store",
+        credentials: "omit",
+        redirect: "error",
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      });
+      if (response.status !== 200) return undefined;
+      const body = await response.text();
+      const json = body.length <= MAX_CONFIG_BODY ? JSON.parse(body) : undefined;
+      const fields = isPlainObject(json) ? json : {};
+      const pairing = fields.pairing;
+      if (pairing !== "asking" && pairing !== "allowed" && pairing !== "declined" && pairing !== "waiting") {
+        return undefined;
+      }
+      const wait = fields.retry_after;
+      const retryAfter = Number.isSafeInteger(wait) && Number(wait) > 0 && Number(wait) <= 3600 ? Number(wait) : DEFAULT_QUIET_S;
+      return { pairing, retryAfter };
+    } catch {
+      return undefined;
     }
   }
 
@@ -406,11 +573,12 @@ export class RelayConnection {
    * @param {number} port
    * @param {string} token
    * @param {number} generation
+   * @param {boolean} looking another port than the set one, where the app may be
    * @returns {Promise<SocketOutcome>}
    */
-  #connectOnce(port, token, generation) {
+  #connectOnce(port, token, generation, looking) {
     if (!PROBLEM_STATES.has(this.state.state)) {
-      this.#setState("connecting", `Connecting to the Tabrelay app on port ${port}`);
+      this.#setState("connecting", `${looking ? "Looking for" : "Connecting to"} the Tabrelay app on port ${port}`);
     }
     return new Promise((resolve) => {
       const socket = new this.WebSocketImpl(`ws://${RELAY_HOST}:${port}${RELAY_PATH}`);
@@ -512,6 +680,8 @@ export class RelayConnection {
           phase = "announcing";
           this.timers.clearTimeout(handshakeTimer);
           this.backoff.reset();
+          // Found here: looked at first among the other ports next time.
+          this.settings.rememberPort(port).catch((error) => console.warn("Tabrelay:", error));
           const messages = await this.announcement();
           if (phase !== "announcing" || generation !== this.#generation) return;
           for (const announced of messages) {
@@ -581,6 +751,12 @@ export class RelayConnection {
       this.send({ type: MessageType.PONG });
     } else if (message.type === MessageType.ERROR) {
       console.warn("Tabrelay: the app rejected a message:", String(message.code).slice(0, 100));
+    } else if (message.type === MessageType.RELAY_PORT) {
+      // The app (it proved itself) will listen there from its next start: look there too.
+      const port = parsePort(message.port);
+      if (port !== null) {
+        this.settings.setAnnouncedPort(port).catch((error) => console.warn("Tabrelay:", error));
+      }
     }
   }
 
@@ -618,9 +794,10 @@ export class RelayConnection {
    * @param {SocketOutcome} outcome
    * @param {number} port
    * @param {number} generation
+   * @param {number[]} looked every port the app was looked for on
    * @returns {Promise<number | null>}
    */
-  async #afterClose({ opened, authenticated, code, failure }, port, generation) {
+  async #afterClose({ opened, authenticated, code, failure }, port, generation, looked) {
     if (generation !== this.#generation) return null;
     if (failure?.kind === "unverified") {
       const delay = this.backoff.next();
@@ -642,7 +819,7 @@ export class RelayConnection {
           delay,
         );
       } else {
-        this.#setState("unreachable", `The Tabrelay app is not running on port ${port}`, delay);
+        this.#setState("unreachable", `The Tabrelay app is not running: Tabrelay looked for it on ${portsText(looked)}`, delay);
       }
       return delay;
     }
@@ -650,8 +827,10 @@ export class RelayConnection {
       // Only an app that proved itself may make the extension fetch a new token or unpair.
       switch (code) {
         case CloseCode.TOKEN_ROTATED:
-          // The old credential is dead: ask to pair again (the person approves in the app).
+          // The old credential is dead: ask to pair again, here (the person approves in the
+          // app). A new request: whatever an earlier one left is over.
           await this.settings.forgetToken();
+          await this.#endRequest(null);
           this.#setState("pairing", "The Tabrelay app replaced its credentials; asking to pair again");
           return this.#requestConfig(port, generation);
         case CloseCode.NOT_PAIRED:
@@ -753,4 +932,22 @@ export class RelayConnection {
       this.onRelease();
     }
   }
+}
+
+/**
+ * Whether a closed socket says there is no app for this browser on its port: nothing there,
+ * the upgrade refused, a program that could not prove itself, or an app that does not know
+ * this credential. A locked keychain or a "wait" is an app that is there.
+ * @param {SocketOutcome} outcome
+ */
+function noAppFor({ opened, authenticated, code, failure }) {
+  if (authenticated) return false;
+  if (!opened || failure !== undefined) return true;
+  return code !== CloseCode.SECRETS_UNAVAILABLE && code !== CloseCode.RATE_LIMITED;
+}
+
+/** @param {number[]} ports */
+function portsText(ports) {
+  if (ports.length === 1) return `port ${ports[0]}`;
+  return `ports ${ports.slice(0, -1).join(", ")} and ${ports[ports.length - 1]}`;
 }

@@ -142,11 +142,19 @@ chrome.storage.onChanged.addListener((changes, area) => {
   whenReady(async () => {
     const token = changes[Keys.TOKEN];
     if (token !== undefined && typeof token.newValue === "string" && !settings.wroteToken(token.newValue)) {
-      // The person pasted a token in the options page: that is pairing by hand.
+      // The person pasted a token in the options page: that is pairing by hand, and it ends
+      // any pairing request under way.
       await settings.setAuthProblem(undefined);
       await settings.setUnpaired(false);
+      await settings.setPairingCode(null);
+      await settings.setPairingSince(null);
+      await settings.setPairingPort(null);
       connection.restart();
     } else if (changes[Keys.PORT] !== undefined) {
+      // The person set the port: a rejection met on the old one, and where the app was
+      // before, no longer count; a credential that works there connects at once.
+      await settings.setAuthProblem(undefined);
+      await settings.forgetPorts();
       connection.restart();
     }
   });

@@ -2,11 +2,16 @@
 /**
  * What the extension remembers: the relay port (options page only), the relay token (only in
  * chrome.storage.local, never sync: THREATS E6), a permanent authentication problem, whether
- * the app unpaired this browser, the browser instance id; and, for this browser session only,
- * when the current pairing request started.
+ * the app unpaired this browser, the browser instance id, the ports where the app proved
+ * itself and the port it said it moves to (where to look for it when the set port has no app);
+ * and, for this browser session only, the pairing request under way (its code, port and start)
+ * and how it ended.
  */
 
 import { DEFAULT_RELAY_PORT } from "../shared/protocol.js";
+
+/** How many ports where the app proved itself are remembered, most recent first. */
+export const MAX_KNOWN_PORTS = 4;
 import { parsePort } from "../shared/validation.js";
 
 /** chrome.storage.local keys. The options page writes PORT and TOKEN; nothing else writes them. */
@@ -16,6 +21,8 @@ export const Keys = Object.freeze({
   AUTH_PROBLEM: "authProblem",
   UNPAIRED: "unpaired",
   INSTANCE: "instanceId",
+  KNOWN_PORTS: "knownPorts",
+  ANNOUNCED_PORT: "announcedPort",
 });
 
 /** chrome.storage.session keys (cleared when the browser quits; readable by our pages only). */
@@ -24,7 +31,12 @@ export const SessionKeys = Object.freeze({
   DEBUGGER: "debuggerTabs",
   PAIRING_SINCE: "pairingSince",
   PAIRING_CODE: "pairingCode",
+  PAIRING_PORT: "pairingPort",
+  PAIRING_ENDED: "pairingEnded",
+  DECLINED_UNTIL: "declinedUntil",
 });
+
+/** @typedef {"declined" | "expired"} PairingEnd how the last pairing request ended without a credential */
 
 /**
  * @typedef {object} RelaySettings
@@ -32,6 +44,8 @@ export const SessionKeys = Object.freeze({
  * @property {string | undefined} token
  * @property {string | undefined} authProblem why the app rejected us; set until re-paired
  * @property {boolean} unpaired the app revoked this browser's pairing
+ * @property {number[]} knownPorts where the app proved itself, most recent first
+ * @property {number | undefined} announcedPort where the app said it listens from its next start
  */
 
 export class SettingsStore {
@@ -53,13 +67,50 @@ export class SettingsStore {
 
   /** @returns {Promise<RelaySettings>} */
   async load() {
-    const stored = await this.api.storage.local.get([Keys.PORT, Keys.TOKEN, Keys.AUTH_PROBLEM, Keys.UNPAIRED]);
+    const stored = await this.api.storage.local.get([
+      Keys.PORT,
+      Keys.TOKEN,
+      Keys.AUTH_PROBLEM,
+      Keys.UNPAIRED,
+      Keys.KNOWN_PORTS,
+      Keys.ANNOUNCED_PORT,
+    ]);
+    const known = Array.isArray(stored[Keys.KNOWN_PORTS]) ? stored[Keys.KNOWN_PORTS] : [];
     return {
       port: parsePort(stored[Keys.PORT]) ?? DEFAULT_RELAY_PORT,
       token: typeof stored[Keys.TOKEN] === "string" && stored[Keys.TOKEN] ? stored[Keys.TOKEN] : undefined,
       authProblem: typeof stored[Keys.AUTH_PROBLEM] === "string" ? stored[Keys.AUTH_PROBLEM] : undefined,
       unpaired: stored[Keys.UNPAIRED] === true,
+      knownPorts: known.map(parsePort).filter((port) => port !== null).slice(0, MAX_KNOWN_PORTS),
+      announcedPort: parsePort(stored[Keys.ANNOUNCED_PORT]) ?? undefined,
     };
+  }
+
+  /**
+   * The app proved itself on this port: look there first when the set port has no app.
+   * @param {number} port
+   */
+  async rememberPort(port) {
+    const { knownPorts, announcedPort } = await this.load();
+    const ports = [port, ...knownPorts.filter((known) => known !== port)].slice(0, MAX_KNOWN_PORTS);
+    await this.api.storage.local.set({ [Keys.KNOWN_PORTS]: ports });
+    if (announcedPort === port) {
+      await this.api.storage.local.remove([Keys.ANNOUNCED_PORT]);
+    }
+  }
+
+  /**
+   * The app (authenticated) said it listens on this port from its next start.
+   * @param {number} port
+   */
+  async setAnnouncedPort(port) {
+    await this.api.storage.local.set({ [Keys.ANNOUNCED_PORT]: port });
+  }
+
+  /** The person set the port: where the app was before no longer counts. */
+  async forgetPorts() {
+    await this.api.storage.local.remove([Keys.KNOWN_PORTS, Keys.ANNOUNCED_PORT]);
+    await this.setPairingPort(null);
   }
 
   /** @param {string} token */
@@ -122,5 +173,40 @@ export class SettingsStore {
   /** @param {string | null} code */
   async setPairingCode(code) {
     await this.api.storage.session.set({ [SessionKeys.PAIRING_CODE]: code });
+  }
+
+  /** @returns {Promise<number | undefined>} the port the pairing request under way asks */
+  async pairingPort() {
+    const stored = await this.api.storage.session.get([SessionKeys.PAIRING_PORT]);
+    return parsePort(stored[SessionKeys.PAIRING_PORT]) ?? undefined;
+  }
+
+  /** @param {number | null} port */
+  async setPairingPort(port) {
+    await this.api.storage.session.set({ [SessionKeys.PAIRING_PORT]: port });
+  }
+
+  /** @returns {Promise<PairingEnd | undefined>} how the last request ended without a credential */
+  async pairingEnded() {
+    const stored = await this.api.storage.session.get([SessionKeys.PAIRING_ENDED]);
+    const value = stored[SessionKeys.PAIRING_ENDED];
+    return value === "declined" || value === "expired" ? value : undefined;
+  }
+
+  /** @param {PairingEnd | null} ended */
+  async setPairingEnded(ended) {
+    await this.api.storage.session.set({ [SessionKeys.PAIRING_ENDED]: ended });
+  }
+
+  /** @returns {Promise<number | undefined>} epoch ms before which the app will not ask again */
+  async declinedUntil() {
+    const stored = await this.api.storage.session.get([SessionKeys.DECLINED_UNTIL]);
+    const value = stored[SessionKeys.DECLINED_UNTIL];
+    return typeof value === "number" ? value : undefined;
+  }
+
+  /** @param {number | null} until */
+  async setDeclinedUntil(until) {
+    await this.api.storage.session.set({ [SessionKeys.DECLINED_UNTIL]: until });
   }
 }

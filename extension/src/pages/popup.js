@@ -6,7 +6,7 @@
  */
 
 import { isRestrictedUrl } from "../shared/validation.js";
-import { PAIRABLE_STATES, describeState } from "./state_text.js";
+import { PAIRABLE_STATES, describeState, pairButtonText } from "./state_text.js";
 
 /** @typedef {import("../background/relay_connection.js").RelayState} RelayState */
 
@@ -28,7 +28,7 @@ async function render() {
   element("headline").dataset.state = state?.state ?? "";
   element("detail").textContent = detail === headline ? "" : detail;
   element("pair").hidden = !PAIRABLE_STATES.has(state?.state ?? "");
-  element("pair").textContent = state?.state === "unpaired" ? "Pair with the Tabrelay app" : "Pair again";
+  element("pair").textContent = pairButtonText(state?.state);
 
   const debuggerTabs = /** @type {{attached?: number[]} | undefined} */ (stored[DEBUGGER_TABS]);
   const attached = debuggerTabs?.attached ?? [];

@@ -19,10 +19,21 @@ const HEADLINES = {
   unverified: { headline: "Relay unverified: not the Tabrelay app", tone: "bad" },
   rejected: { headline: "Rejected by the Tabrelay app", tone: "bad" },
   unpaired: { headline: "Not paired with the Tabrelay app", tone: "off" },
+  declined: { headline: "Pairing was declined in the Tabrelay app", tone: "off" },
 };
 
 /** States in which pairing (again) is what helps. */
-export const PAIRABLE_STATES = new Set(["unpaired", "rejected", "refused"]);
+export const PAIRABLE_STATES = new Set(["unpaired", "rejected", "refused", "declined"]);
+
+/**
+ * The Pair button's words in each state where it shows.
+ * @param {string | undefined} state
+ */
+export function pairButtonText(state) {
+  if (state === "unpaired") return "Pair with the Tabrelay app";
+  if (state === "declined") return "Ask the Tabrelay app again";
+  return "Pair again";
+}
 
 /**
  * @param {RelayState | undefined} state

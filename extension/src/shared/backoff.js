@@ -16,6 +16,8 @@ export const BACKOFF_JITTER = 0.2;
 export const PAIRING_POLL_MS = 3_000;
 /** ...for this long after the first pairing_required; then wait for the person to click Pair. */
 export const PAIRING_WINDOW_MS = 120_000;
+/** While the app says it is asking the person, ask again this often once the window is over. */
+export const PAIRING_SLOW_POLL_MS = 10_000;
 
 export class Backoff {
   /**
@@ -86,4 +88,19 @@ export function pairingPollDelay(waitedMs, random = Math.random) {
     return null;
   }
   return Math.round(PAIRING_POLL_MS * (1 + 0.3 * random()));
+}
+
+/**
+ * When to ask the app again while it says its window asks the person about this very request.
+ * The person may take longer than the window (the app's question waits for them), so there is
+ * no end: only a "no", the credential, or the question going away ends it. It slows down after
+ * the window; each poll is cheap and raises no second question.
+ *
+ * @param {number} waitedMs time since the app first answered pairing_required
+ * @param {() => number} [random]
+ * @returns {number} milliseconds until the next request
+ */
+export function askingPollDelay(waitedMs, random = Math.random) {
+  const base = waitedMs < PAIRING_WINDOW_MS ? PAIRING_POLL_MS : PAIRING_SLOW_POLL_MS;
+  return Math.round(base * (1 + 0.3 * random()));
 }
