@@ -78,7 +78,7 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff check desktop tests installers
 	$(BIN)/mypy
 
-# Real code editors for the e2e pages (tests/e2e/pages/editors): CodeMirror 5 and 6, Monaco and
+# Real code editors for the e2e pages (tests/e2e/pages/editors): CodeMirror 5 and 6, Monaco, Ace and
 # ProseMirror from npm at the versions the lock pins, the ones without a browser build bundled
 # by esbuild. Fetched once (npm's cache serves a clean reinstall offline), then only rebuilt.
 EDITORS := tests/e2e/pages/vendor

@@ -1,5 +1,5 @@
-"""An agent types into the editors real sites use: CodeMirror 5 and 6, Monaco, ProseMirror, a
-contenteditable and plain fields (tests/e2e/pages/editors, the real libraries from npm).
+"""An agent types into the editors real sites use: CodeMirror 5 and 6, Monaco, Ace, ProseMirror,
+a contenteditable and plain fields (tests/e2e/pages/editors, the real libraries from npm).
 
 Each test reads the editor's text back through the editor's own interface in the page, over the
 tests' own CDP connection: the text must be exactly what was asked, not merely "typed".
@@ -22,6 +22,7 @@ VENDOR = PAGES_DIR / "vendor"
 BUILT = (
     VENDOR / "node_modules" / "codemirror5" / "lib" / "codemirror.js",
     VENDOR / "node_modules" / "monaco-editor" / "min" / "vs" / "loader.js",
+    VENDOR / "node_modules" / "ace-builds" / "src-min-noconflict" / "ace.js",
     VENDOR / "build" / "codemirror6.js",
     VENDOR / "build" / "prosemirror.js",
 )
@@ -32,6 +33,7 @@ EDITORS = {
     "codemirror5": ("select * from facts where id > 1", QUERY),
     "codemirror6": ("select id, name\nfrom facts\nwhere id > 1", QUERY),
     "monaco": ("function greet(name) {\n  return 'Hello ' + name;\n}", QUERY),
+    "ace": ("SELECT name\nFROM facts;", QUERY),
     "prosemirror": ("Hello world\nSecond paragraph", LETTER),
 }
 
