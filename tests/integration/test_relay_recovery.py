@@ -13,6 +13,7 @@ from websockets.exceptions import ConnectionClosed
 from support.fake_extension import EXTENSION_ID, FakeExtension
 from support.harness import RelayHarness, ScriptedApprover, running_core
 from support.http import raw_request
+from support.keyrings import LockedKeyring
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import Settings, SettingsStore
@@ -207,3 +208,19 @@ async def test_an_app_staying_on_its_port_announces_nothing(relay: RelayHarness)
     await relay.core.relay.stop()  # type: ignore[union-attr]
     await browser.wait_closed()
     assert not any("relay.port" in str(f) for f in browser.received)
+
+
+async def test_giving_up_a_keychain_that_locked_meanwhile_asks_connected_browsers_to_pair_again(
+    home: Paths,
+) -> None:
+    """Connected while the keychain was open, then it locked and the person gave its secrets
+    up: the browser is told its credential was replaced (4410: it asks to pair again by
+    itself), not that the person unpaired it (4403: it would wait for a click)."""
+    keychain = LockedKeyring()
+    keychain.locked = False
+    async with running_core(home, keyring_backend=keychain) as relay:
+        browser = await relay.extension()
+        await relay.browser_count(1)
+        keychain.locked = True
+        await relay.core.use_secrets_file(forget_unreadable=True)
+        assert await browser.wait_closed() == CloseCode.TOKEN_ROTATED

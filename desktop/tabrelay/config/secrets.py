@@ -420,6 +420,10 @@ class TokenStore:
             settings.secrets_place = place
             settings.secrets_revision += 1
             if not readable:
+                # Every browser credential is replaced, not unpaired by the person: connected
+                # browsers are told so (4410) and ask to pair again by themselves.
+                if settings.pairings:
+                    settings.rotations += 1
                 forgotten.extend(p.id for p in settings.pairings)
                 forgotten.extend(f"client {c.name}" for c in settings.clients)
                 settings.pairings, settings.clients = [], []
