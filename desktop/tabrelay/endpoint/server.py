@@ -1,10 +1,12 @@
 """The MCP endpoint: Streamable HTTP at /mcp and the older HTTP+SSE at /sse, on one port.
 
-The only module (with its siblings) that imports ``mcp``. It publishes the tool catalog and the
-``tabrelay://`` resources, turns each call into a ``ToolRunner`` call, and a failure into an
-``isError`` result with the message as written. It caps the sessions each client holds (the SDK
-caps only all clients together). It runs uvicorn inside the app's own loop (qasync or asyncio) on
-a socket bound here, so a taken port is an ordinary error.
+The only module (with its siblings) that imports ``mcp``. It publishes the tool catalog (with
+the portable schemas of ``tools/schema.py``; ``browser_cdp`` only while the person has it on,
+telling clients when that changes) and the ``tabrelay://`` resources, turns each call into a
+``ToolRunner`` call, and a failure into an ``isError`` result with the message as written. It
+caps the sessions each client holds (the SDK caps only all clients together). It runs uvicorn
+inside the app's own loop (qasync or asyncio) on a socket bound here, so a taken port is an
+ordinary error.
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import (
     CallToolResult,
@@ -47,6 +53,7 @@ from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
 from tabrelay import __version__
+from tabrelay.config.settings import Settings
 from tabrelay.endpoint import MCP_PATH, SSE_PATH
 from tabrelay.endpoint.auth import BearerAuth, ClientActivity, client_of
 from tabrelay.endpoint.calls import Caller, ToolRunner
@@ -60,6 +67,7 @@ from tabrelay.errors import StartupError, TabrelayError
 from tabrelay.relay.ratelimit import FailureLimits
 from tabrelay.tools.catalog import BY_NAME, TOOLS, ToolSpec
 from tabrelay.tools.context import ToolResult
+from tabrelay.tools.schema import InputSchema, decode_json_text, portable
 
 logger = logging.getLogger(__name__)
 
@@ -77,23 +85,42 @@ INSTRUCTIONS = (
 
 
 @functools.cache
-def tool_schema(spec: ToolSpec) -> dict[str, Any]:
-    """The tool's input schema, generated once: the SDK asks for it on every call."""
-    return spec.params.model_json_schema()
+def tool_schema(spec: ToolSpec) -> InputSchema:
+    """The tool's portable input schema, made once: the SDK asks for it on every call."""
+    return portable(spec.params.model_json_schema())
+
+
+def listed(settings: Settings) -> tuple[ToolSpec, ...]:
+    """The tools agents see: the expert ones only while the person has them on."""
+    return tuple(spec for spec in TOOLS if not spec.expert or settings.enable_cdp_tool)
+
+
+def listed_json(settings: Settings) -> str:
+    """The ``tools/list`` result a client gets, as compact JSON: what every client pays for
+    (the budget test and ``make bench`` measure it)."""
+    tools = [
+        mcp_tool(spec).model_dump(by_alias=True, exclude_none=True, mode="json")
+        for spec in listed(settings)
+    ]
+    return json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False)
 
 
 def mcp_tool(spec: ToolSpec) -> McpTool:
+    # Hints at their MCP defaults are left out (destructive and open-world default to true,
+    # read-only and idempotent to false): every client pays for each byte of this list.
+    if spec.read_only:
+        annotations = ToolAnnotations(read_only_hint=True)
+    else:
+        annotations = ToolAnnotations(
+            destructive_hint=spec.destructive, idempotent_hint=spec.idempotent or None
+        )
     return McpTool(
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        input_schema=tool_schema(spec),
-        annotations=ToolAnnotations(
-            title=spec.title,
-            read_only_hint=spec.read_only,
-            destructive_hint=spec.destructive,
-            open_world_hint=True,
-        ),
+        input_schema=tool_schema(spec).schema,
+        output_schema=spec.output,
+        annotations=annotations,
     )
 
 
@@ -101,13 +128,16 @@ def error_result(message: str) -> CallToolResult:
     return CallToolResult(is_error=True, content=[TextContent(type="text", text=message)])
 
 
-def to_mcp(result: ToolResult) -> CallToolResult:
+def to_mcp(result: ToolResult, spec: ToolSpec) -> CallToolResult:
     content: list[TextContent | ImageContent] = [TextContent(type="text", text=result.text)]
     if result.image is not None:
         content.append(
             ImageContent(type="image", data=result.image.data, mime_type=result.image.mime_type)
         )
-    return CallToolResult(content=content, structured_content=result.data)  # type: ignore[arg-type]
+    structured = result.data
+    if structured is None and spec.output is not None:
+        structured = {}  # a tool with an outputSchema MUST return structured content (MCP)
+    return CallToolResult(content=content, structured_content=structured)  # type: ignore[arg-type]
 
 
 class _LegacySessions:
@@ -130,6 +160,10 @@ class _LegacySessions:
         for connection in list(self.connections.values()):
             await connection.send_resource_list_changed()
 
+    async def tools_changed(self) -> None:
+        for connection in list(self.connections.values()):
+            await connection.send_tool_list_changed()
+
 
 class _TabrelayMcp(MCPServer[Any]):
     """MCPServer whose tools come from our catalog, validated by our own parameter models."""
@@ -146,11 +180,11 @@ class _TabrelayMcp(MCPServer[Any]):
         self._endpoint = endpoint
 
     async def list_tools(self) -> list[McpTool]:
-        return [mcp_tool(spec) for spec in TOOLS]
+        return [mcp_tool(spec) for spec in self._endpoint.listed_tools()]
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         spec = BY_NAME.get(name)
-        return None if spec is None else tool_schema(spec)
+        return None if spec is None else tool_schema(spec).schema
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -158,6 +192,11 @@ class _TabrelayMcp(MCPServer[Any]):
         spec = BY_NAME.get(name)
         if spec is None:
             return error_result(f"unknown tool {name!r}; list the tools to see what exists")
+        if spec not in self._endpoint.listed_tools():
+            return error_result(
+                f"{name} is turned off; the person can enable it in Tabrelay's settings"
+            )
+        arguments = decode_json_text(arguments, tool_schema(spec).json_text)
         return await self._endpoint.call(spec, arguments, context)
 
     async def list_resources(self) -> list[Resource]:
@@ -226,6 +265,7 @@ class McpEndpoint:
         self.legacy = _LegacySessions()
         self.mcp = _TabrelayMcp(self, self.bus)
         self._advertise_list_changed()
+        self._listed = self.listed_tools()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
         self.auth: BearerAuth | None = None
@@ -246,7 +286,7 @@ class McpEndpoint:
             result = await self.runner.call(spec, arguments, caller, progress)
         except TabrelayError as error:
             return error_result(error.message)
-        return to_mcp(result)
+        return to_mcp(result, spec)
 
     def _caller(self, context: Context[Any, Any] | None) -> Caller:
         request = context.request_context.request if context is not None else None
@@ -289,15 +329,33 @@ class McpEndpoint:
             raise ResourceNotFoundError(text)
         return text
 
+    # --- the tool list -----------------------------------------------------------------------
+
+    def listed_tools(self) -> tuple[ToolSpec, ...]:
+        """The tools clients see now, by the settings as the app last read them."""
+        return listed(self.runner.settings_store.current)
+
+    async def settings_changed(self, settings: Settings) -> None:
+        """Tell every client when the settings change which tools are listed (the person turned
+        ``browser_cdp`` on or off); call with each settings the app applies."""
+        now = listed(settings)
+        if now == self._listed:
+            return
+        self._listed = now
+        await self.bus.publish(ToolsListChanged())
+        await self.legacy.tools_changed()
+
     def _advertise_list_changed(self) -> None:
-        """Tell 2025-era clients (in initialize) that resource lists change."""
+        """Tell 2025-era clients (in initialize) that tool and resource lists change."""
         low = self.mcp._lowlevel_server
         original = low.create_initialization_options
 
         def with_list_changed(
             notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
         ) -> Any:
-            options = notification_options or NotificationOptions(resources_changed=True)
+            options = notification_options or NotificationOptions(
+                resources_changed=True, tools_changed=True
+            )
             return original(options, *args, **kwargs)
 
         low.create_initialization_options = with_list_changed  # type: ignore[method-assign]

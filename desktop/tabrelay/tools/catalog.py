@@ -1,8 +1,22 @@
-"""The tool catalog: each tool's name (the contract), description, parameters and hints.
+"""The tool catalog: each tool's name (the contract), description, parameters, results and hints.
 
 The endpoint publishes these as MCP tools; nothing else decides what agents can call. There is
 no tool that changes approval policy, pairing or tokens (THREATS A2). ``browser_cdp`` is listed
 only while the person has turned it on.
+
+Every client pays for this list in every conversation, so descriptions say what a model needs
+to choose and call a tool, once; the endpoint's budget test holds the whole list under
+Playwright MCP's. The hints (MCP ``ToolAnnotations``) follow one rule each:
+
+- ``read_only``: the call changes nothing in the page or the browser (it may wait or read);
+- ``destructive``: it may lose what the page or the person had (a field's text, the page it
+  leaves or closes, a choice replaced) or act for the person (submit, answer a dialog, run
+  code, send files);
+- ``idempotent``: calling it again with the same arguments changes nothing more.
+
+``output`` is the JSON schema of the structured content a tool returns (MCP ``outputSchema``):
+open objects, so a result may carry more than they name, and a tool with one always returns
+structured content (``{}`` when it has nothing to add, see ``endpoint/server.py``).
 """
 
 from __future__ import annotations
@@ -27,9 +41,10 @@ from tabrelay.tools.context import Params, TargetKind, ToolContext, ToolResult
 from tabrelay.tools.redaction import SecretFields
 
 Runner = Callable[[ToolContext, Any], Awaitable[ToolResult]]
+Schema = dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # one object per tool: compared and hashed by id
 class ToolSpec:
     name: str
     title: str
@@ -39,6 +54,8 @@ class ToolSpec:
     target: TargetKind
     read_only: bool
     destructive: bool = False
+    idempotent: bool = False
+    output: Schema | None = None  # the structured content's schema
     expert: bool = False  # listed only when the person enabled expert tools
     secrets: SecretFields | None = None  # arguments that may carry typed secrets
 
@@ -46,116 +63,138 @@ class ToolSpec:
 def _spec(
     name: str, title: str, description: str, params: type[Params], run: Runner, *,
     target: TargetKind = "tab", read_only: bool = False, destructive: bool = False,
-    expert: bool = False, secrets: SecretFields | None = None,
+    idempotent: bool = False, output: Schema | None = None, expert: bool = False,
+    secrets: SecretFields | None = None,
 ) -> ToolSpec:  # fmt: skip
     return ToolSpec(
-        name, title, description, params, run, target, read_only, destructive, expert, secrets
-    )
+        name, title, description, params, run, target, read_only, destructive, idempotent,
+        output, expert, secrets,
+    )  # fmt: skip
 
+
+def _of(kind: str | Schema) -> Schema:
+    return {"type": kind} if isinstance(kind, str) else kind
+
+
+def _object(**properties: str | Schema) -> Schema:
+    """An open object schema: ``_object(url="string", tabs=_list(...))``."""
+    return {"type": "object", "properties": {k: _of(v) for k, v in properties.items()}}
+
+
+def _list(item: str | Schema) -> Schema:
+    return {"type": "array", "items": _of(item)}
+
+
+# Where a tool left its tab: navigate, new_tab, and the acting tools once the page settled.
+PAGE = _object(tab_id="integer", url="string", title="string")
+AFTER_ACTION = _object(navigated="boolean", url="string", title="string")
 
 TOOLS: tuple[ToolSpec, ...] = (
     # --- status and tabs ----------------------------------------------------------------------
     _spec("browser_status", "Browser status",
-          "Which browsers are connected (ids, versions, tabs, attached tabs), pending approvals, "
-          "and whether the person paused agent access. Call this first.",
-          tabs.StatusParams, tabs.status, target="none", read_only=True),
+          "Connected browsers and their tabs, pending approvals, and whether the person paused "
+          "agents. Call this first.",
+          tabs.StatusParams, tabs.status, target="none", read_only=True,
+          output=_object(browsers=_list(_object(id="string", name="string")), paused="boolean")),
     _spec("browser_list_tabs", "List tabs",
-          "The open tabs of a browser: id, title, URL, active, attached. Use the ids with other "
-          "tools.",
-          tabs.ListTabsParams, tabs.list_tabs, target="browser", read_only=True),
+          "A browser's open tabs: id, title, URL, active, attached.",
+          tabs.ListTabsParams, tabs.list_tabs, target="browser", read_only=True,
+          output=_object(browser="string", tabs=_list(_object(
+              id="integer", url="string", title="string", active="boolean")))),
     _spec("browser_new_tab", "Open a new tab",
-          "Open a new tab (in the 'Tabrelay' tab group) and optionally load a URL, waiting for "
-          "it to load. Returns the new tab's id.",
-          tabs.NewTabParams, tabs.new_tab, target="browser"),
-    _spec("browser_close_tab", "Close a tab", "Close a tab by id.",
-          tabs.CloseTabParams, tabs.close_tab, destructive=True),
+          "Open a tab (in the 'Tabrelay' tab group), optionally loading a URL; returns its id.",
+          tabs.NewTabParams, tabs.new_tab, target="browser", output=PAGE),
+    _spec("browser_close_tab", "Close a tab", "Close a tab.",
+          tabs.CloseTabParams, tabs.close_tab, destructive=True, idempotent=True),
     _spec("browser_activate_tab", "Bring a tab to the front",
           "Make a tab the active one in its window and focus the window.",
-          tabs.ActivateTabParams, tabs.activate_tab),
+          tabs.ActivateTabParams, tabs.activate_tab, idempotent=True),
     # --- navigation ---------------------------------------------------------------------------
     _spec("browser_navigate", "Navigate",
-          "Open a URL in a tab (default: the active tab), or go back, forward, or reload; waits "
-          "for the page to load. Only http, https and about:blank.",
-          navigation.NavigateParams, navigation.navigate),
+          "Open an http(s) URL or about:blank in a tab, or go back, forward or reload; waits for "
+          "the page to load.",
+          navigation.NavigateParams, navigation.navigate, destructive=True, output=PAGE),
     _spec("browser_wait_for", "Wait",
-          "Wait until some text appears or disappears, an element is shown, the page reaches a "
-          "load state (load, domcontentloaded, networkidle), or for a number of seconds.",
+          "Wait for text to appear or go, an element to show, a load state, or some seconds.",
           wait.WaitParams, wait.wait_for, read_only=True),
     # --- reading ------------------------------------------------------------------------------
     _spec("browser_snapshot", "Snapshot the page",
           "The page as an outline of roles, names, values and states, with a ref (e.g. e12) for "
-          "every element you can act on; frames and shadow DOM included. Use the refs with the "
-          "acting tools. scope='viewport' for what is on screen only.",
-          snapshot.SnapshotParams, snapshot.snapshot, read_only=True),
+          "each element to act on; frames and shadow DOM included.",
+          snapshot.SnapshotParams, snapshot.snapshot, read_only=True,
+          output=_object(refs="integer", bytes="integer", truncated="boolean")),
     _spec("browser_find", "Find on the page",
-          "Search the page's outline by text and/or role (button, link, textbox…) and get the "
-          "matching elements with their refs.",
-          snapshot.FindParams, snapshot.find, read_only=True),
+          "Search the page's outline by text and/or role; returns the matching elements' refs.",
+          snapshot.FindParams, snapshot.find, read_only=True,
+          output=_object(matches="integer")),
     _spec("browser_get_content", "Read the page",
-          "The page, or one part of it (CSS selector), as markdown (default), plain text or raw "
-          "HTML. Navigation, footers, ads and cookie banners are left out of text and markdown. "
-          "Long pages end with a marker that says how to read on.",
-          content.ContentParams, content.get_content, read_only=True),
+          "The page, or one part of it, as markdown, text or HTML; text and markdown leave out "
+          "navigation, footers, ads and cookie banners.",
+          content.ContentParams, content.get_content, read_only=True,
+          output=_object(url="string", title="string", bytes="integer", truncated="boolean")),
     _spec("browser_screenshot", "Screenshot",
-          "A screenshot of the visible part of a tab, the full page, or one element (ref or "
-          "selector); scaled to at most 1280 px wide, JPEG by default.",
-          screenshot.ScreenshotParams, screenshot.screenshot, read_only=True),
+          "A screenshot of the viewport, the full page or one element, at most 1280 px wide "
+          "unless asked.",
+          screenshot.ScreenshotParams, screenshot.screenshot, read_only=True,
+          output=_object(width="integer", height="integer", mime_type="string")),
     # --- acting -------------------------------------------------------------------------------
     _spec("browser_click", "Click",
-          "Click an element (ref from browser_snapshot, or a CSS selector) with real mouse "
-          "input; right or middle button, double-click and held modifier keys are possible.",
-          actions.ClickParams, actions.click, destructive=True),
+          "Click an element with real mouse input: any button, double-click, held modifiers.",
+          actions.ClickParams, actions.click, destructive=True, output=AFTER_ACTION),
     _spec("browser_type", "Type text",
-          "Type into a text field (replacing what it holds unless append=true), optionally "
-          "pressing Enter after; slowly=true types key by key with human-like pauses.",
-          forms.TypeParams, forms.type_text, destructive=True,
+          "Type into a field or editor, replacing its text unless append=true; optionally "
+          "press Enter after.",
+          forms.TypeParams, forms.type_text, destructive=True, output=AFTER_ACTION,
           secrets=SecretFields(frozenset({"text"}), forms.clear_type)),
     _spec("browser_fill_form", "Fill a form",
-          "Fill several fields at once: text for text fields, true/false for checkboxes and "
-          "radios, an option (or several) for selects.",
-          forms.FillFormParams, forms.fill_form, destructive=True,
-          secrets=SecretFields(frozenset({"value"}), forms.clear_form)),
+          "Fill several fields at once: text, true/false for checkboxes and radios, options "
+          "for selects.",
+          forms.FillFormParams, forms.fill_form, destructive=True, idempotent=True,
+          output=AFTER_ACTION, secrets=SecretFields(frozenset({"value"}), forms.clear_form)),
     _spec("browser_select_option", "Choose an option",
-          "Choose one or more options of a <select> by value or visible label.",
-          forms.SelectParams, forms.select_option),
+          "Choose options of a <select> by value or visible label.",
+          forms.SelectParams, forms.select_option, destructive=True, idempotent=True,
+          output=AFTER_ACTION),
     _spec("browser_hover", "Hover", "Move the mouse pointer over an element.",
-          actions.HoverParams, actions.hover),
+          actions.HoverParams, actions.hover, idempotent=True, output=AFTER_ACTION),
     _spec("browser_press_key", "Press a key",
-          "Press a key or combination (Enter, Escape, ArrowDown, Control+a…), optionally after "
-          "focusing an element.",
-          actions.PressKeyParams, actions.press_key, destructive=True),
+          "Press a key or combination (Enter, Escape, Control+a…), optionally on an element.",
+          actions.PressKeyParams, actions.press_key, destructive=True, output=AFTER_ACTION),
     _spec("browser_scroll", "Scroll",
-          "Scroll up or down about a screen, to the top or bottom, to an element, or to some "
-          "text.",
-          actions.ScrollParams, actions.scroll),
+          "Scroll up or down about a screen, to the top or bottom, to an element or to text.",
+          actions.ScrollParams, actions.scroll,
+          output=_object(scroll_y="number", page_height="number")),
     _spec("browser_drag", "Drag and drop",
-          "Drag one element onto another (mouse drags and HTML5 drag and drop).",
+          "Drag one element onto another (mouse and HTML5 drag and drop).",
           actions.DragParams, actions.drag, destructive=True),
     _spec("browser_upload_file", "Upload a file",
-          "Put files into a file input. Only files in folders the person allowed in Tabrelay's "
-          "settings; the person is asked every time.",
+          "Put files into a file input: only from folders the person allowed; they are asked "
+          "every time.",
           forms.UploadParams, forms.upload_file, destructive=True),
     _spec("browser_handle_dialog", "Answer a dialog",
-          "Answer the page's alert, confirm or prompt dialog (OK or Cancel, and the text for a "
-          "prompt). Other tools refuse to run while one is open.",
+          "Answer the page's alert, confirm or prompt: OK or Cancel, and a prompt's text. Other "
+          "tools refuse while one is open.",
           actions.DialogParams, actions.handle_dialog, destructive=True,
           secrets=SecretFields(frozenset({"prompt_text"}), actions.clear_dialog)),
     # --- diagnostics --------------------------------------------------------------------------
     _spec("browser_console_messages", "Console messages",
           "The tab's recent console messages and uncaught errors.",
-          diagnostics.ConsoleParams, diagnostics.console_messages, read_only=True),
+          diagnostics.ConsoleParams, diagnostics.console_messages, read_only=True,
+          output=_object(count="integer")),
     _spec("browser_network_requests", "Network requests",
-          "The tab's recent network requests: method, status, type, size, URL; filter by URL, "
-          "type or failures.",
-          diagnostics.NetworkParams, diagnostics.network_requests, read_only=True),
+          "The tab's recent requests: method, status, type, size, URL.",
+          diagnostics.NetworkParams, diagnostics.network_requests, read_only=True,
+          output=_object(count="integer")),
     _spec("browser_evaluate", "Run JavaScript",
-          "Evaluate a JavaScript expression in the page and return its JSON value. Powerful: the "
-          "person is asked every time unless they allowed it for the site.",
-          diagnostics.EvaluateParams, diagnostics.evaluate, destructive=True),
+          "Run JavaScript in the page and return its JSON value. The person is asked each time "
+          "unless they allowed it for the site.",
+          diagnostics.EvaluateParams, diagnostics.evaluate, destructive=True,
+          output=_object(type="string", truncated="boolean")),
     _spec("browser_cdp", "Raw CDP command (expert)",
           "Send one Chrome DevTools Protocol command to a tab. Enabled only by the person, asked "
           "every time; cookie, download, permission and target methods stay blocked.",
           expert.CdpParams, expert.cdp, destructive=True, expert=True,
+          output=_object(truncated="boolean"),
           secrets=SecretFields(frozenset({"text", "unmodifiedText"}), expert.clear_nothing)),
 )  # fmt: skip
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tabrelay.config.settings import Settings
 from tabrelay.errors import CommandTimeout, EventsClosed, TabrelayError, ToolError
@@ -34,22 +36,54 @@ RELEASE_TIMEOUT = 2.0  # releasing input a failed call left held; a dialog may b
 
 
 class Params(BaseModel):
-    """Base of every tool's parameters: unknown arguments are an error, not silently dropped."""
+    """Base of every tool's parameters: unknown arguments are an error, not silently dropped.
+
+    JSON ``null`` for an optional argument means "not given": clients that put OpenAI's strict
+    mode over a tool list every argument as required and send ``null`` for those the model
+    leaves out. A required argument that is ``null`` is still refused, with the field named.
+    The schemas agents see come from ``tools/schema.py``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        optional = _optional_not_nullable(cls)
+        return {k: v for k, v in data.items() if not (v is None and k in optional)}
+
+
+@functools.cache
+def _optional_not_nullable(model: type[Params]) -> frozenset[str]:
+    """The arguments of ``model`` that have a default and do not take ``None`` themselves (for
+    those that do, ``None`` is a value and passes through)."""
+    return frozenset(
+        key
+        for name, info in model.model_fields.items()
+        if not info.is_required() and not _admits_none(info.annotation)
+        for key in {name, info.alias or name}
+    )
+
+
+def _admits_none(annotation: Any) -> bool:
+    if annotation is Any or annotation is None or annotation is type(None):
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _admits_none(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return any(_admits_none(arg) for arg in get_args(annotation))
+    return False
+
 
 class BrowserParams(Params):
-    browser: str | None = Field(
-        default=None,
-        description="Browser id from browser_status; only needed when several are connected.",
-    )
+    browser: str | None = Field(default=None, description="Browser id, if several.")
 
 
 class TabParams(BrowserParams):
-    tab_id: int | None = Field(
-        default=None, description="Tab id from browser_list_tabs; default: the active tab."
-    )
+    tab_id: int | None = Field(default=None, description="Default: the active tab.")
 
 
 @dataclass
