@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from gui.conftest import DesktopFactory, within
 from tabrelay.system.clients import CLIENTS
-from tabrelay.ui.connect_dialog import OTHER, ConnectClientDialog
+from tabrelay.ui.connect_dialog import OTHER, SNIPPET_LINES, ConnectClientDialog
 
 
 def area(dialog: ConnectClientDialog, widget: QWidget) -> QRect:
@@ -43,6 +43,13 @@ async def test_the_copy_button_sits_clear_of_the_snippet_at_default_and_minimum_
         await within(dialog.create_client())  # type: ignore[arg-type]
         assert dialog.step_two.isVisible()
         assert_nothing_covers_the_snippet(dialog)
+        # Each client's snippet shows whole, without scrolling (screenshots found Cursor's cut
+        # short); the longer "other" one gets the tallest box before it scrolls.
+        box = dialog.snippet
+        if kind == OTHER:
+            assert box.height() >= SNIPPET_LINES * box.fontMetrics().lineSpacing()
+        else:
+            assert box.verticalScrollBar().maximum() == 0, dialog.size()
 
         dialog.resize(dialog.minimumSize())
         assert dialog.size() == dialog.minimumSize()

@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from gui.conftest import DesktopFactory, expect, settled, until, within
@@ -19,6 +20,7 @@ from support.keyrings import LockedKeyring, MemoryKeyring
 from support.mcp import mcp_client
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.ui.commands_page import CommandsModel
 from tabrelay.ui.icons import TrayState
 
 
@@ -127,6 +129,15 @@ async def test_the_commands_page_shows_calls_live_searches_and_exports(
 ) -> None:
     async with desktop() as desk:
         page = desk.ui.dashboard.commands_page
+        # At the dashboard's default size the columns that say what happened are in view
+        # (screenshots found "Touches" off to the right).
+        desk.ui.dashboard.show_page("Commands")
+        desk.ui.dashboard.show()
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        header, seen = page.view.horizontalHeader(), page.view.viewport().width()
+        for name in ("Time", "Client", "Tool", "Site", "Touches", "Decision"):
+            column = CommandsModel.COLUMNS.index(name)
+            assert header.sectionViewportPosition(column) + header.sectionSize(column) <= seen
         await desk.harness.extension()
         await desk.harness.browser_count(1)
         token = await desk.harness.add_client("cursor")

@@ -87,12 +87,12 @@ class CommandsModel(RowsModel[CommandEntry]):
         "Client",
         "Tool",
         "Site",
+        "Touches",
         "Arguments",
         "Decision",
         "Status",
         "Duration",
         "Size",
-        "Touches",
     )
 
     def __init__(self, *, limit: int = SHOWN_ROWS, parent: QObject | None = None) -> None:
@@ -207,10 +207,12 @@ class CommandsPage(QWidget):
         header.setSectionResizeMode(
             CommandsModel.COLUMNS.index("Arguments"), QHeaderView.ResizeMode.Stretch
         )
-        widths = (80, 110, 160, 160, 0, 230, 70, 80, 70, 320)
-        for column, width in enumerate(widths):
-            if width:
-                self.view.setColumnWidth(column, width)
+        # What was touched sits before the arguments; at the dashboard's default width every
+        # column shows and the arguments keep the rest.
+        widths = {"Time": 70, "Client": 100, "Tool": 140, "Site": 140, "Touches": 220}
+        widths |= {"Decision": 150, "Status": 70, "Duration": 70, "Size": 60}
+        for name, width in widths.items():
+            self.view.setColumnWidth(CommandsModel.COLUMNS.index(name), width)
 
         self.detail = detail_text("Select a command to see everything the log kept.", self)
         splitter = QSplitter(Qt.Orientation.Vertical, self)

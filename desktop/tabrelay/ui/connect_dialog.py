@@ -45,6 +45,8 @@ from tabrelay.ui.prompts import Confirm, ask
 from tabrelay.ui.tasks import BackgroundTasks
 
 OTHER = "other"
+SNIPPET_MIN_HEIGHT = 150
+SNIPPET_LINES = 16  # a snippet up to this many lines shows whole; a longer one scrolls
 
 
 def endpoint_url(core: Core) -> str:
@@ -145,7 +147,7 @@ class ConnectClientDialog(QDialog):
         self.snippet = QPlainTextEdit(self.step_two)
         self.snippet.setReadOnly(True)
         self.snippet.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.snippet.setMinimumHeight(150)
+        self.snippet.setMinimumHeight(SNIPPET_MIN_HEIGHT)
         self.copy_button = QPushButton("Copy", self.step_two)
         self.merge_button = QPushButton("Add to config file…", self.step_two)
         self.result_label = QLabel(self.step_two)
@@ -286,6 +288,7 @@ class ConnectClientDialog(QDialog):
         self.token_edit.setText(endpoint.token)
         self.token_row.setVisible(not stdio)
         self.snippet.setPlainText(kind.snippet(endpoint) if kind else other_snippet(endpoint))
+        self._fit_snippet()
         path = kind.config_path() if kind else None
         self.merge_button.setVisible(path is not None)
         if path is not None and kind is not None:
@@ -294,6 +297,27 @@ class ConnectClientDialog(QDialog):
         self.result_label.clear()
         self.step_two.show()
         self.copy_button.setFocus()
+
+    def _fit_snippet(self) -> None:
+        """Tall enough to show the snippet whole, up to ``SNIPPET_LINES`` lines (then it
+        scrolls), and the window grown to match."""
+        box = self.snippet
+        self._layout.activate()  # the box's width now, for the lines that wrap
+        width = max(box.viewport().width() - 2 * int(box.document().documentMargin()), 1)
+        metrics = box.fontMetrics()
+        # Wrapping breaks at words, so a wrapped line may take one more row than its width.
+        wrapped = sum(
+            1 + (advance > width) * (advance // width + 1)
+            for advance in map(metrics.horizontalAdvance, box.toPlainText().split("\n"))
+        )
+        lines = min(wrapped, SNIPPET_LINES)
+        frame = 2 * (box.frameWidth() + int(box.document().documentMargin())) + 4
+        box.setMinimumHeight(
+            max(SNIPPET_MIN_HEIGHT, lines * box.fontMetrics().lineSpacing() + frame)
+        )
+        self._fit_wrapped_text()
+        if self.height() < self.minimumHeight():
+            self.resize(self.width(), self.minimumHeight())
 
     @Slot()
     def copy_snippet(self) -> None:
