@@ -172,6 +172,7 @@ def built(
     *,
     clickable: set[int] = frozenset(),  # type: ignore[assignment]
     inline: set[int] = frozenset(),  # type: ignore[assignment]
+    script_focus: set[int] = frozenset(),  # type: ignore[assignment]
     editors: dict[int, EditorText] | None = None,
     visible: set[int] | None = None,
 ) -> tuple[Outline, dict[int, str]]:
@@ -219,6 +220,7 @@ def built(
         assign_ref=assign,
         clickable=frozenset(clickable),
         inline=frozenset(inline),
+        script_focus=frozenset(script_focus),
         editors=editors,
         visible=frozenset(visible) if visible is not None else None,
         base_url="https://docs.example/",
@@ -322,9 +324,11 @@ def test_an_unnamed_wrapper_listening_for_clicks_on_what_it_holds_is_no_target()
             ax("generic", text("Open the recipe"), backend=33),
             ax("generic", ax("link", name="Inside", url="/in"), name="Card", backend=34),
             ax("generic", ax("button", name="Scrolled"), focusable=True, backend=35),
+            ax("generic", ax("button", name="Tab stop"), focusable=True, backend=36),
             backend=31,
         ),
         clickable={31, 32, 33, 34},
+        script_focus={35},
     )
     assert page.lines == [
         "main",
@@ -334,6 +338,8 @@ def test_an_unnamed_wrapper_listening_for_clicks_on_what_it_holds_is_no_target()
         'clickable "Card" [e3]',
         ' link "Inside" [e4] → /in',
         'button "Scrolled" [e5]',
+        "clickable [e6]",
+        ' button "Tab stop" [e7]',
     ]
     assert 31 not in refs and 32 not in refs and 35 not in refs
 

@@ -127,18 +127,20 @@ def build_outline(
     max_depth: int | None = None,
     base_url: str = "",
     inline: frozenset[int] = frozenset(),
+    script_focus: frozenset[int] = frozenset(),
     editors: Mapping[int, EditorText] | None = None,
 ) -> Outline:
     """The outline of the main frame (``frames[0]``) with child frames nested at their owners.
 
     ``visible``, when given, keeps only elements (and text) whose backend node is on screen;
     ``max_depth`` cuts nesting and counts what was left out. ``inline`` lists the backend nodes
-    laid out inline (their text joins the line around them); ``editors`` the text of code
-    editors by the backend node of their input.
+    laid out inline (their text joins the line around them); ``script_focus`` those focusable
+    only by script (``tabindex="-1"``); ``editors`` the text of code editors by the backend node
+    of their input.
     """
-    builder = _Builder(
-        frames, assign_ref, clickable, visible, max_depth, base_url, inline, editors or {}
-    )
+    builder = _Builder(frames, assign_ref, clickable, visible, max_depth, base_url)
+    builder.inline, builder.script_focus = inline, script_focus
+    builder.use_editors(editors or {})
     builder.frame(frames[0], depth=0)
     return _without_echoed_labels(builder.outline, max_depth)
 
@@ -160,26 +162,29 @@ class _Builder:
         visible: frozenset[int] | None,
         max_depth: int | None,
         base_url: str,
-        inline: frozenset[int],
-        editors: Mapping[int, EditorText],
     ) -> None:
         self.by_owner = {f.owner: f for f in frames[1:] if f.owner is not None}
         self.assign_ref = assign_ref
         self.clickable = clickable
-        # An editor's input is a speck (Monaco, CodeMirror 5): on screen when its box is.
-        shown_inputs = {n for n, e in editors.items() if visible is not None and e.box in visible}
-        self.visible = visible | shown_inputs if visible is not None else None
+        self.visible = visible
         self.max_depth = max_depth
         self.base_url = base_url
-        self.inline = inline
-        self.editors = editors
-        # An editor's box -> its input (backend node ids).
-        self.boxes = {e.box: node for node, e in editors.items() if e.box is not None}
+        self.inline: frozenset[int] = frozenset()
+        self.script_focus: frozenset[int] = frozenset()
+        self.editors: Mapping[int, EditorText] = {}
+        self.boxes: dict[int, int] = {}  # an editor's box -> its input (backend node ids)
         self.outline = Outline()
         # Inside an element named by its contents, its text is already said: only what can be
         # acted on (and named parts) is listed below it.
         self.quiet = 0
         self._below: dict[tuple[str, str], bool] = {}
+
+    def use_editors(self, editors: Mapping[int, EditorText]) -> None:
+        self.editors = editors
+        self.boxes = {e.box: node for node, e in editors.items() if e.box is not None}
+        if self.visible is not None:
+            # An editor's input is a speck (Monaco, CodeMirror 5): on screen when its box is.
+            self.visible |= {node for node, e in editors.items() if e.box in self.visible}
 
     def frame(self, frame: FrameTree, depth: int) -> None:
         nodes = {n["nodeId"]: n for n in frame.nodes}
@@ -303,9 +308,11 @@ class _Builder:
             return "control"
         if "editable" in props and role not in TEXT_ROLES and _is_editing_host(node, nodes):
             return "control"
-        if (props.get("focusable") is True and role in FOCUSABLE_CONTAINERS) or (
-            node.get("backendDOMNodeId") in self.clickable and role not in NEVER_CLICKABLE
-        ):
+        backend = node.get("backendDOMNodeId")
+        if props.get("focusable") is True and role in FOCUSABLE_CONTAINERS:
+            # In the Tab order it is a stop of its own (a widget); by script only, a wrapper.
+            return "container" if backend in self.script_focus else "control"
+        if backend in self.clickable and role not in NEVER_CLICKABLE:
             return "container"
         return None
 

@@ -114,6 +114,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         max_depth=depth,
         base_url=tab.url,
         inline=_inline(layout),
+        script_focus=_script_focus(layout),
         editors=editors,
     )
 
@@ -197,6 +198,22 @@ def _inline(layout: dict[str, Any]) -> frozenset[int]:
         for node_index, style in zip(document["layout"]["nodeIndex"], styles, strict=False):
             if style and style[0] in inline:
                 found.add(ids[node_index])
+    return frozenset(found)
+
+
+def _script_focus(layout: dict[str, Any]) -> frozenset[int]:
+    """Backend ids of elements with ``tabindex="-1"``: focusable by script, not by a person's Tab
+    key (a scroller, an app's focus target)."""
+    strings: list[str] = layout.get("strings", [])
+    names = {i for i, s in enumerate(strings) if s == "tabindex"}
+    minus_one = {i for i, s in enumerate(strings) if s.strip() == "-1"}
+    found: set[int] = set()
+    for document in layout.get("documents", []):
+        ids: list[int] = document["nodes"]["backendNodeId"]
+        for index, attributes in enumerate(document["nodes"].get("attributes", [])):
+            pairs = zip(attributes[::2], attributes[1::2], strict=False)
+            if any(name in names and value in minus_one for name, value in pairs):
+                found.add(ids[index])
     return frozenset(found)
 
 
