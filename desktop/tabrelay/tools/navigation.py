@@ -142,10 +142,9 @@ async def _arrived(ctx: ToolContext) -> ToolResult:
 
 ACTION_LOAD_TIMEOUT = 10.0  # seconds an action waits for the page it started to load
 # After the input, a navigation the page scheduled (a form's submission runs as a task of its
-# own) shows within a few milliseconds: the page is asked once (``_PROBE``), whose answer comes
-# after the page's own "navigation requested" event, and then given this long for the
-# browser's events to arrive.
-SETTLE_GRACE = 0.02
+# own) starts a few milliseconds later. ``_PROBE`` runs after that task, and the page sends its
+# "navigation requested" and "window open" events (Blink's, on the same session) before the
+# probe's answer: once answered, whatever the action started has said so. No fixed wait.
 REQUESTS_TIMEOUT = 2.0  # seconds to wait for fetch/XHR requests an action started
 NEW_TAB_TIMEOUT = 2.0  # seconds to wait for a tab the action opened to name its page
 _STARTS = frozenset(
@@ -367,7 +366,7 @@ class ActionWatch:
         self._take()
         if not after.started:
             await self._probe()
-            await self._gather(until=lambda: after.started, seconds=SETTLE_GRACE)
+            self._take()
         if not after.started and after.requests:
             # A search that asks the server first and then moves on (fetch, then location).
             await self._gather(
@@ -376,7 +375,7 @@ class ActionWatch:
             )
             if not after.started:
                 await self._probe()
-                await self._gather(until=lambda: after.started, seconds=SETTLE_GRACE)
+                self._take()
         if after.started:
             await self._ctx.progress(0, None, f"waiting for {after.url or 'the new page'}")
             await self._gather(until=lambda: after.settled, seconds=deadline - time.monotonic())
