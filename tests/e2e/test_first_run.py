@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -60,7 +61,8 @@ class Person:
     def __init__(self, desk: DesktopSession, home: Path) -> None:
         self.desk = desk
         self.paths = Paths.resolve({"TABRELAY_HOME": str(home)})
-        self.env = desk.env | {"TABRELAY_HOME": str(home)}
+        # PYTHONFAULTHANDLER: a hung app dumps its threads' stacks on SIGABRT (see below).
+        self.env = desk.env | {"TABRELAY_HOME": str(home), "PYTHONFAULTHANDLER": "1"}
         self.app: subprocess.Popen[bytes] | None = None
 
     def start_app(self) -> None:
@@ -74,7 +76,7 @@ class Person:
         self.app = None
 
     def app_output(self) -> str:
-        return log_tail(self.desk.logs / "tabrelay.out", 40)
+        return log_tail(self.desk.logs / "tabrelay.out", 120)
 
     def app_log(self) -> str:
         return (
@@ -143,6 +145,10 @@ async def test_from_a_fresh_home_to_an_agent_call_and_through_a_locked_keychain(
         try:
             await _first_run(desk, person)
         except BaseException:
+            if person.app is not None and person.app.poll() is None:
+                person.app.send_signal(signal.SIGABRT)  # where it is stuck, if it is
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    person.app.wait(10)
             print("--- the app's log ---", person.app_log()[-4000:], sep="\n")
             print("--- the app's output ---", person.app_output(), sep="\n")
             raise
