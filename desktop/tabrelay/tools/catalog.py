@@ -87,13 +87,13 @@ def _list(item: str | Schema) -> Schema:
 
 # Where a tool left its tab: navigate, new_tab, and the acting tools once the page settled.
 PAGE = _object(tab_id="integer", url="string", title="string")
-AFTER_ACTION = _object(navigated="boolean", url="string", title="string")
+AFTER_ACTION = _object(navigated="boolean", url="string")
 
 TOOLS: tuple[ToolSpec, ...] = (
     # --- status and tabs ----------------------------------------------------------------------
     _spec("browser_status", "Browser status",
-          "Connected browsers and their tabs, pending approvals, and whether the person paused "
-          "agents. Call this first.",
+          "Connected browsers and tabs, pending approvals, whether agents are paused. Call this "
+          "first.",
           tabs.StatusParams, tabs.status, target="none", read_only=True,
           output=_object(browsers=_list(_object(id="string", name="string")), paused="boolean")),
     _spec("browser_list_tabs", "List tabs",
@@ -102,17 +102,16 @@ TOOLS: tuple[ToolSpec, ...] = (
           output=_object(browser="string", tabs=_list(_object(
               id="integer", url="string", title="string", active="boolean")))),
     _spec("browser_new_tab", "Open a new tab",
-          "Open a tab (in the 'Tabrelay' tab group), optionally loading a URL; returns its id.",
+          "Open a tab in the 'Tabrelay' group, optionally at a URL; returns its id.",
           tabs.NewTabParams, tabs.new_tab, target="browser", output=PAGE),
     _spec("browser_close_tab", "Close a tab", "Close a tab.",
           tabs.CloseTabParams, tabs.close_tab, destructive=True, idempotent=True),
     _spec("browser_activate_tab", "Bring a tab to the front",
-          "Make a tab the active one in its window and focus the window.",
+          "Bring a tab and its window to the front.",
           tabs.ActivateTabParams, tabs.activate_tab, idempotent=True),
     # --- navigation ---------------------------------------------------------------------------
     _spec("browser_navigate", "Navigate",
-          "Open an http(s) URL or about:blank in a tab, or go back, forward or reload; waits for "
-          "the page to load.",
+          "Load an http(s) URL or about:blank, or go back, forward or reload; waits for the load.",
           navigation.NavigateParams, navigation.navigate, destructive=True, output=PAGE),
     _spec("browser_wait_for", "Wait",
           "Wait for text to appear or go, an element to show, a load state, or some seconds.",
@@ -128,13 +127,13 @@ TOOLS: tuple[ToolSpec, ...] = (
           snapshot.FindParams, snapshot.find, read_only=True,
           output=_object(matches="integer")),
     _spec("browser_get_content", "Read the page",
-          "The page, or one part of it, as markdown, text or HTML; text and markdown leave out "
-          "navigation, footers, ads and cookie banners.",
+          "The page or a part of it as markdown, text or HTML; markdown and text skip navigation, "
+          "footers, ads and cookie banners.",
           content.ContentParams, content.get_content, read_only=True,
           output=_object(url="string", title="string", bytes="integer", truncated="boolean")),
     _spec("browser_screenshot", "Screenshot",
-          "A screenshot of the viewport, the full page or one element, at most 1280 px wide "
-          "unless asked.",
+          "The viewport, the full page or one element as an image, at most 1280 px wide unless "
+          "asked.",
           screenshot.ScreenshotParams, screenshot.screenshot, read_only=True,
           output=_object(width="integer", height="integer", mime_type="string")),
     # --- acting -------------------------------------------------------------------------------
@@ -166,15 +165,14 @@ TOOLS: tuple[ToolSpec, ...] = (
           output=_object(scroll_y="number", page_height="number")),
     _spec("browser_drag", "Drag and drop",
           "Drag one element onto another (mouse and HTML5 drag and drop).",
-          actions.DragParams, actions.drag, destructive=True),
+          actions.DragParams, actions.drag, destructive=True, output=AFTER_ACTION),
     _spec("browser_upload_file", "Upload a file",
-          "Put files into a file input: only from folders the person allowed; they are asked "
-          "every time.",
+          "Set a file input's files, from folders the person allowed; they are asked each time.",
           forms.UploadParams, forms.upload_file, destructive=True),
     _spec("browser_handle_dialog", "Answer a dialog",
           "Answer the page's alert, confirm or prompt: OK or Cancel, and a prompt's text. Other "
           "tools refuse while one is open.",
-          actions.DialogParams, actions.handle_dialog, destructive=True,
+          actions.DialogParams, actions.handle_dialog, destructive=True, output=AFTER_ACTION,
           secrets=SecretFields(frozenset({"prompt_text"}), actions.clear_dialog)),
     # --- diagnostics --------------------------------------------------------------------------
     _spec("browser_console_messages", "Console messages",
