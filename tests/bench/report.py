@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench_tools_list import tools_list_tables
 from peers import PEERS
 from stats import Row
 
@@ -290,6 +291,7 @@ def render(record: dict[str, Any]) -> str:
             + ".\n"
         )
     parts += _snapshot_tables(rows)
+    parts += tools_list_tables(rows)
     parts += _events_tables(rows)
     parts += _idle_tables(rows)
     parts += _reliability_table(rows)

@@ -32,6 +32,7 @@ from bench_latency import latency_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
 from bench_reliability import reliability_benchmarks  # noqa: E402
 from bench_snapshot import snapshot_benchmarks  # noqa: E402
+from bench_tools_list import tools_list_benchmarks  # noqa: E402
 from report import DOCS, machine, print_table, write_docs  # noqa: E402
 from stats import Row  # noqa: E402
 
@@ -51,6 +52,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "relay": relay_benchmarks,
     "latency": latency_benchmarks,
     "snapshot": snapshot_benchmarks,
+    "tools_list": tools_list_benchmarks,
     "events": events_benchmarks,
     "idle": idle_benchmarks,
     "reliability": reliability_benchmarks,
