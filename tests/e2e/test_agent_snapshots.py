@@ -165,17 +165,30 @@ async def test_wrappers_that_only_listen_for_clicks_get_no_line_and_no_ref(
     await wait_until(lambda: page.evaluate("document.title === 'Recipe'"), timeout=5)
 
 
-async def test_a_code_editor_shows_as_its_input_alone_with_no_drawing_around_it(
+async def test_a_code_editor_shows_its_input_and_panels_but_not_its_drawing(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
     for name, label in CODE_EDITORS[:3]:
         tab, _ = await opened(agent, browser, pages.url(f"editors/{name}.html"), editor=True)
         snapshot = await agent.snapshot(tab)
         assert not re.search(r"^\s*(clickable|code|alert|status)\b", snapshot, re.M), snapshot
+        texts = [line.strip() for line in snapshot.splitlines() if line.strip().startswith("text:")]
+        assert texts in ([], ["text: Last query:"]), snapshot  # no lines of code, no gutter
         assert len(re.findall(r"\[e\d+\]", snapshot)) == 2, snapshot  # the editor and Run
         on_screen = await agent.snapshot(tab, scope="viewport")
         assert ref(on_screen, "textbox", label) == ref(snapshot, "textbox", label), on_screen
         await agent.ok("browser_close_tab", tab_id=tab)
+    # What an editor opens inside itself is there to be used: CodeMirror 6's search panel.
+    tab, page = await opened(agent, browser, pages.url("editors/codemirror6.html"), editor=True)
+    await page.evaluate("window.view.focus()")
+    for kind in ("keyDown", "keyUp"):
+        await page.session.send(
+            "Input.dispatchKeyEvent",
+            {"type": kind, "modifiers": 2, "key": "f", "code": "KeyF", "windowsVirtualKeyCode": 70},
+        )
+    snapshot = await agent.snapshot(tab)
+    for role, name in (("textbox", "SQL query"), ("textbox", "Find"), ("button", "next")):
+        ref(snapshot, role, name)
 
 
 # --- editors (finding 1, the snapshot half) ---------------------------------------------------

@@ -345,27 +345,41 @@ def test_an_unnamed_wrapper_listening_for_clicks_on_what_it_holds_is_no_target()
 
 
 def test_a_code_editor_is_its_input_named_and_holding_the_editor_s_text() -> None:
-    editor = ax(
-        "generic",
-        ax("generic", ax("textbox", backend=41, editable="plaintext", multiline=True)),
-        ax("generic", ax("generic", text("1")), ax("generic", text("select 1")), backend=42),
-        backend=40,
-    )
-    page, refs = built(
-        ax("form", editor),
-        clickable={40, 42},
-        editors={41: EditorText("select 1\n  from t", True, box=40, label="SQL query")},
-    )
+    def editor(*panel: dict[str, Any]) -> dict[str, Any]:
+        """As CodeMirror draws one: an input, a scroller of lines and gutters, its panels."""
+        return ax(
+            "generic",
+            ax("generic", ax("textbox", backend=41, editable="plaintext", multiline=True)),
+            ax(
+                "generic",
+                ax("generic", text("1")),
+                ax("code", ax("generic", text("select 1"), backend=42)),
+                backend=43,
+                focusable=True,
+            ),
+            *panel,
+            backend=40,
+        )
+
+    text_of = {41: EditorText("select 1\n  from t", True, box=40, label="SQL query")}
+    drawn = {"clickable": {40, 42}, "script_focus": {43}}
+    page, refs = built(ax("form", editor(), ax("button", name="Run")), editors=text_of, **drawn)
     assert page.lines == [
         "form",
         ' textbox "SQL query" [e1] value="select 1\\n  from t" multiline',
+        ' button "Run" [e2]',
     ]
-    assert list(refs) == [41]
-    on_screen, _ = built(
-        editor, clickable={40, 42}, editors={41: EditorText("x", box=40)}, visible={40, 42}
-    )
-    assert on_screen.lines == ['textbox [e1] value="x" multiline']
-    partial, _ = built(editor, editors={41: EditorText("select 1", False, box=40)})
+    assert len(refs) == 2 and refs[41] == "e1"
+    # What the editor opens inside itself is there to be used (a search panel).
+    search = ax("search", ax("textbox", name="Find", editable="plaintext"), text("Find:"))
+    panel, _ = built(editor(search), editors=text_of, **drawn)
+    assert panel.lines == [
+        'textbox "SQL query" [e1] value="select 1\\n  from t" multiline',
+        'textbox "Find" [e2]',
+    ]
+    on_screen, _ = built(editor(), editors=text_of, visible={40, 42, 43}, **drawn)
+    assert on_screen.lines == ['textbox "SQL query" [e1] value="select 1\\n  from t" multiline']
+    partial, _ = built(editor(), editors={41: EditorText("select 1", False, box=40)}, **drawn)
     assert partial.lines == [f'textbox [e1] value="select 1" multiline {PARTIAL_EDITOR}']
 
 

@@ -172,7 +172,8 @@ class _Builder:
         self.inline: frozenset[int] = frozenset()
         self.script_focus: frozenset[int] = frozenset()
         self.editors: Mapping[int, EditorText] = {}
-        self.boxes: dict[int, int] = {}  # an editor's box -> its input (backend node ids)
+        self.boxes: set[int] = set()  # backend nodes of code editors' boxes
+        self.in_editor = 0
         self.outline = Outline()
         # Inside an element named by its contents, its text is already said: only what can be
         # acted on (and named parts) is listed below it.
@@ -181,7 +182,7 @@ class _Builder:
 
     def use_editors(self, editors: Mapping[int, EditorText]) -> None:
         self.editors = editors
-        self.boxes = {e.box: node for node, e in editors.items() if e.box is not None}
+        self.boxes = {e.box for e in editors.values() if e.box is not None}
         if self.visible is not None:
             # An editor's input is a speck (Monaco, CodeMirror 5): on screen when its box is.
             self.visible |= {node for node, e in editors.items() if e.box in self.visible}
@@ -229,11 +230,17 @@ class _Builder:
         role = str(_value(node, "role") or "")
         backend = node.get("backendDOMNodeId")
         if backend in self.boxes:
-            # A code editor: its input (with the text) is all there is; the rest is drawing.
-            found = _descendant(node, nodes, self.boxes[int(backend)])
-            if found is not None:
-                self.node(found, nodes, frame, depth)
-                return
+            # A code editor: its input says what it holds; of the rest, only what can be used
+            # (a search panel, completions) is listed, not the drawing (lines, gutters, the
+            # surfaces that take clicks to place the cursor).
+            self.in_editor += 1
+            self.quiet += 1
+            try:
+                self.children(node, nodes, frame, depth)
+            finally:
+                self.in_editor -= 1
+                self.quiet -= 1
+            return
         if node.get("ignored") or role in SKIPPED_ROLES or role in ("RootWebArea", "WebArea"):
             self.children(node, nodes, frame, depth)
             return
@@ -295,7 +302,7 @@ class _Builder:
         # A container that takes focus or clicks only for what it holds (a framework's root, a
         # delegating list, a scroller) is no target of its own when it is unnamed and holds
         # targets: those are what an agent acts on.
-        if kind == "container":
+        if kind == "container" and not self.in_editor:
             return bool(_value(node, "name")) or not self._target_below(node, nodes, frame)
         return kind == "control"
 
@@ -497,18 +504,6 @@ def _says_nothing(line: str) -> bool:
         and role.isalpha()
         and (line == role or line.removeprefix(role).strip("[]?").isdigit())
     )
-
-
-def _descendant(node: dict[str, Any], nodes: dict[str, Any], backend: int) -> dict[str, Any] | None:
-    stack = list(node.get("childIds", []))
-    while stack:
-        child = nodes.get(stack.pop())
-        if child is None:
-            continue
-        if child.get("backendDOMNodeId") == backend:
-            return dict(child)
-        stack.extend(child.get("childIds", []))
-    return None
 
 
 def _value(node: dict[str, Any], key: str) -> Any:
