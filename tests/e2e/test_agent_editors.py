@@ -7,6 +7,7 @@ tests' own CDP connection: the text must be exactly what was asked, not merely "
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
@@ -14,7 +15,7 @@ import pytest
 
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
-from e2e.harness import PAGES_DIR, ExtensionBrowser, Page, PageServer, wait_until
+from e2e.harness import PAGES_DIR, AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 
 pytestmark = E2E
 
@@ -194,13 +195,26 @@ async def test_typing_needs_focus_not_a_clear_path_and_obstacles_are_named(
 
 
 async def test_a_field_that_keeps_less_than_asked_is_an_error_that_says_what_it_holds(
-    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
 ) -> None:
     tab, _, snapshot = await editor_page(agent, browser, pages, "obstacles")
     refused = await agent.fails(
         "browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Postcode"), text="1234567"
     )
     assert "holds '12345' after typing, not '1234567'; it takes at most 5 characters" in refused
+    # Text the agent marked secret is never quoted back, nor kept in the command log.
+    refused = await agent.fails(
+        "browser_type",
+        tab_id=tab,
+        ref=ref(snapshot, "textbox", "Postcode"),
+        text="topsecret99",
+        secret=True,
+    )
+    assert "holds 5 characters after typing, not the 11 asked for" in refused
+    assert "topse" not in refused
+    log = app.harness.core.command_log
+    assert log is not None
+    assert "topse" not in json.dumps([[r.arguments, r.error] for r in log.recent(20)])
 
 
 async def test_a_date_field_takes_a_date_and_refuses_anything_else(

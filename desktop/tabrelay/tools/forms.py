@@ -90,7 +90,13 @@ async def type_text(ctx: ToolContext, params: TypeParams) -> ToolResult:
         )
     async with following(ctx) as watch:
         note = await enter_text(
-            ctx, target, params.text, append=params.append, slowly=params.slowly, what=what
+            ctx,
+            target,
+            params.text,
+            append=params.append,
+            slowly=params.slowly,
+            what=what,
+            secret=params.secret,
         )
         dialog = None
         if params.submit:
@@ -197,8 +203,9 @@ async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
                 done.append(f"{name} = {', '.join(chosen)}")
             elif target.editable:
                 note = await enter_text(
-                    ctx, target, field.value, append=False, slowly=False, what=name
-                )
+                    ctx, target, field.value, append=False, slowly=False, what=name,
+                    secret=field.secret,
+                )  # fmt: skip
                 secret = f" (a {target.secret})" if target.secret else ""
                 done.append(f"{name} filled{secret}{note}")
             else:

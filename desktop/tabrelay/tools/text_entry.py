@@ -90,10 +90,18 @@ function (value) {
 
 
 async def enter_text(
-    ctx: ToolContext, target: Located, text: str, *, append: bool, slowly: bool, what: str
+    ctx: ToolContext,
+    target: Located,
+    text: str,
+    *,
+    append: bool,
+    slowly: bool,
+    what: str,
+    secret: bool = False,
 ) -> str:
     """Put ``text`` into the field or editor ``target`` (replacing what it holds unless
     ``append``) and check that it holds exactly that; a note for the answer ("" for none).
+    Neither the note nor an error quotes the text of a secret field or of ``secret`` text.
 
     Raises:
         ToolError: it is read-only, cannot take the focus, or holds something else afterwards.
@@ -111,8 +119,9 @@ async def enter_text(
         if append:
             raise ToolError(f"{named} takes one value ({target.input_type}); append does not apply")
         if not await _call(ctx, target.object_id, _SET_VALUE, text):
+            given = "the value given" if secret else repr(text)
             raise ToolError(
-                f"{named} did not take {text!r}: a {target.input_type} field takes values such "
+                f"{named} did not take {given}: a {target.input_type} field takes values such "
                 f"as {_EXAMPLES.get(target.input_type, 'its own format')}"
             )
         return ""
@@ -138,9 +147,8 @@ async def enter_text(
                 f" {kind} changed the text as it was typed (indentation, closing brackets), so "
                 "it was set through the editor's own interface"
             )
-    raise ToolError(
-        mismatch(named, held, wanted, secret=target.secret, max_length=facts.get("maxLength"))
-    )
+    hidden = target.secret or ("secret" if secret else None)
+    raise ToolError(mismatch(named, held, wanted, secret=hidden, max_length=facts.get("maxLength")))
 
 
 async def _choose(
