@@ -75,13 +75,17 @@ export class SettingsStore {
       Keys.KNOWN_PORTS,
       Keys.ANNOUNCED_PORT,
     ]);
+    /** @type {unknown[]} */
     const known = Array.isArray(stored[Keys.KNOWN_PORTS]) ? stored[Keys.KNOWN_PORTS] : [];
     return {
       port: parsePort(stored[Keys.PORT]) ?? DEFAULT_RELAY_PORT,
       token: typeof stored[Keys.TOKEN] === "string" && stored[Keys.TOKEN] ? stored[Keys.TOKEN] : undefined,
       authProblem: typeof stored[Keys.AUTH_PROBLEM] === "string" ? stored[Keys.AUTH_PROBLEM] : undefined,
       unpaired: stored[Keys.UNPAIRED] === true,
-      knownPorts: known.map(parsePort).filter((port) => port !== null).slice(0, MAX_KNOWN_PORTS),
+      knownPorts: known
+        .map((value) => parsePort(value))
+        .filter(/** @returns {port is number} */ (port) => port !== null)
+        .slice(0, MAX_KNOWN_PORTS),
       announcedPort: parsePort(stored[Keys.ANNOUNCED_PORT]) ?? undefined,
     };
   }
