@@ -23,7 +23,7 @@ from support.schema_rules import (
 )
 from tabrelay.endpoint.server import tool_schema
 from tabrelay.tools.catalog import TOOLS, ToolSpec
-from tabrelay.tools.forms import FillFormParams
+from tabrelay.tools.forms import FillFormParams, FormField
 from tabrelay.tools.navigation import NavigateParams
 from tabrelay.tools.schema import decode_json_text, portable
 
@@ -163,10 +163,7 @@ def test_portable_inlines_references_and_drops_null_titles_and_defaults() -> Non
     assert field["type"] == "object" and field["required"] == ["value"]
     assert field["properties"]["ref"] == {
         "type": "string",
-        "description": FillFormParams.model_fields["fields"]
-        .annotation.__args__[0]  # type: ignore[union-attr]
-        .model_fields["ref"]
-        .description,
+        "description": FormField.model_fields["ref"].description,
     }
     assert all("title" not in node and "default" not in node for _, node in nodes(shaped))
 
