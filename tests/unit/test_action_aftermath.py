@@ -1,4 +1,4 @@
-"""What an action led to, from the tab's events (tools/navigation.py ``Aftermath``), and how an
+"""What an action led to, from the tab's events (tools/aftermath.py), and how an
 acting tool's answer says it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tabrelay.relay.events import HubEvent
-from tabrelay.tools.navigation import Aftermath, Followed
+from tabrelay.tools.aftermath import Aftermath, Followed
 
 TAB = 7
 MAIN = "MAINFRAME"

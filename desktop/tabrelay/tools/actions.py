@@ -1,10 +1,13 @@
 """Pointer and keyboard tools: click, hover, drag, scroll, press a key, answer a dialog.
 
 Input is real: ``Input.dispatchMouseEvent`` and ``Input.dispatchKeyEvent`` at the element's
-centre after ``refs.locate`` scrolled it into view and checked it. A click that opens a
-JavaScript dialog returns at once and says so, instead of waiting on the blocked page. Every
-press is noted in ``ToolContext.held_input`` until its release is answered, so a call that
-fails or is cancelled half-way never leaves a button or key held down (the runner lets go).
+centre after ``refs.locate`` scrolled it into view and checked it; keys go to what has the
+focus (``focus`` says what keeps it elsewhere). A click that opens a JavaScript dialog returns
+at once and says so, instead of waiting on the blocked page. Otherwise each action follows what
+it started (``aftermath.following``: a new page, a route, a new tab) and its answer says where
+the tab is now. Every press is noted in ``ToolContext.held_input`` until its release is
+answered, so a call that fails or is cancelled half-way never leaves a button or key held down
+(the runner lets go).
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, CommandTimeout, TabrelayError, ToolError
+from tabrelay.tools.aftermath import ActionWatch, following
 from tabrelay.tools.context import Params, TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import MODIFIERS, Key, parse_combo
-from tabrelay.tools.navigation import ActionWatch, following
 from tabrelay.tools.refs import Located, locate, recentre
 
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]

@@ -1,8 +1,9 @@
 """Form tools: type into fields, fill a form at once, choose options, attach files.
 
-Typing focuses the field, replaces what was there (unless told to append) and inserts the text
-as input events (``Input.insertText``), or key by key with human-like pauses. Text for a
-password, one-time-code or card field, or marked secret by the caller, is never stored or shown
+Typing goes through ``text_entry``: into plain fields and every common editor, replacing what
+was there (unless told to append), as input events (``Input.insertText``) or key by key with
+human-like pauses, and read back to be exactly what was asked. Text for a password,
+one-time-code or card field, or marked secret by the caller, is never stored or shown
 (``redaction.py``; the clearances below prove the other fields plain). Files come only from
 folders the person allowed in the settings.
 """
@@ -24,9 +25,9 @@ from tabrelay.tools.actions import (
     dialog_note,
     press,
 )
+from tabrelay.tools.aftermath import following
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import key_for
-from tabrelay.tools.navigation import following
 from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
 from tabrelay.tools.text_entry import enter_text
 

@@ -2,7 +2,8 @@
 
 Conditions on the page are checked in the page (every 100 ms) inside one awaited evaluation,
 retried when a navigation replaces the document. Cancelling the MCP call stops the wait at
-once. A condition not met in time is an error that says what was seen.
+once. A condition not met in time is an error that says what was seen. ``until_parsed`` lets a
+reader (browser_snapshot) wait briefly for a document still arriving, or say it is.
 """
 
 from __future__ import annotations
