@@ -368,13 +368,15 @@ async def test_settings_refuse_bad_input_keep_it_and_save_good_input(
         dialog.approval_timeout.setValue(30)
         dialog.scope_shared.setChecked(True)
         dialog.autostart_box.setChecked(True)
+        assert not dialog.cdp_box.isChecked()
+        dialog.cdp_box.setChecked(True)  # the expert tool, listed for clients from now on
         saved = expect(dialog.saved)
         await within(dialog.save())  # type: ignore[arg-type]
         await within(saved)
         settings = await asyncio.to_thread(desk.harness.core.settings_store.load)
         assert settings.approval_timeout == 30
         assert settings.mcp_port == 24002
-        assert settings.tab_scope == "shared"
+        assert settings.tab_scope == "shared" and settings.enable_cdp_tool
         assert settings.navigation.block == [
             "bank.example",
             "*.casino.example",

@@ -95,6 +95,7 @@ class SettingsForm:
     tab_scope: str
     log_retention_days: float
     autostart: bool
+    enable_cdp_tool: bool = False
 
     def apply(self, settings: Settings) -> None:
         settings.relay_port = self.relay_port
@@ -111,6 +112,7 @@ class SettingsForm:
         settings.tab_scope = "shared" if self.tab_scope == "shared" else "all"
         settings.log_retention_days = self.log_retention_days
         settings.autostart = self.autostart
+        settings.enable_cdp_tool = self.enable_cdp_tool
 
 
 class SettingsDialog(QDialog):
@@ -217,6 +219,14 @@ class SettingsDialog(QDialog):
         advanced_form.addRow(ports_note)
         self.retention_days = self._spin(1, 3650, settings.log_retention_days, " days")
         advanced_form.addRow("Keep the command log for:", self.retention_days)
+        self.cdp_box = QCheckBox("Offer agents raw DevTools commands (browser_cdp)", advanced)
+        self.cdp_box.setChecked(settings.enable_cdp_tool)
+        self.cdp_box.setToolTip(
+            "For developers: an agent may send Chrome DevTools Protocol commands to a tab. "
+            "Each call still asks you, and the commands that read cookies or open windows "
+            "stay blocked. Connected clients see the tool appear or go at once."
+        )
+        advanced_form.addRow("Expert:", self.cdp_box)
         tabs.addTab(advanced, "Advanced")
 
         self.error = QLabel(self)
@@ -274,6 +284,7 @@ class SettingsDialog(QDialog):
             tab_scope="shared" if self.scope_shared.isChecked() else "all",
             log_retention_days=float(self.retention_days.value()),
             autostart=self.autostart_box.isChecked(),
+            enable_cdp_tool=self.cdp_box.isChecked(),
         )
 
     def show_error(self, message: str) -> None:
