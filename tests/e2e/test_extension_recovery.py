@@ -31,9 +31,11 @@ from e2e.harness import AppUnderTest, ExtensionBrowser, Page, digest, free_port,
 from support.cli import run_cli
 from support.harness import ScriptedApprover
 from tabrelay.config.paths import Paths
+from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.protocol.constants import CONFIG_PATH, DEFAULT_RELAY_PORT
 from tabrelay.protocol.handshake import new_nonce
+from tabrelay.relay.pairing import Pairing
 
 pytestmark = E2E
 
@@ -284,6 +286,38 @@ async def test_a_rejection_on_the_old_port_does_not_outlive_the_person_setting_t
         await assert_connected(app, browser)
     finally:
         await other.stop()
+
+
+async def test_pair_after_a_rejection_waits_for_the_persons_answer_however_long_it_takes(
+    app: AppUnderTest, browser: ExtensionBrowser, module_paths: Paths
+) -> None:
+    """The app no longer knows the browser's credential (unpaired while the browser was away
+    and another browser paired since): the person presses Pair once and answers in the tray
+    when they get to it; the browser does not fall back to the refused credential meanwhile."""
+    await app.browser()
+    await app.stop()
+    pairing = Pairing(SettingsStore(module_paths.settings_file), TokenStore.open(module_paths))
+    await asyncio.to_thread(pairing.revoke, EXTENSION_ID)
+    await asyncio.to_thread(pairing.add, EXTENSION_ID)
+    await app.start()
+    await browser.wait_for_state("rejected", timeout=30)
+    asked = len(app.approver.requests)
+    popup = await open_popup(browser)
+    try:
+        await popup.click("#pair")
+    finally:
+        await popup.close()
+    await dialogs_after(app, asked)
+    await browser.wait_for_state("awaiting_approval")
+    # The person takes a while (the extension asks every 3-4 s meanwhile): a bounded look.
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline:
+        assert (await browser.relay_state() or {}).get("state") == "awaiting_approval"
+        assert app.browsers() == []
+        await asyncio.sleep(0.3)
+    app.approver.decide(True)
+    await assert_connected(app, browser)
+    await no_new_dialog(app, asked + 1, seconds=2)
 
 
 async def test_a_declined_request_is_not_repeated_within_the_quiet_minute(
