@@ -417,3 +417,21 @@ def test_lines_that_say_nothing_go_but_a_table_keeps_its_empty_cells() -> None:
         '   cell "a"',
         "   cell",
     ]
+
+
+def test_a_name_chrome_stopped_computing_is_read_whole_from_the_text_below() -> None:
+    params = [f"arg{n}=None" for n in range(30)]
+    pieces = [ax("emphasis", text(p), backend=100 + n) for n, p in enumerate(params)]
+    separated = [part for piece in pieces for part in (piece, text(", "))][:-1]
+    signature = "Popen(" + ", ".join(params) + ")"
+    term = ax(
+        "term",
+        text("Popen("),
+        *separated,
+        text(")"),
+        ax("generic", text("New in 3.2"), backend=99),  # a block: apart by a space
+        name=signature[:290],  # where Chrome stopped, after 100 descendants
+        by="contents",
+    )
+    page, _ = built(term, inline=set(range(100, 130)))
+    assert page.lines == [f'term "{signature} New in 3.2"']

@@ -385,8 +385,14 @@ class _Builder:
     ) -> tuple[str, bool]:
         """The line for a node, and whether something on it was shortened."""
         editor = self.editors.get(node.get("backendDOMNodeId", -1))
-        name = str(_value(node, "name") or "") or (editor.label if editor is not None else "")
-        name, shortened = _cut(_one_line(name), MAX_NAME)
+        name = _one_line(str(_value(node, "name") or ""))
+        if name and _named_by_contents(node):
+            # Chrome stops naming from contents after 100 descendants (Blink's
+            # kMaxDescendantsForTextAlternativeComputation): a long signature, cut silently.
+            whole = _one_line(self._contents(node, nodes))
+            if len("".join(whole.split())) > len("".join(name.split())):
+                name = whole
+        name, shortened = _cut(name or (editor.label if editor is not None else ""), MAX_NAME)
         shown_role = SHORT_ROLES.get(role, role)
         if role == "heading":
             shown_role = f"heading[{props.get('level', '?')}]"
@@ -429,6 +435,24 @@ class _Builder:
         if role == "link" and isinstance(url, str):
             parts.append(f"→ {_relative(url, self.base_url)}")
         return " ".join(parts), shortened
+
+    def _contents(self, node: dict[str, Any], nodes: dict[str, Any]) -> str:
+        """The text of a node's descendants, blocks apart by a space, as a person reads it."""
+        parts: list[str] = []
+        for child_id in node.get("childIds", []):
+            child = nodes.get(child_id)
+            if child is None:
+                continue
+            role = _value(child, "role")
+            if role in TEXT_ROLES:
+                parts.append("" if child.get("ignored") else str(_value(child, "name") or ""))
+            elif role == "LineBreak":
+                parts.append(" ")
+            elif child.get("backendDOMNodeId") in self.inline:
+                parts.append(self._contents(child, nodes))
+            else:
+                parts.append(f" {self._contents(child, nodes)} ")
+        return "".join(parts)
 
     def _flush(self, run: _Run, depth: int, frame: FrameTree) -> None:
         text = _one_line("".join(run.texts))
