@@ -8,6 +8,7 @@ page — not the old title with an empty body.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
@@ -172,3 +173,18 @@ async def test_a_snapshot_during_a_load_waits_for_it_or_says_it_is_loading(
     assert "Arriving soon" in snapshot and "After the slow script" not in snapshot
     await agent.ok("browser_wait_for", tab_id=tab, load_state="load")
     assert "After the slow script" in await agent.snapshot(tab)
+
+
+async def test_a_form_in_a_frame_is_followed_and_said(agent: Agent, pages: PageServer) -> None:
+    tab = await agent.open(pages.url(f"editors/frames.html?tab={uuid.uuid4().hex[:8]}"))
+    await agent.ok("browser_wait_for", tab_id=tab, load_state="load")  # its frames too
+    snapshot = await agent.snapshot(tab)
+    editor = re.search(r"^\s*textbox\b[^\n]*?\[(e\d+)\]", snapshot, re.M)
+    assert editor, snapshot
+    await agent.ok("browser_type", tab_id=tab, ref=editor.group(1), text="select 7")
+    result = await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Run SQL"))
+    said = result.content[0].text
+    assert "A frame in the page now shows http" in said and "codemirror5.html?sql=select+7" in said
+    assert result.structured_content["navigated"] is False
+    snapshot = await agent.snapshot(tab)
+    assert "Last query: select 7" in snapshot or "select 7" in snapshot.split("Last query")[1]

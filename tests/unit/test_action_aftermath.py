@@ -45,14 +45,13 @@ def test_a_submitted_form_is_under_way_until_the_new_page_loads() -> None:
     assert after.loaded and after.settled and after.url == "http://x/r?q=a"
 
 
-def test_events_of_frames_and_other_tabs_are_not_the_actions() -> None:
+def test_events_of_other_tabs_and_frames_loading_by_themselves_are_not_the_actions() -> None:
     after = fed(
-        cdp("Page.frameRequestedNavigation", frameId="CHILD", url="http://ad/", reason="other"),
-        navigated("http://ad/", frame="CHILD", parent=MAIN),
+        navigated("http://ad/", frame="CHILD", parent=MAIN),  # not asked for during the action
         cdp("Page.frameRequestedNavigation", tab=8, frameId=MAIN, url="http://y/"),
         cdp("Page.loadEventFired"),
     )
-    assert not after.started and not after.moved and after.settled
+    assert not after.started and not after.moved and after.settled and not after.frames
 
 
 def test_a_navigation_that_opens_no_page_ends_as_failed() -> None:
@@ -143,3 +142,21 @@ def test_a_window_the_page_asked_for_that_never_came_is_said() -> None:
         "The page asked for a new window that did not open (the browser may have blocked it as "
         "a pop-up)."
     )
+
+
+def test_a_frame_that_loads_another_page_is_waited_for_and_said() -> None:
+    after = fed(
+        cdp("Page.frameRequestedNavigation", frameId="CHILD", url="http://x/q?sql=1"),
+        navigated("http://x/q?sql=1", frame="CHILD", parent=MAIN),
+    )
+    assert not after.moved and after.frames_loading == {"CHILD"} and not after.settled
+    after.feed(cdp("Page.frameStoppedLoading", frameId="CHILD"))
+    assert after.settled
+    followed = Followed(after, url="http://x/", title="Editors")
+    assert followed.note() == (
+        "A frame in the page now shows http://x/q?sql=1; take a new snapshot, its old refs no "
+        "longer work."
+    )
+    assert followed.data() == {
+        "navigated": False, "url": "http://x/", "title": "Editors", "frames": ["http://x/q?sql=1"],
+    }  # fmt: skip

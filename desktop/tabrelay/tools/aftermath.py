@@ -81,6 +81,8 @@ class Aftermath:
     closed: bool = False
     opened: dict[int, str] = field(default_factory=dict)
     opening: int = 0  # windows the page asked for (their tabs are told of separately)
+    frames: dict[str, str] = field(default_factory=dict)  # frames that loaded anew: their URL
+    frames_loading: set[str] = field(default_factory=set)
     requests: set[str] = field(default_factory=set)  # fetch/XHR still in flight
 
     def feed(self, event: HubEvent) -> None:
@@ -99,6 +101,8 @@ class Aftermath:
         frame = params.get("frame") if method == "Page.frameNavigated" else None
         frame_id = frame.get("id") if isinstance(frame, dict) else params.get("frameId")
         if frame_id != self.main_frame and method not in _PAGE_WIDE:
+            if self.main_frame and isinstance(frame_id, str):
+                self._frame_event(method, frame_id, params, frame)
             return
         if method in _STARTS:
             if params.get("disposition", "currentTab") != "currentTab":
@@ -121,6 +125,17 @@ class Aftermath:
             self.failed = "it became a download"
         elif method == "Page.frameStoppedLoading" and self.started and not self.committed:
             self.failed = "it was cancelled or the answer had no page"
+
+    def _frame_event(
+        self, method: str, frame_id: str, params: dict[str, Any], frame: dict[str, Any] | None
+    ) -> None:
+        """A frame inside the page: a form or link in it loads another document there."""
+        if method in _STARTS and params.get("disposition", "currentTab") == "currentTab":
+            self.frames_loading.add(frame_id)
+        elif method == "Page.frameNavigated" and frame_id in self.frames_loading:
+            self.frames[frame_id] = str((frame or {}).get("url") or "")
+        elif method == "Page.frameStoppedLoading":
+            self.frames_loading.discard(frame_id)
 
     def _tab_event(self, event: HubEvent) -> None:
         if event.tab_id == self.tab_id:
@@ -155,7 +170,10 @@ class Aftermath:
     @property
     def settled(self) -> bool:
         """Nothing left to wait for: no navigation under way (or it loaded, or ended)."""
-        return self.closed or not self.started or self.loaded or self.failed is not None
+        if self.closed:
+            return True
+        page_done = not self.started or self.loaded or self.failed is not None
+        return page_done and (self.committed or not self.frames_loading)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +219,13 @@ class Followed:
                 f"The page moved to {where} without loading a new one; take a new snapshot "
                 "to see what changed."
             )
+        if not after.committed and after.frames:
+            shown = ", ".join(url or "a new page" for url in after.frames.values())
+            still = " (still loading)" if after.frames_loading else ""
+            parts.append(
+                f"A frame in the page now shows {shown}{still}; take a new snapshot, its old "
+                "refs no longer work."
+            )
         for tab_id, url in after.opened.items():
             parts.append(
                 f"It opened a new tab {tab_id} ({url or 'no address yet'}); pass tab_id={tab_id} "
@@ -223,6 +248,8 @@ class Followed:
             data["loading"] = True
         if after.opened:
             data["new_tabs"] = [{"tab_id": t, "url": u} for t, u in after.opened.items()]
+        if after.frames and not after.committed:
+            data["frames"] = list(after.frames.values())
         if after.closed:
             data["tab_closed"] = True
         return data
@@ -255,7 +282,7 @@ class ActionWatch:
             if not after.started:
                 await self._probe()
                 self._take()
-        if after.started:
+        if after.started or after.frames_loading:
             await self._ctx.progress(0, None, f"waiting for {after.url or 'the new page'}")
             await self._gather(until=lambda: after.settled, seconds=deadline - time.monotonic())
         if not after.named_tabs:
@@ -306,7 +333,7 @@ class ActionWatch:
 
     async def _where(self) -> Followed:
         after = self.aftermath
-        if after.closed or not (after.moved or after.started or after.opened):
+        if after.closed or not (after.moved or after.started or after.opened or after.frames):
             return Followed(after)
         try:
             answer = await self._ctx.cdp(
