@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Awaitable, Callable
 
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
@@ -82,10 +83,8 @@ async def test_long_signatures_of_a_definition_list_read_whole_on_their_term_lin
         )
         # The term's name says its text; it is not said again below it, piece by piece.
         assert snapshot.count(signature.split("(")[1].split(",")[0] + ",") == 1
-    assert (
-        '"Copy the example that mirrors a directory tree while ignoring compiled Python files'
-        in (snapshot)
-    )
+    copy = '"Copy the example that mirrors a directory tree while ignoring compiled Python files'
+    assert copy in snapshot
     assert "…" not in line_of(snapshot, 'link "Read the whole section')
     assert "…" not in line_of(snapshot, 'cell "Copies permission bits')
 
@@ -247,9 +246,9 @@ async def test_editors_in_frames_show_their_text(
     assert 'value="select id, name\\nfrom facts\\nwhere id > 1"' in snapshot
 
 
-async def _when(snapshot: object, test: object) -> str | None:
-    text = await snapshot  # type: ignore[misc]
-    return text if test(text) else None  # type: ignore[operator]
+async def _when(snapshot: Awaitable[str], test: Callable[[str], bool]) -> str | None:
+    text = await snapshot
+    return text if test(text) else None
 
 
 async def test_an_editor_read_by_its_ref_gives_all_of_its_text(
