@@ -149,8 +149,12 @@ async def test_answering_a_dialog_that_leads_on_waits_for_the_new_page(
     agent: Agent, pages: PageServer
 ) -> None:
     tab, _, snapshot = await catalogue(agent, pages)
-    said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Leave"))
-    assert "The page opened a confirm dialog: 'Leave the catalogue?'" in said
+    result = await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Leave"))
+    assert "The page opened a confirm dialog: 'Leave the catalogue?'" in result.content[0].text
+    assert result.structured_content == {
+        "navigated": False,
+        "dialog": {"kind": "confirm", "message": "Leave the catalogue?"},
+    }
     said = await agent.ok("browser_handle_dialog", tab_id=tab, accept=True)
     assert said.startswith("Answered the confirm 'Leave the catalogue?' with OK.")
     await moved_to_results(agent, tab, said, "confirmed")

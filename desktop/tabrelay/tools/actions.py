@@ -84,7 +84,8 @@ async def after_action(text: str, watch: ActionWatch, dialog: dict[str, Any] | N
     """An acting tool's answer: what it did, and where that left the tab — after waiting for
     the page it started to load — or the dialog that now blocks the page."""
     if dialog is not None:
-        return ToolResult(text + dialog_note(dialog))
+        opened = {"kind": str(dialog.get("type", "")), "message": str(dialog.get("message", ""))}
+        return ToolResult(text + dialog_note(dialog), data={"navigated": False, "dialog": opened})
     followed = await watch.after()
     note = followed.note()
     return ToolResult(f"{text} {note}" if note else text, data=followed.data())
