@@ -127,8 +127,8 @@ TOOLS: tuple[ToolSpec, ...] = (
           snapshot.FindParams, snapshot.find, read_only=True,
           output=_object(matches="integer")),
     _spec("browser_get_content", "Read the page",
-          "The page or a part of it as markdown, text or HTML; markdown and text skip navigation, "
-          "footers, ads and cookie banners.",
+          "The page or one part (a ref, or a CSS selector) as markdown, text or HTML; markdown "
+          "and text skip navigation, footers, ads and cookie banners.",
           content.ContentParams, content.get_content, read_only=True,
           output=_object(url="string", title="string", bytes="integer", truncated="boolean")),
     _spec("browser_screenshot", "Screenshot",
