@@ -141,7 +141,8 @@ async def test_an_action_that_changes_nothing_answers_at_once_and_says_nothing_m
     said = result.content[0].text
     assert said.startswith("Clicked ") and said.endswith("(button#stay).")
     assert result.structured_content["navigated"] is False
-    assert elapsed < 1.5, f"a click that changes nothing took {elapsed:.2f} s"
+    # Far below the wait for a page (10 s): nothing was waited for.
+    assert elapsed < 5, f"a click that changes nothing took {elapsed:.2f} s"
     assert "Stayed" in await agent.snapshot(tab)
 
 
@@ -170,7 +171,7 @@ async def test_a_snapshot_during_a_load_waits_for_it_or_says_it_is_loading(
     snapshot = await agent.snapshot(tab)
     assert "After the slow script" in snapshot and "still loading" not in snapshot
     # For longer than a snapshot waits: it says the page is still loading, and shows what arrived.
-    url = pages.url(f"agent/loading.html?wait=4500&t={uuid.uuid4().hex[:8]}")
+    url = pages.url(f"agent/loading.html?wait=6000&t={uuid.uuid4().hex[:8]}")
     await agent.ok("browser_navigate", tab_id=tab, url=url, wait_until="none")
     snapshot = await agent.snapshot(tab)
     assert snapshot.splitlines()[1].startswith("(The page is still loading:"), snapshot
