@@ -244,7 +244,7 @@ async def test_a_question_cancelled_at_any_of_its_commands_leaves_no_outline_and
                     break  # every command before the question was a cancel point
     finally:
         relay.send_command = hook._send  # type: ignore[method-assign]
-    # The tab's lookup, then the element's description (8), its outline (1) and picture (3).
+    # The tab's lookup, then the element's description (8), its picture (3) and outline (1).
     assert asked_at and asked_at[0] > 10, asked_at
     assert await page.evaluate("window.bought") is None
 

@@ -160,6 +160,13 @@ def test_a_picture_shows_the_element_and_a_margin_within_the_screen_and_a_small_
     assert round(huge["height"] * huge["scale"] * 2) <= PICTURE_SIZE[1]
     off_screen = targets._clip([[100, 900, 180, 900, 180, 930, 100, 930]], metrics)
     assert off_screen is None
+    # Just below the fold: its margin is on screen but it is not; a picture would show
+    # whatever sits above it as what will be touched (found in the screenshots).
+    below = targets._clip([[100, 805, 180, 805, 180, 835, 100, 835]], metrics)
+    assert below is None
+    assert targets._clip([[100, 790, 180, 790, 180, 830, 100, 830]], metrics) is None  # a quarter
+    half = targets._clip([[100, 780, 180, 780, 180, 820, 100, 820]], metrics)
+    assert half is not None and half["y"] == 500 + 756 and half["height"] == 44
     assert targets._clip([], metrics) is None
     assert MAX_PICTURE_BYTES <= 64_000
 

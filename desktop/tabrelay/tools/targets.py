@@ -4,11 +4,11 @@ site a navigation goes to.
 ``describe_touches`` describes each element before the call is approved — role and name as
 Chrome's accessibility tree has them (what ``browser_snapshot`` showed the agent), a short
 excerpt of its text, and its frame from the browser's frame tree — for the approval dialog and
-the command log. ``Touches.shown`` outlines the elements in the page with a label and takes a
-small picture of each while the person is asked, and takes the outlines away afterwards,
-whatever ends the question. Neither reads what a field holds (it may be a secret), neither
-clicks, types or scrolls, and neither fails a call: an element that cannot be described says
-so. Every step is bounded.
+the command log. ``Touches.shown`` takes a small picture of each element on screen, outlines the
+elements in the page with a label while the person is asked, and takes the outlines away
+afterwards, whatever ends the question. Neither reads what a field holds (it may be a
+secret), neither clicks, types or scrolls, and neither fails a call: an element that cannot
+be described says so. Every step is bounded.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ MAX_TEXT = 80
 MAX_FRAME = 100
 PICTURE_SIZE = (360, 220)  # device pixels at most
 PICTURE_MARGIN = 24  # CSS pixels of the page around the element
+MOSTLY_SHOWN = 0.5  # the share of an element that must be on screen for its picture
 MAX_PICTURE_BYTES = 64_000
 HIGHLIGHT_ATTRIBUTE = "data-tabrelay-highlight"
 # What each tool does to an element, for the label in the page ("… wants to click this").
@@ -407,18 +408,19 @@ def _short(text: str, limit: int) -> str:
 async def _show(
     page: _Page, targets: tuple[TargetView, ...], token: str, marked: list[str], *, ttl: float
 ) -> tuple[TargetView, ...]:
-    """Outline every described element, then picture the first few (the outline in them)."""
+    """Picture the first few elements as the page shows them, then outline every one (the
+    label an outline carries is often wider than its element: a picture would cut it)."""
+    pictured = [t for t in targets if t.path in page.objects][:MAX_PICTURED]
+    async with asyncio.TaskGroup() as group:
+        pictures = {
+            t.path: group.create_task(_picture(page.ctx, page.objects[t.path])) for t in pictured
+        }
     async with asyncio.TaskGroup() as group:
         for target in targets:
             object_id = page.objects.get(target.path)
             if object_id is not None:
                 label = f"Tabrelay: the agent wants to {target.action} this"
                 group.create_task(_mark(page.ctx, object_id, token, label, ttl, marked))
-    pictured = [t for t in targets if t.path in page.objects][:MAX_PICTURED]
-    async with asyncio.TaskGroup() as group:
-        pictures = {
-            t.path: group.create_task(_picture(page.ctx, page.objects[t.path])) for t in pictured
-        }
     return tuple(
         replace(t, picture=pictures[t.path].result()) if t.path in pictures else t for t in targets
     )
@@ -474,16 +476,24 @@ async def _picture(ctx: ToolContext, object_id: str) -> bytes | None:
 
 def _clip(quads: list[list[float]], metrics: dict[str, Any]) -> dict[str, float] | None:
     """The part of the viewport around the element (CSS pixels of the page), and the scale
-    that fits it into ``PICTURE_SIZE``; ``None`` when none of it is on screen."""
+    that fits it into ``PICTURE_SIZE``; ``None`` unless the element itself is mostly on
+    screen (a picture of its margin alone would show a neighbour as what will be touched)."""
     if not quads:
         return None
     view = metrics["cssVisualViewport"]
     xs = [v for quad in quads for v in quad[0::2]]
     ys = [v for quad in quads for v in quad[1::2]]
+    screen_w, screen_h = float(view["clientWidth"]), float(view["clientHeight"])
+    shown_w = min(max(xs), screen_w) - max(min(xs), 0.0)
+    shown_h = min(max(ys), screen_h) - max(min(ys), 0.0)
+    area = (max(xs) - min(xs)) * (max(ys) - min(ys))
+    shown = max(shown_w, 0.0) * max(shown_h, 0.0)
+    if shown <= 0 or shown < MOSTLY_SHOWN * min(area, screen_w * screen_h):
+        return None
     left = max(0.0, min(xs) - PICTURE_MARGIN)
     top = max(0.0, min(ys) - PICTURE_MARGIN)
-    right = min(float(view["clientWidth"]), max(xs) + PICTURE_MARGIN)
-    bottom = min(float(view["clientHeight"]), max(ys) + PICTURE_MARGIN)
+    right = min(screen_w, max(xs) + PICTURE_MARGIN)
+    bottom = min(screen_h, max(ys) + PICTURE_MARGIN)
     width, height = right - left, bottom - top
     if width < 1 or height < 1:
         return None
