@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -29,7 +28,7 @@ from tabrelay.tools.aftermath import following
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import key_for
 from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
-from tabrelay.tools.text_entry import enter_text
+from tabrelay.tools.text_entry import call_on_element, enter_text
 
 HIDDEN_TEXT_HINT = (
     "The text is a secret (a password, a code): Tabrelay then never stores or shows it. "
@@ -129,7 +128,7 @@ async def select_option(ctx: ToolContext, params: SelectParams) -> ToolResult:
 
 
 async def _choose(ctx: ToolContext, target: Located, values: list[str], what: str) -> list[str]:
-    result = await _call(ctx, target.object_id, _SELECT_OPTIONS, values)
+    result = await call_on_element(ctx, target.object_id, _SELECT_OPTIONS, values)
     match result.get("error"):
         case "not_select":
             raise ToolError(
@@ -187,7 +186,7 @@ async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
             if target.secret:
                 ctx.secrets.add(f"fields.{index}.value")
             if isinstance(field.value, bool):
-                checked = await _call(ctx, target.object_id, _CHECKED)
+                checked = await call_on_element(ctx, target.object_id, _CHECKED)
                 dialog = None
                 if checked != field.value:
                     dialog = await click_at(ctx, target.x, target.y)
@@ -256,18 +255,3 @@ def allowed_file(raw: str, folders: list[str]) -> Path:
     if not resolved.is_file():
         raise ToolError(f"{raw!r} is not a file")
     return resolved
-
-
-async def _call(ctx: ToolContext, object_id: str, function: str, *args: Any) -> Any:
-    result = await ctx.cdp(
-        "Runtime.callFunctionOn",
-        {
-            "objectId": object_id,
-            "functionDeclaration": function,
-            "arguments": [{"value": a} for a in args],
-            "returnByValue": True,
-        },
-    )
-    if result.get("exceptionDetails"):
-        raise ToolError("the page's element refused the action (a script error)")
-    return result.get("result", {}).get("value")

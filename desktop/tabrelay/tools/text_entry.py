@@ -107,7 +107,7 @@ async def enter_text(
         ToolError: it is read-only, cannot take the focus, or holds something else afterwards.
     """
     named = f"{what} ({target.description})"
-    facts = await _call(ctx, target.object_id, _FACTS)
+    facts = await call_on_element(ctx, target.object_id, _FACTS)
     if not isinstance(facts, dict):
         raise ToolError(f"{named} is not a text field or an editor")
     kind = str(facts.get("kind"))
@@ -118,7 +118,7 @@ async def enter_text(
     if kind == "value":
         if append:
             raise ToolError(f"{named} takes one value ({target.input_type}); append does not apply")
-        if not await _call(ctx, target.object_id, _SET_VALUE, text):
+        if not await call_on_element(ctx, target.object_id, _SET_VALUE, text):
             given = "the value given" if secret else repr(text)
             raise ToolError(
                 f"{named} did not take {given}: a {target.input_type} field takes values such "
@@ -140,7 +140,7 @@ async def enter_text(
     if held is not None and same_text(held, wanted, kind=kind, single=single):
         return " (a one-line field: line breaks became spaces)" if single and "\n" in text else ""
     if facts.get("writable"):
-        await _call(ctx, target.object_id, _WRITE, wanted)
+        await call_on_element(ctx, target.object_id, _WRITE, wanted)
         held = await _read(ctx, target)
         if held is not None and same_text(held, wanted, kind=kind, single=False):
             return (
@@ -155,7 +155,7 @@ async def _choose(
     ctx: ToolContext, target: Located, *, code: bool, append: bool, mac: bool
 ) -> None:
     """Select what the text replaces, or put the caret at the end to append."""
-    if not code and await _call(ctx, target.object_id, _PLACE, append):
+    if not code and await call_on_element(ctx, target.object_id, _PLACE, append):
         return
     # A code editor's own shortcut (its model, not the lines it draws), or a field's End key.
     modifier = MODIFIERS["Meta" if mac else "Control"]
@@ -176,7 +176,7 @@ async def _type_slowly(ctx: ToolContext, text: str) -> None:
 
 
 async def _read(ctx: ToolContext, target: Located) -> str | None:
-    facts = await _call(ctx, target.object_id, _FACTS)
+    facts = await call_on_element(ctx, target.object_id, _FACTS)
     text = facts.get("text") if isinstance(facts, dict) else None
     return text if isinstance(text, str) else None
 
@@ -234,7 +234,8 @@ _EXAMPLES = {
 }
 
 
-async def _call(ctx: ToolContext, object_id: str, function: str, *args: Any) -> Any:
+async def call_on_element(ctx: ToolContext, object_id: str, function: str, *args: Any) -> Any:
+    """Run ``function`` on the element; what it returns. A script error is the page's refusal."""
     result = await ctx.cdp(
         "Runtime.callFunctionOn",
         {
