@@ -16,6 +16,7 @@ import pytest
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import PAGES_DIR, AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
+from tabrelay.tools.outline import PARTIAL_EDITOR
 
 pytestmark = E2E
 
@@ -134,6 +135,25 @@ async def test_the_textarea_an_editor_was_made_from_and_the_editors_frame_take_t
     assert await text_of(page) == "let x = 1;"
 
 
+async def test_a_field_an_editor_opens_inside_itself_takes_the_text_not_the_editor(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    # CodeMirror 6 opens its search panel inside the editor's box: typing there searches.
+    tab, page, _ = await editor_page(agent, browser, pages, "codemirror6")
+    await page.evaluate("window.view.focus()")
+    for kind in ("keyDown", "keyUp"):
+        await page.session.send(
+            "Input.dispatchKeyEvent",
+            {"type": kind, "modifiers": 2, "key": "f", "code": "KeyF", "windowsVirtualKeyCode": 70},
+        )
+    find = ref(await agent.snapshot(tab), "textbox", "Find")
+    await agent.ok("browser_type", tab_id=tab, ref=find, text="facts")
+    assert await page.evaluate("document.querySelector('.cm-search [name=search]').value") == (
+        "facts"
+    )
+    assert await text_of(page) == EDITORS["codemirror6"][0]
+
+
 async def test_a_form_fill_reaches_editors_in_frames(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
@@ -249,3 +269,6 @@ async def test_an_editor_whose_text_cannot_be_read_back_says_so(
     said = await agent.ok("browser_type", tab_id=tab, ref=first_textbox(snapshot), text="x = 1")
     assert said.endswith("(Monaco: what it holds now could not be read back to check)")
     assert await text_of(page) == "x = 1"
+    # The snapshot shows the lines it draws, and says that is all it could read.
+    line = next(s for s in (await agent.snapshot(tab)).splitlines() if "textbox" in s)
+    assert 'value="x = 1"' in line and line.endswith(PARTIAL_EDITOR), line

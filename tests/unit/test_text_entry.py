@@ -1,5 +1,6 @@
 """When a field holds what was asked, and what the error says when it does not
-(tools/text_entry.py); the editor scripts are valid JavaScript (tools/editors.py)."""
+(tools/text_entry.py); the editor scripts are valid JavaScript (tools/editors.py and the
+scripts that compose it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tabrelay.tools import actions, editors, refs, text_entry
+from tabrelay.tools import actions, content, editor_text, editors, refs, text_entry
 from tabrelay.tools.text_entry import mismatch, same_text
 
 
@@ -57,9 +58,13 @@ def test_long_texts_are_quoted_short() -> None:
 @pytest.mark.parametrize(
     "script",
     [
+        editors.CODE_EDITOR,
         editors.EDITOR,
         editors.INPUT_OF,
         editors.BOX_OF,
+        editor_text.EDITOR_OF,
+        editor_text._FIND,
+        content._READ,
         text_entry._FACTS,
         text_entry._WRITE,
         text_entry._PLACE,

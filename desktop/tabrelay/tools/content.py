@@ -20,7 +20,8 @@ from pydantic import Field, model_validator
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
-from tabrelay.tools.editor_text import EDITOR_BOXES, EDITOR_OF
+from tabrelay.tools.editor_text import EDITOR_OF
+from tabrelay.tools.editors import CODE_BOXES
 from tabrelay.tools.refs import _FIELD_KIND, STALE, node_id_of
 
 # (root, mode) => {html} | {value, code} | {secret} | {missing}: one element (or the body).
@@ -94,7 +95,7 @@ _READ = r"""
   return {html: out.join('')};
 }
 """.replace("EDITOR_OF", EDITOR_OF.strip()).replace("FIELD_KIND", _FIELD_KIND.strip())
-_READ = _READ.replace("BOXES", EDITOR_BOXES)
+_READ = _READ.replace("BOXES", CODE_BOXES)
 _READ_THIS = f"function (mode) {{ return ({_READ.strip()})(this, mode); }}"
 # Finds the selector's element in the document and, failing that, in open shadow roots.
 _FIND = r"""

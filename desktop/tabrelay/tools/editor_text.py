@@ -1,5 +1,5 @@
 """The text of code editors that keep it out of the accessibility tree (CodeMirror 5 and 6,
-Monaco, Ace), read in the page through the editor's own API.
+Monaco, Ace), read in the page through the editor's own API (``editors.CODE_EDITOR``).
 
 Those editors take keystrokes in a hidden input (CodeMirror 5's ``textarea``, Monaco's input
 area) and draw only the lines on screen, so Chrome's accessibility tree says nothing or too
@@ -14,56 +14,26 @@ import contextlib
 
 from tabrelay.errors import CommandFailed
 from tabrelay.tools.context import ToolContext
+from tabrelay.tools.editors import CODE_BOXES, CODE_EDITOR
 from tabrelay.tools.outline import EditorText
 
-EDITOR_BOXES = "'.CodeMirror, .cm-editor, .monaco-editor, .ace_editor'"
 # (element) => {input, box, text, complete, label} | null, for any element in or of a code
-# editor. ``input`` takes the keys (the snapshot gives it the ref), ``box`` holds the drawing;
-# ``complete`` is false when only the drawn lines could be read (the editor's API is out of
-# reach); ``label`` names an editor made from a labelled textarea (CodeMirror 5's fromTextArea).
+# editor (``CODE_EDITOR``). ``input`` takes the keys (the snapshot gives it the ref), ``box``
+# holds the drawing; ``complete`` is false when only the drawn lines could be read (the editor's
+# API is out of reach); ``label`` names an editor made from a labelled textarea (CodeMirror 5's
+# fromTextArea).
 EDITOR_OF = r"""
 (start) => {
   const el = start && (start.nodeType === 1 ? start : start.parentElement);
-  const box = el && el.closest(BOXES);
-  if (!box) return null;
-  const lines = (selector) => Array.from(box.querySelectorAll(selector))
-    .map((line) => line.textContent.replace(/\u00a0/g, ' ')).join('\n');
-  const found = (input, text, complete, label) => (
-    {input, box, text, complete, label: label || ''});
-  if (box.classList.contains('CodeMirror')) {
-    const cm = box.CodeMirror;
-    if (!cm || !cm.getValue) return found(box.querySelector('textarea'), lines('.CodeMirror-line'));
-    const source = cm.getTextArea && cm.getTextArea();
-    const label = source && (source.getAttribute('aria-label')
-      || Array.from(source.labels || []).map((l) => l.textContent.trim()).join(' '));
-    return found(cm.getInputField(), cm.getValue(), true, label);
-  }
-  if (box.classList.contains('cm-editor')) {
-    const content = box.querySelector('.cm-content');
-    // EditorView.findFromDOM without the module: the tile (6.40+) or view (older) on the DOM.
-    const tile = content && content.cmTile, old = content && content.cmView;
-    const view = (tile && tile.root && tile.root.view)
-      || (old && old.rootView && old.rootView.view);
-    if (view && view.state) return found(content, view.state.doc.toString(), true);
-    return found(content, lines('.cm-line'), !box.querySelector('.cm-gap'));
-  }
-  if (box.classList.contains('monaco-editor')) {
-    const input = box.querySelector('textarea.inputarea, .native-edit-context, textarea')
-      || box.querySelector('[contenteditable]');
-    const monaco = window.monaco;
-    const editors = monaco && monaco.editor && monaco.editor.getEditors
-      ? monaco.editor.getEditors() : [];
-    const editor = editors.find((e) => e.getDomNode && e.getDomNode() === box
-      || e.getContainerDomNode && e.getContainerDomNode().contains(box));
-    if (editor && editor.getValue) return found(input, editor.getValue(), true);
-    return found(input, lines('.view-lines .view-line'), false);
-  }
-  const ace = box.env && box.env.editor;
-  const input = box.querySelector('textarea');
-  if (ace && ace.getValue) return found(input, ace.getValue(), true);
-  return found(input, lines('.ace_line'), false);
+  const editor = el && (CODE_EDITOR)(el);
+  if (!editor) return null;
+  const {input, box, read, source} = editor;
+  const label = source ? source.getAttribute('aria-label')
+    || Array.from(source.labels || []).map((l) => l.textContent.trim()).join(' ') : '';
+  if (read) return {input, box, text: read(), complete: true, label};
+  return {input, box, text: editor.drawn(), complete: editor.drawsAll, label};
 }
-""".replace("BOXES", EDITOR_BOXES)
+""".replace("CODE_EDITOR", CODE_EDITOR.strip())
 
 # Every code editor of the document, its open shadow roots and same-origin frames: an array of
 # their inputs and boxes by reference (input, box, input, box…) carrying ``facts`` (text,
@@ -93,7 +63,7 @@ _FIND = r"""
   elements.facts = facts;
   return elements;
 })()
-""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("BOXES", EDITOR_BOXES)
+""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("BOXES", CODE_BOXES)
 _GROUP = "tabrelay-editors"
 
 
