@@ -17,7 +17,7 @@ from typing import Any
 
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.context import ToolContext
-from tabrelay.tools.editors import BOX_OF, EDITOR, INPUT_OF
+from tabrelay.tools.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
 
 MAX_REFS_PER_TAB = 20_000
 STALE = (
@@ -109,7 +109,8 @@ _KIND_OF = f"function () {{ return ({_FIELD_KIND})(({_CONTROL})(this)); }}"
 
 # Runs on the element itself (Runtime.callFunctionOn). Scrolls it into view, then checks it
 # the way a person would see it: present, visible, enabled, and the topmost thing at its centre.
-_CHECK = r"""
+_CHECK = (
+    r"""
 function (action) {
   const describe = (el) => {
     if (!el || !el.tagName) return String(el);
@@ -147,7 +148,7 @@ function (action) {
   const root = el.getRootNode();
   const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
   // A code editor draws its text over its own input: that is the editor, not in the way.
-  const box = el.closest('.CodeMirror, .cm-editor, .monaco-editor, .ace_editor');
+  const box = el.closest(CODE_BOXES);
   const covered = hit && hit !== el && !el.contains(hit)
     && !(hit.shadowRoot && hit.shadowRoot.contains(el))
     && !(hit.contains && hit.contains(el) && hit.tagName === 'LABEL')
@@ -168,7 +169,10 @@ function (action) {
           secret: (FIELD_KIND)(control),
           what: describe(control)};
 }
-""".replace("FIELD_KIND", _FIELD_KIND.strip()).replace("EDITOR", EDITOR.strip())
+""".replace("CODE_BOXES", CODE_BOXES)
+    .replace("FIELD_KIND", _FIELD_KIND.strip())
+    .replace("EDITOR", EDITOR.strip())
+)
 
 _VISIBLE_LABEL = """
 function () {
