@@ -48,6 +48,7 @@ BROWSER_PREFIX = "browser:"
 _PROBE = "probe"
 KEYCHAIN_TIMEOUT = 60.0  # seconds a keychain call may take (a person typing a password)
 WAIT_NOTICE = 1.0  # after this long a call says it is waiting (a prompt is probably open)
+DEFAULT_COLLECTION = "/org/freedesktop/secrets/aliases/default"
 LOOK_TIMEOUT = 5.0  # seconds a look at the keychain's lock may take (no prompt: D-Bus only)
 TIMEOUT_VARIABLE = "TABRELAY_KEYCHAIN_TIMEOUT"
 
@@ -115,6 +116,7 @@ class KeychainSecrets:
         self.timeout = timeout
         self.on_wait = on_wait
         self.description = f"keychain {backend_label(backend)} (service {service!r})"
+        self._looking = threading.Lock()  # held while a look at the lock is out (its thread)
 
     def get(self, name: str) -> str | None:
         return self._bounded(lambda: self._backend.get_password(self._service, name), "read")
@@ -135,10 +137,17 @@ class KeychainSecrets:
         look = getattr(self._backend, "is_locked", None)
         if look is None and backend_label(self._backend) == "SecretService.Keyring":
             look = functools.partial(_secret_service_locked, self._backend)
-        if look is None:
-            return None
+        if look is None or not self._looking.acquire(blocking=False):
+            return None  # an earlier look has not come back: no second one behind it
+
+        def look_once() -> object:
+            try:
+                return look()
+            finally:
+                self._looking.release()  # when the look returns, even after we gave up
+
         try:
-            return bool(self._bounded(look, "read", timeout=LOOK_TIMEOUT, quiet=True))
+            return bool(self._bounded(look_once, "read", timeout=LOOK_TIMEOUT, quiet=True))
         except SecretStoreError:
             return None
 
@@ -189,14 +198,14 @@ class KeychainSecrets:
 
 def _secret_service_locked(backend: keyring.backend.KeyringBackend) -> bool:
     """Whether the collection keyring's Secret Service backend uses is locked, asked over
-    D-Bus without unlocking it (its ``get_preferred_collection`` would prompt)."""
+    D-Bus without unlocking it (its ``get_preferred_collection`` would prompt). Never
+    ``get_default_collection``: where there is no default keyring yet it creates one, which
+    opens "Choose password for new keyring". A missing collection raises: "cannot tell"."""
     import secretstorage
 
     with contextlib.closing(secretstorage.dbus_init()) as bus:
-        path = getattr(backend, "preferred_collection", None)
-        if path:
-            return bool(secretstorage.Collection(bus, path).is_locked())
-        return bool(secretstorage.get_default_collection(bus).is_locked())
+        path = getattr(backend, "preferred_collection", None) or DEFAULT_COLLECTION
+        return bool(secretstorage.Collection(bus, path).is_locked())
 
 
 def _keychain_error(exc: BaseException, verb: str) -> SecretStoreError:
