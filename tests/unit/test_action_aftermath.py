@@ -85,6 +85,10 @@ def test_a_new_tab_is_named_once_it_has_an_address() -> None:
     after.feed(tab_event("created", 9, openerTabId=TAB, url=""))
     assert after.opened == {9: ""} and not after.named_tabs
     after.feed(tab_event("created", 10, url="http://elsewhere/"))  # not opened by this tab
+    # A tab this one opened long ago (Chrome keeps openerTabId for life) that merely changes
+    # meanwhile was not opened by the action: it must not become the agent's (review).
+    after.feed(tab_event("updated", 4, openerTabId=TAB, url="https://mail.example/inbox"))
+    assert 4 not in after.opened
     after.feed(tab_event("updated", 9, openerTabId=TAB, url="http://x/r?q=blank"))
     assert after.opened == {9: "http://x/r?q=blank"} and after.named_tabs
     followed = Followed(after)

@@ -141,8 +141,10 @@ class Aftermath:
         if event.tab_id == self.tab_id:
             self.closed = self.closed or event.method == "removed"
             return
-        opener = event.params.get("openerTabId")
-        if event.tab_id is None or (opener != self.tab_id and event.tab_id not in self.opened):
+        # Only a tab created meanwhile with this one as its opener is the action's: Chrome keeps
+        # openerTabId for a tab's life, so an older tab's update would pass the person's tab on.
+        created = event.method == "created" and event.params.get("openerTabId") == self.tab_id
+        if event.tab_id is None or (not created and event.tab_id not in self.opened):
             return
         if event.method == "removed":
             self.opened.pop(event.tab_id, None)
