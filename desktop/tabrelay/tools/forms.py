@@ -137,9 +137,12 @@ async def _choose(ctx: ToolContext, target: Located, values: list[str], what: st
             )
         case "missing":
             options = ", ".join(repr(o) for o in result.get("options", [])[:30])
+            if target.secret:  # a card's expiry, say: neither the value nor the choices
+                raise ToolError(f"{what} ({target.secret}) has no option for the value given")
             raise ToolError(f"{what} has no option {result.get('value')!r}; its options: {options}")
         case "disabled_option":
-            raise ToolError(f"the option {result.get('value')!r} is disabled")
+            given = "given" if target.secret else repr(result.get("value"))
+            raise ToolError(f"the option {given} is disabled")
         case "single":
             raise ToolError(f"{what} allows one choice only")
     return [str(s) for s in result.get("selected", [])]

@@ -119,7 +119,7 @@ async def enter_text(
         if append:
             raise ToolError(f"{named} takes one value ({target.input_type}); append does not apply")
         if not await call_on_element(ctx, target.object_id, _SET_VALUE, text):
-            given = "the value given" if secret else repr(text)
+            given = "the value given" if secret or target.secret else repr(text)
             raise ToolError(
                 f"{named} did not take {given}: a {target.input_type} field takes values such "
                 f"as {_EXAMPLES.get(target.input_type, 'its own format')}"

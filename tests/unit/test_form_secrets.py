@@ -1,0 +1,48 @@
+"""What a form tool's error says about a secret field: never the value asked for, nor (for a
+select of card details) its choices — errors land in the command log (review of issue 14)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tabrelay.errors import ToolError
+from tabrelay.tools import forms
+from tabrelay.tools.refs import Located
+
+CANARY = "12/29-CANARY"
+
+
+class PageSays:
+    """A tool context whose page answers every element function with ``answer``."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    async def cdp(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        assert method == "Runtime.callFunctionOn"
+        return {"result": {"value": self.answer}}
+
+
+def select(secret: str | None) -> Located:
+    return Located("obj-1", 0, 0, "select", "", True, secret, "combobox “Expiry”")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"error": "missing", "value": CANARY, "options": ["01/27 CANARY-OPTION"]},
+        {"error": "disabled_option", "value": CANARY},
+    ],
+)
+async def test_a_card_detail_select_never_quotes_the_value_or_its_options(answer: Any) -> None:
+    with pytest.raises(ToolError) as refused:
+        await forms._choose(PageSays(answer), select("card detail"), [CANARY], "Expiry")  # type: ignore[arg-type]
+    assert "CANARY" not in str(refused.value), str(refused.value)
+
+
+async def test_a_plain_select_still_says_what_it_offers() -> None:
+    answer = {"error": "missing", "value": "Mars", "options": ["Earth", "Venus"]}
+    with pytest.raises(ToolError, match="has no option 'Mars'; its options: 'Earth', 'Venus'"):
+        await forms._choose(PageSays(answer), select(None), ["Mars"], "Planet")  # type: ignore[arg-type]
