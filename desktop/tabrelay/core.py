@@ -56,6 +56,7 @@ KEYCHAIN_ATTENTION = {
 }
 WATCH_INTERVAL = 0.25
 LEARN_TABS_TIMEOUT = 10.0
+NOTICE_TIMEOUT = 10.0  # a notice to MCP clients that one of them does not read is given up
 UNLOCK_LOOK_INTERVAL = 2.0  # how often a locked keychain is looked at (no prompt) meanwhile
 NOTIFY_DELAY = 0.2  # coalesce bursts of tab changes into one list-changed notification
 PRUNE_INTERVAL = 3600.0
@@ -107,6 +108,7 @@ class Core:
         self.command_log: CommandLog | None = None
         self.relay: RelayServer | None = None
         self.endpoint: McpEndpoint | None = None
+        self._told: Settings | None = None  # the settings MCP clients last heard of
         self.runner: ToolRunner | None = None
         self._credentials: dict[str, str] = {}  # pairing id → that browser's credential
         self._client_tokens: dict[str, str] = {}
@@ -406,8 +408,11 @@ class Core:
                 logger.exception("applying a settings change failed")
 
     async def _apply(self, settings: Settings) -> None:
-        if self.endpoint is not None:  # browser_cdp turned on or off: clients hear of it
-            await self.endpoint.settings_changed(settings)
+        if self.endpoint is not None and settings is not self._told:
+            # browser_cdp turned on or off: clients hear of it, in the background: a client
+            # that stops reading must not hold back the closing of unpaired browsers below
+            self._told = settings
+            self._spawn(self._tell_clients(self.endpoint, settings))
         closing = (CloseCode.NOT_PAIRED, "this browser was unpaired")
         if settings.rotations != self._rotations:  # they may pair again at once
             self._rotations = settings.rotations
@@ -462,6 +467,11 @@ class Core:
             return
         loop = asyncio.get_running_loop()
         self._notify = loop.call_later(NOTIFY_DELAY, self._send_list_changed)
+
+    async def _tell_clients(self, endpoint: McpEndpoint, settings: Settings) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(NOTICE_TIMEOUT):
+                await endpoint.settings_changed(settings)
 
     async def _learn_tabs(self, browser: Browser) -> None:
         """Fill the app's copy of a new browser's tabs (the tray and the Tabs page count it);

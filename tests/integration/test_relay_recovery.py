@@ -224,3 +224,23 @@ async def test_giving_up_a_keychain_that_locked_meanwhile_asks_connected_browser
         keychain.locked = True
         await relay.core.use_secrets_file(forget_unreadable=True)
         assert await browser.wait_closed() == CloseCode.TOKEN_ROTATED
+
+
+async def test_an_mcp_client_that_stops_reading_does_not_hold_back_an_unpairing(
+    relay: RelayHarness, home: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The settings watcher tells MCP clients when the tool list changes; one that stops
+    reading (an old SSE stream) held the watcher, so a browser unpaired meanwhile stayed
+    connected (review). The notice goes out on its own now."""
+    browser = await relay.extension()
+    assert relay.core.endpoint is not None
+    stuck = asyncio.Event()
+
+    async def never_read(settings: object) -> None:
+        await stuck.wait()
+
+    monkeypatch.setattr(relay.core.endpoint, "settings_changed", never_read)
+    await asyncio.to_thread(cli_pairing(home).revoke, EXTENSION_ID)
+    async with asyncio.timeout(10):
+        assert await browser.wait_closed() == CloseCode.NOT_PAIRED
+    stuck.set()
