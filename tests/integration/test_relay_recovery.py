@@ -15,7 +15,7 @@ from support.harness import RelayHarness, ScriptedApprover, running_core
 from support.http import raw_request
 from support.keyrings import LockedKeyring
 from tabrelay.config.paths import Paths
-from tabrelay.config.secrets import TokenStore
+from tabrelay.config.secrets import KeychainUnavailable, TokenStore
 from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.protocol.constants import CONFIG_PATH, PAIRING_STATUS_PATH, CloseCode
 from tabrelay.relay import pairing as pairing_module
@@ -244,3 +244,23 @@ async def test_an_mcp_client_that_stops_reading_does_not_hold_back_an_unpairing(
     async with asyncio.timeout(10):
         assert await browser.wait_closed() == CloseCode.NOT_PAIRED
     stuck.set()
+
+
+async def test_a_browser_away_at_a_rotation_waits_while_the_keychain_is_locked(
+    relay: RelayHarness, home: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its retired credential cannot be read while the keychain is locked: it is told to wait
+    (4503) and tries again, not told that its credential is wrong (4401: "Pair again")."""
+    old = relay.token
+    await asyncio.to_thread(cli_pairing(home).revoke_all)
+    await applied(relay, lambda s: not s.pairings)
+
+    def locked(extension_id: str) -> object:
+        raise KeychainUnavailable("locked", "your keychain is locked")
+
+    assert relay.core.relay is not None
+    monkeypatch.setattr(relay.core.relay.pairing, "retired_credentials", locked)
+    with pytest.raises(ConnectionClosed) as closed:
+        await FakeExtension(relay.port, old).connect()
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == CloseCode.SECRETS_UNAVAILABLE

@@ -485,7 +485,13 @@ class RelayServer:
                 None,
             )
             if matched is None:
-                if await self._replaced(connection, extension_id, answer.proof, nonces):
+                try:
+                    if await self._replaced(connection, extension_id, answer.proof, nonces):
+                        return None
+                except SecretStoreError:  # its retired credentials cannot be read now: it
+                    # waits, as for a locked current one, never "pair again" (4401)
+                    self._rejected(extension_id, SECRETS_LOCKED, locked=True)
+                    await connection.close(CloseCode.SECRETS_UNAVAILABLE, "credentials locked")
                     return None
                 await self._refuse(connection, extension_id, "wrong proof in auth.response")
                 return None
@@ -519,13 +525,11 @@ class RelayServer:
         Raises:
             ConnectionClosed: the browser went away meanwhile.
             TimeoutError: it sent no hello in time.
+            SecretStoreError: the retired credentials cannot be read (a locked keychain).
         """
         if not self.pairing.has_retired(extension_id):
             return False
-        try:
-            retired = await asyncio.to_thread(self.pairing.retired_credentials, extension_id)
-        except SecretStoreError:
-            return False
+        retired = await asyncio.to_thread(self.pairing.retired_credentials, extension_id)
         matched = next(
             (
                 (retired_id, token)
