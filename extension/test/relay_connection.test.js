@@ -692,6 +692,22 @@ test("after the person's no it stops, and a click within the app's quiet time wa
   assert.notEqual(settings.data.pairingCode, first);
 });
 
+test("a 'no' that asks for an hour of quiet is held for two minutes at most (the port proved nothing yet)", async () => {
+  /** @type {{pairing: string, retry_after?: number}} */
+  let status = { pairing: "asking" };
+  const { connection, state, timers, settings } = setup({
+    settings: memorySettings({ token: null }),
+    fetch: (url) => pairingAnswers(status)(url),
+  });
+  connection.start();
+  await until(() => state() === "awaiting_approval", "awaiting approval");
+  status = { pairing: "declined", retry_after: 3600 };
+  await timers.advance(4_000);
+  await until(() => state() === "declined", "declined");
+  const until_ = Number(settings.data.declinedUntil);
+  assert.ok(until_ <= timers.now() + 120_000, `quiet until ${until_ - timers.now()} ms from now`);
+});
+
 test("Pair pressed again while a request waits keeps its code: the app's dialog shows that one", async () => {
   const { connection, state, settings, fetched } = setup({
     settings: memorySettings({ token: null }),

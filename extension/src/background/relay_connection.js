@@ -53,6 +53,7 @@ const MAX_CONFIG_BODY = 16 * 1024;
 const ALLOWED_POLL_MS = 100;
 /** When the app's "no" says nothing about its quiet time, assume its minute. */
 const DEFAULT_QUIET_S = 60;
+const MAX_QUIET_S = 120;
 
 const DECLINED = "You declined pairing this browser in the Tabrelay app. Click Pair to ask again.";
 const NOT_APPROVED = "The Tabrelay app has not approved this browser. Click Pair to ask again.";
@@ -489,7 +490,9 @@ export class RelayConnection {
         return undefined;
       }
       const wait = fields.retry_after;
-      const retryAfter = Number.isSafeInteger(wait) && Number(wait) > 0 && Number(wait) <= 3600 ? Number(wait) : DEFAULT_QUIET_S;
+      // The app's quiet time after a "no" is a minute; a longer wait from whatever answers on
+      // the port (it proved nothing yet) is cut to two, so a squatter cannot block pairing.
+      const retryAfter = Number.isSafeInteger(wait) && Number(wait) > 0 ? Math.min(Number(wait), MAX_QUIET_S) : DEFAULT_QUIET_S;
       return { pairing, retryAfter };
     } catch {
       return undefined;

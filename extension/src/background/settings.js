@@ -113,7 +113,8 @@ export class SettingsStore {
 
   /** The person set the port: where the app was before no longer counts. */
   async forgetPorts() {
-    await this.api.storage.local.remove([Keys.KNOWN_PORTS, Keys.ANNOUNCED_PORT]);
+    // A "no" heard on the old port does not hold on the port the person set.
+    await this.api.storage.local.remove([Keys.KNOWN_PORTS, Keys.ANNOUNCED_PORT, Keys.DECLINED_UNTIL]);
     await this.setPairingPort(null);
   }
 
