@@ -84,7 +84,11 @@ export function fakeChrome({ tabs = [] } = {}) {
       local: {
         get: record("storage.local.get", (/** @type {any} */ keys) => pick(keys, local)),
         set: record("storage.local.set", (/** @type {Record<string, unknown>} */ items) => void Object.assign(local, items)),
-        remove: record("storage.local.remove", (/** @type {string[]} */ keys) => keys.forEach((k) => delete local[k])),
+        remove: record("storage.local.remove", (/** @type {string[]} */ keys) => {
+          // Chrome refuses the whole call for a key that is not a string (an undefined constant).
+          if (!keys.every((k) => typeof k === "string")) throw new TypeError("Error in invocation of storage.remove");
+          keys.forEach((k) => delete local[k]);
+        }),
       },
       session: {
         get: record("storage.session.get", (/** @type {any} */ keys) => pick(keys, session)),

@@ -306,6 +306,10 @@ async def test_reading_by_ref_refuses_bad_input_clearly_and_loses_nothing(
     password = ref(snapshot, "textbox", "Password")
     refused = await agent.fails("browser_get_content", tab_id=tab, ref=password)
     assert refused == f"{password} is a password field; Tabrelay does not read what it holds"
+    # Nor as html, where a value the server filled in would show (review).
+    await page.evaluate("document.getElementById('password').setAttribute('value', 'hunter2')")
+    as_html = await agent.fails("browser_get_content", tab_id=tab, ref=password, format="html")
+    assert as_html == refused
     both = await agent.fails("browser_get_content", tab_id=tab, ref=password, selector="form")
     assert "give 'ref' or 'selector' (or neither, for the whole page), not both" in both
     unknown = await agent.fails("browser_get_content", tab_id=tab, ref="e9999")

@@ -31,12 +31,14 @@ _READ = r"""
   if (!root) return {missing: true};
   if (root.nodeType === Node.TEXT_NODE) return {value: root.textContent, code: false};
   const editorOf = EDITOR_OF;
+  const field = ['TEXTAREA', 'INPUT', 'SELECT'].includes(root.tagName);
+  // A secret field is not read in any form: its html may carry a value the server filled in.
+  const secret = field && (FIELD_KIND)(root);
+  if (secret) return {secret};
   if (mode === 'html') return {html: root.outerHTML};
   const editor = editorOf(root);
   if (editor) return {value: editor.text, code: true};
-  if (['TEXTAREA', 'INPUT', 'SELECT'].includes(root.tagName)) {
-    const secret = (FIELD_KIND)(root);
-    if (secret) return {secret};
+  if (field) {
     if (root.tagName === 'SELECT') {
       return {value: Array.from(root.options).map((o) => (o.selected ? '[selected] ' : '')
         + o.label).join('\n'), code: false};

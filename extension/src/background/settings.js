@@ -113,9 +113,9 @@ export class SettingsStore {
 
   /** The person set the port: where the app was before no longer counts. */
   async forgetPorts() {
-    // A "no" heard on the old port does not hold on the port the person set.
-    await this.api.storage.local.remove([Keys.KNOWN_PORTS, Keys.ANNOUNCED_PORT, Keys.DECLINED_UNTIL]);
+    await this.api.storage.local.remove([Keys.KNOWN_PORTS, Keys.ANNOUNCED_PORT]);
     await this.setPairingPort(null);
+    await this.setDeclinedUntil(null); // a "no" heard on the old port does not hold on this one
   }
 
   /** @param {string} token */
