@@ -109,6 +109,7 @@ class Core:
         self.relay: RelayServer | None = None
         self.endpoint: McpEndpoint | None = None
         self._told: Settings | None = None  # the settings MCP clients last heard of
+        self._applying = asyncio.Lock()  # one catch-up at a time: the watcher's or a request's
         self.runner: ToolRunner | None = None
         self._credentials: dict[str, str] = {}  # pairing id → that browser's credential
         self._client_tokens: dict[str, str] = {}
@@ -190,6 +191,7 @@ class Core:
         self.endpoint = McpEndpoint(
             self.runner,
             tokens=self.client_tokens,
+            catch_up=self._catch_up,
             host=settings.host,
             port=settings.mcp_port if opts.mcp_port is None else opts.mcp_port,
             on_limit=self._limit_hit,
@@ -381,7 +383,8 @@ class Core:
         forgotten = await asyncio.to_thread(
             self.tokens.move_to, "file", forget_unreadable=forget_unreadable
         )
-        await self._apply(await asyncio.to_thread(self.settings_store.load))
+        async with self._applying:
+            await self._apply(await asyncio.to_thread(self.settings_store.load))
         return forgotten
 
     # --- watching ---------------------------------------------------------------------------
@@ -393,10 +396,7 @@ class Core:
         while True:
             await asyncio.sleep(WATCH_INTERVAL)
             try:
-                changed = await asyncio.to_thread(self.settings_store.reload_if_changed)
-                # Compare with what was applied rather than trusting file changes alone: this
-                # process's own writes (the tray adding a client) count too.
-                await self._apply(changed or self.settings_store.current)
+                await self._catch_up()
                 if self.tokens.problem and time.monotonic() - looked >= UNLOCK_LOOK_INTERVAL:
                     looked = time.monotonic()
                     if await asyncio.to_thread(self.tokens.unlocked_meanwhile):
@@ -406,6 +406,15 @@ class Core:
             # replaced): log it and try again on the next tick.
             except Exception:
                 logger.exception("applying a settings change failed")
+
+    async def _catch_up(self) -> None:
+        """Apply what changed in the settings, whoever changed them: the watcher's tick, and
+        a request with a token not known yet (one the CLI made a moment ago works at once)."""
+        async with self._applying:
+            changed = await asyncio.to_thread(self.settings_store.reload_if_changed)
+            # Compare with what was applied rather than trusting file changes alone: this
+            # process's own writes (the tray adding a client) count too.
+            await self._apply(changed or self.settings_store.current)
 
     async def _apply(self, settings: Settings) -> None:
         if self.endpoint is not None and settings is not self._told:

@@ -14,6 +14,8 @@ from support.fake_extension import EXTENSION_ID, FakeExtension
 from support.harness import pair, running_core
 from support.http import raw_request
 from support.keyrings import LockedKeyring, MemoryKeyring
+from support.mcp import mcp_client
+from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import SettingsStore
@@ -128,3 +130,21 @@ async def test_secrets_moved_by_another_process_keep_every_browser_connected(
         assert relay.core.client_tokens() == {"agent": client}
         assert len(relay.core.registry) == 1 and extension.connection is not None
         assert extension.connection.close_code is None
+
+
+async def test_a_client_the_command_line_just_made_works_in_the_running_app_at_once(
+    home: Paths,
+) -> None:
+    """`tabrelay client add` in another process, then a request at once: the app reads the
+    change before refusing an unknown token (the first-run e2e met a 401 within the watcher's
+    quarter second). A wrong token is still refused."""
+    async with running_core(home) as relay:
+        for attempt in range(5):
+            cli = ClientTokens(SettingsStore(home.settings_file), TokenStore.open(home))
+            made = await asyncio.to_thread(cli.add, f"agent-{attempt}")
+            async with mcp_client(relay.base_mcp(), made.token) as client:
+                assert not (await client.call_tool("browser_status", {})).is_error
+        wrong = await raw_request(
+            relay.mcp_port, "/mcp", method="POST", headers={"Authorization": "Bearer " + "x" * 43}
+        )
+        assert wrong.status == 401

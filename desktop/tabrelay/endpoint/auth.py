@@ -13,6 +13,7 @@ not limit what authenticated clients do (sessions, calls): see ``server``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -20,7 +21,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ CLIENT_KEY = "tabrelay_client"
 RATE_LIMITED = "mcp_auth_rate_limited"  # the alert kind passed to ``on_limit``
 HINT = "Send Authorization: Bearer <client token>; `tabrelay client add NAME` creates one."
 SHOWN_ORIGIN = 100  # characters of an Origin shown in an alert
+CATCH_UP_TIMEOUT = 5.0  # seconds an unknown token waits for what another process changed
 B64TOKEN = re.compile(rb"[A-Za-z0-9._~+/-]+=*")  # RFC 6750 §2.1
 
 
@@ -119,11 +121,13 @@ class BearerAuth:
         app: ASGIApp,
         tokens: Callable[[], dict[str, str]],
         *,
+        catch_up: Callable[[], Awaitable[None]] | None = None,
         limits: FailureLimits | None = None,
         on_limit: Callable[[str, str], None] | None = None,
     ) -> None:
         self.app = app
         self._tokens = tokens
+        self._catch_up = catch_up
         self.limits = limits or FailureLimits(max_failures=20, window=10, cooldown=30)
         self._on_limit = on_limit
         self.activity: dict[str, ClientActivity] = {}
@@ -148,6 +152,13 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         name = self.identify(scope)
+        if name is None and self._catch_up is not None and self._may_be_new(scope):
+            # A token made a moment ago by another process (`tabrelay client add`) works at
+            # once: read what changed before refusing (bounded; a look, when nothing did).
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CATCH_UP_TIMEOUT):
+                    await self._catch_up()
+            name = self.identify(scope)
         if name is None:
             await self._refuse(scope, send)
             return
@@ -163,6 +174,13 @@ class BearerAuth:
         finally:
             activity.open_requests -= 1
             activity.last_seen = time.time()
+
+    def _may_be_new(self, scope: Scope) -> bool:
+        """A bearer token is presented and its sender is not cooling down."""
+        credential = (_header(scope, b"authorization") or b"").strip()
+        if not _bearer_token(credential):
+            return False
+        return not self.limits.blocked(self._offender(scope, credential)[0])
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
         """Answer a request without a valid token: 429 while its key cools down, else 401."""

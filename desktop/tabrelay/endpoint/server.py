@@ -19,7 +19,7 @@ import logging
 import re
 import signal
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import uvicorn
@@ -238,6 +238,7 @@ class McpEndpoint:
         tokens: Callable[[], dict[str, str]],
         host: str,
         port: int,
+        catch_up: Callable[[], Awaitable[None]] | None = None,
         limits: FailureLimits | None = None,
         sessions_per_client: int = SESSIONS_PER_CLIENT,
         session_idle_timeout: float = SESSION_IDLE_TIMEOUT,
@@ -246,6 +247,8 @@ class McpEndpoint:
         """Configure the endpoint; ``start`` listens.
 
         Args:
+            catch_up: reads what another process changed (a client the CLI just made), for a
+                token not known yet; awaited before such a request is refused.
             limits: failed-authentication limits, per Origin, wrong credential or source.
             sessions_per_client: the most sessions one client may hold, both transports.
             session_idle_timeout: a Streamable HTTP session with no request for this long ends.
@@ -257,6 +260,7 @@ class McpEndpoint:
         self.host = host
         self.port = port
         self._tokens = tokens
+        self._catch_up = catch_up
         self._limits = limits
         self._sessions_per_client = sessions_per_client
         self._session_idle_timeout = session_idle_timeout
@@ -408,7 +412,11 @@ class McpEndpoint:
             lifespan=self._lifespan,
         )
         self.auth = BearerAuth(
-            starlette, self._tokens, limits=self._limits, on_limit=self._on_limit
+            starlette,
+            self._tokens,
+            catch_up=self._catch_up,
+            limits=self._limits,
+            on_limit=self._on_limit,
         )
         return self.auth
 
