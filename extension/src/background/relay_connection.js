@@ -473,14 +473,7 @@ export class RelayConnection {
    */
   async #pairingStatus(port, code) {
     try {
-      const response = await this.fetchImpl(`http://${RELAY_HOST}:${port}${PAIRING_STATUS_PATH}?code=${code}`, {
-        method: "GET",
-        mode: "cors",
-        cache: "no-store",
-        credentials: "omit",
-        redirect: "error",
-        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-      });
+      const response = await this.#askApp(port, `${PAIRING_STATUS_PATH}?code=${code}`);
       if (response.status !== 200) return undefined;
       const body = await response.text();
       const json = body.length <= MAX_CONFIG_BODY ? JSON.parse(body) : undefined;
@@ -500,6 +493,24 @@ export class RelayConnection {
   }
 
   /**
+   * A GET to the app on `port` as a CORS request that carries this extension's Origin, with
+   * no cookies, no cache, no redirects, bounded in time.
+   * @param {number} port
+   * @param {string} pathAndQuery
+   * @returns {Promise<Response>}
+   */
+  #askApp(port, pathAndQuery) {
+    return this.fetchImpl(`http://${RELAY_HOST}:${port}${pathAndQuery}`, {
+      method: "GET",
+      mode: "cors",
+      cache: "no-store",
+      credentials: "omit",
+      redirect: "error",
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+    });
+  }
+
+  /**
    * GET the config endpoint, with the pairing request's code, as a CORS request that carries
    * this extension's Origin (the app pairs by Origin and code). The app's 200 allows that Origin; its 403 pairing_required does not, so
    * the browser hides it: a failed request to a server that is up means "not paired yet".
@@ -515,14 +526,7 @@ export class RelayConnection {
     /** @type {string} */
     let body;
     try {
-      response = await this.fetchImpl(`http://${RELAY_HOST}:${port}${CONFIG_PATH}?code=${code}`, {
-        method: "GET",
-        mode: "cors",
-        cache: "no-store",
-        credentials: "omit",
-        redirect: "error",
-        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
-      });
+      response = await this.#askApp(port, `${CONFIG_PATH}?code=${code}`);
       body = await response.text();
     } catch {
       return (await this.#reachable(port)) ? { kind: "pairing_required" } : { kind: "unreachable" };
