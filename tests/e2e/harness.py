@@ -23,7 +23,10 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
 
 from e2e.cdp import CdpClient, CdpError, Session
 from e2e.chromium import EXTENSION_ORIGIN, Chromium
@@ -199,6 +202,32 @@ class DefaultPortGuard:
     @staticmethod
     async def _refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.close()
+
+
+class ImpostorServer:
+    """A program on a port that is not Tabrelay (a WebSocket server, as a context manager):
+    subclasses say how it answers HTTP requests and connections."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._server: Server | None = None
+
+    async def __aenter__(self) -> Self:
+        self._server = await serve(
+            self._handle, "127.0.0.1", self.port, process_request=self._process_request
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        return None
+
+    async def _handle(self, connection: ServerConnection) -> None:
+        raise NotImplementedError
 
 
 class PortTaken(Exception):

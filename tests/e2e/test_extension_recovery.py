@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
@@ -27,7 +27,15 @@ import tabrelay.relay.pairing
 from e2e.cdp import CdpError
 from e2e.chromium import EXTENSION_ID
 from e2e.conftest import E2E, launch_browser
-from e2e.harness import AppUnderTest, ExtensionBrowser, Page, digest, free_port, wait_until
+from e2e.harness import (
+    AppUnderTest,
+    ExtensionBrowser,
+    ImpostorServer,
+    Page,
+    digest,
+    free_port,
+    wait_until,
+)
 from support.cli import run_cli
 from support.harness import ScriptedApprover
 from tabrelay.config.paths import Paths
@@ -179,26 +187,14 @@ async def test_a_rotation_while_the_browser_was_away_needs_only_the_approval_in_
     await no_new_dialog(app, asked + 1, seconds=2)
 
 
-class Stranger:
+class Stranger(ImpostorServer):
     """A program that took a port Tabrelay used: it starts the handshake but cannot prove it
     knows the credential; it records everything the extension sends it."""
 
     def __init__(self, port: int) -> None:
-        self.port = port
+        super().__init__(port)
         self.frames: list[str] = []
         self.paths: list[str] = []
-        self._server: Server | None = None
-
-    async def __aenter__(self) -> Stranger:
-        self._server = await serve(
-            self._handle, "127.0.0.1", self.port, process_request=self._process_request
-        )
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         self.paths.append(request.path.split("?")[0])

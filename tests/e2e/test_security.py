@@ -12,14 +12,21 @@ import secrets
 from typing import Any
 
 import pytest_asyncio
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from e2e.chromium import EXTENSION_ORIGIN
 from e2e.conftest import E2E
-from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, digest, wait_until
+from e2e.harness import (
+    AppUnderTest,
+    ExtensionBrowser,
+    ImpostorServer,
+    PageServer,
+    digest,
+    wait_until,
+)
 from tabrelay.protocol.constants import CONFIG_PATH, HEALTH_PATH
 from tabrelay.protocol.handshake import new_nonce
 from tabrelay.relay.browser import Browser
@@ -90,32 +97,20 @@ async def test_web_pages_cannot_message_the_extension(
     assert app.browsers() == [relay]
 
 
-class Squatter:
+class Squatter(ImpostorServer):
     """A program on the relay port that is not Tabrelay. It accepts every connection, records
     every frame, tries a different trick on each connection, and serves a token of its own."""
 
     TRICKS = ("command_first", "forged_auth_ok", "rotation_before_auth", "rejection")
 
     def __init__(self, port: int, marker_url: str, tab_id: int) -> None:
-        self.port = port
+        super().__init__(port)
         self.marker_url = marker_url
         self.tab_id = tab_id
         self.token = secrets.token_urlsafe(32)
         self.frames: list[str] = []
         self.requests: list[tuple[str, Headers]] = []
         self.tricks_played: list[str] = []
-        self._server: Server | None = None
-
-    async def __aenter__(self) -> Squatter:
-        self._server = await serve(
-            self._handle, "127.0.0.1", self.port, process_request=self._process_request
-        )
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.close()
-        await self._server.wait_closed()
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?")[0]
