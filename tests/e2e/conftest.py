@@ -71,12 +71,8 @@ def module_paths(tmp_path_factory: pytest.TempPathFactory) -> Paths:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def app(module_paths: Paths) -> AsyncIterator[AppUnderTest]:
     """The real app core; the test extension may pair once, as after `tabrelay pair allow`."""
-    app = AppUnderTest(module_paths, allowed=(EXTENSION_ID,), write_instance_file=True)
-    await app.start()
-    try:
+    async with AppUnderTest(module_paths, allowed=(EXTENSION_ID,), write_instance_file=True) as app:
         yield app
-    finally:
-        await app.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

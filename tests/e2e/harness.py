@@ -289,6 +289,13 @@ class AppUnderTest:
         await self.stop()
         return await self.start()
 
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
     def browsers(self) -> list[Browser]:
         return self.harness.core.registry.all() if self._harness else []
 

@@ -54,12 +54,8 @@ CONNECTED = "Connected to the Tabrelay app"
 async def app(module_paths: Paths) -> AsyncIterator[AppUnderTest]:
     """The app with nothing paired and nothing allowed ahead: every pairing is the person's
     answer in the tray (the scripted approver waits for the test's decision)."""
-    app = AppUnderTest(module_paths, approver=ScriptedApprover(answer=None), paired=())
-    await app.start()
-    try:
+    async with AppUnderTest(module_paths, approver=ScriptedApprover(answer=None), paired=()) as app:
         yield app
-    finally:
-        await app.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

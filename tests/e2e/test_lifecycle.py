@@ -27,14 +27,10 @@ IDLE_SECONDS = 75
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def app(module_paths: Paths) -> AsyncIterator[AppUnderTest]:
     """The app, pinging too rarely to matter: only the extension's own traffic keeps it up."""
-    app = AppUnderTest(
+    async with AppUnderTest(
         module_paths, allowed=(EXTENSION_ID,), ping_interval=600.0, pong_timeout=600.0
-    )
-    await app.start()
-    try:
+    ) as app:
         yield app
-    finally:
-        await app.stop()
 
 
 async def attached_tab(relay: Browser, pages: PageServer) -> int:

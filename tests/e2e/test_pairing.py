@@ -26,12 +26,8 @@ pytestmark = E2E
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def app(module_paths: Paths) -> AsyncIterator[AppUnderTest]:
     """The app with nothing paired and an approver that waits for the test's decision."""
-    app = AppUnderTest(module_paths, approver=ScriptedApprover(answer=None), paired=())
-    await app.start()
-    try:
+    async with AppUnderTest(module_paths, approver=ScriptedApprover(answer=None), paired=()) as app:
         yield app
-    finally:
-        await app.stop()
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

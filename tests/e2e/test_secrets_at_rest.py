@@ -51,12 +51,10 @@ def debug_log(module_paths: Paths) -> Iterator[Path]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def app(module_paths: Paths, debug_log: Path) -> AsyncIterator[AppUnderTest]:
-    app = AppUnderTest(module_paths, allowed=(EXTENSION_ID,), tool_approver=ScriptedToolApprover())
-    await app.start()
-    try:
+    async with AppUnderTest(
+        module_paths, allowed=(EXTENSION_ID,), tool_approver=ScriptedToolApprover()
+    ) as app:
         yield app
-    finally:
-        await app.stop()
 
 
 async def test_a_typed_canary_never_reaches_a_file_the_dialog_or_a_command_output(
