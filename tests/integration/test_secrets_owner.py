@@ -31,13 +31,20 @@ async def _close_code(extension: FakeExtension) -> int | None:
     return getattr(getattr(closed.value, "rcvd", None), "code", None)
 
 
-async def test_a_locked_keychain_makes_a_paired_browser_wait_and_unlocking_lets_it_in(
-    home: Paths,
-) -> None:
+def paired_then_locked(home: Paths) -> tuple[str, LockedKeyring]:
+    """A browser paired with the secrets in a keychain, which is locked after a restart: its
+    credential, and that keychain."""
     keychain = MemoryKeyring()
     credential = pair(home, EXTENSION_ID, keyring_backend=keychain)[EXTENSION_ID]
     locked = LockedKeyring()
-    locked.entries = keychain.entries  # the same keychain, locked after a restart
+    locked.entries = keychain.entries
+    return credential, locked
+
+
+async def test_a_locked_keychain_makes_a_paired_browser_wait_and_unlocking_lets_it_in(
+    home: Paths,
+) -> None:
+    credential, locked = paired_then_locked(home)
     async with running_core(home, paired=(), keyring_backend=locked) as relay:
         core = relay.core
         assert core.secrets_problem is not None and core.secrets_problem.trouble == "locked"
@@ -56,9 +63,7 @@ async def test_a_locked_keychain_makes_a_paired_browser_wait_and_unlocking_lets_
         locked.locked = False  # the person typed the keychain's password
         await core.unlock_secrets()
         assert core.secrets_problem is None
-        extension = FakeExtension(relay.port, token=credential)
-        relay.extensions.append(extension)
-        await extension.connect()
+        await relay.extension(token=credential)
         await relay.browser_count(1)
         assert EXTENSION_ID not in core.relay.rejections
 
@@ -66,10 +71,7 @@ async def test_a_locked_keychain_makes_a_paired_browser_wait_and_unlocking_lets_
 async def test_a_keychain_unlocked_elsewhere_is_noticed_without_a_prompt_and_lets_browsers_in(
     home: Paths,
 ) -> None:
-    keychain = MemoryKeyring()
-    credential = pair(home, EXTENSION_ID, keyring_backend=keychain)[EXTENSION_ID]
-    locked = LockedKeyring()
-    locked.entries = keychain.entries
+    credential, locked = paired_then_locked(home)
     async with running_core(home, paired=(), keyring_backend=locked) as relay:
         core = relay.core
         assert core.secrets_problem is not None
@@ -78,19 +80,14 @@ async def test_a_keychain_unlocked_elsewhere_is_noticed_without_a_prompt_and_let
         assert core.secrets_problem is not None and locked.calls == asked
         locked.locked = False  # the person unlocked their keychain: their login, another app
         await wait_until(lambda: core.secrets_problem is None, timeout=UNLOCK_LOOK_INTERVAL * 3)
-        extension = FakeExtension(relay.port, token=credential)
-        relay.extensions.append(extension)
-        await extension.connect()
+        await relay.extension(token=credential)
         await relay.browser_count(1)
 
 
 async def test_giving_up_a_locked_keychain_is_explicit_and_browsers_ask_to_pair_again(
     home: Paths,
 ) -> None:
-    keychain = MemoryKeyring()
-    credential = pair(home, EXTENSION_ID, keyring_backend=keychain)[EXTENSION_ID]
-    locked = LockedKeyring()
-    locked.entries = keychain.entries
+    credential, locked = paired_then_locked(home)
     async with running_core(home, paired=(), keyring_backend=locked) as relay:
         forgotten = await relay.core.use_secrets_file(forget_unreadable=True)
         assert len(forgotten) == 1
