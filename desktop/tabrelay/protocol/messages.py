@@ -1,8 +1,11 @@
-"""Wire messages of the relay (DESIGN §3) as types, with strict parsing and serialization.
+"""Wire messages of the relay (DESIGN §3), both directions, as types with strict parsing.
 
-``parse_extension_message`` turns one text frame from an extension into a typed message or
-raises ``ProtocolViolation`` naming what was wrong (never echoing the payload). Unknown extra
-fields are ignored so newer extensions keep working. No I/O, no asyncio.
+Every frame type is a frozen dataclass with ``to_wire()`` (the JSON object it is on the wire);
+``docs/protocol.md`` shows one example of each, and a test parses them back. The app parses
+what an extension sends with ``parse_extension_message``, which raises ``ProtocolViolation``
+naming what was wrong (never echoing the payload); ``parse_app_message`` reads the app's frames
+(the tests' extension). Unknown extra fields are ignored so newer peers keep working. No I/O,
+no asyncio.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from tabrelay.errors import ProtocolViolation
 from tabrelay.protocol.constants import (
@@ -27,6 +30,7 @@ JsonObject = dict[str, Any]
 MAX_TAB_ID = 2**53 - 1  # JavaScript's safe integer range
 MAX_LIST_LENGTH = 10_000
 MAX_TEXT_LENGTH = 1024
+_M = TypeVar("_M")
 
 
 # --- app → extension ------------------------------------------------------------------------
@@ -34,12 +38,56 @@ MAX_TEXT_LENGTH = 1024
 
 @dataclass(frozen=True, slots=True)
 class Command:
+    """A relay command (DESIGN §3's method table); the extension answers its ``id`` once."""
+
     id: str
     method: str
     params: JsonObject = field(default_factory=dict)
 
     def to_wire(self) -> JsonObject:
         return {"id": self.id, "method": self.method, "params": self.params}
+
+
+@dataclass(frozen=True, slots=True)
+class AuthChallenge:
+    """The app's first frame of the Tabrelay protocol: its nonce (DESIGN §4.4)."""
+
+    protocol: int
+    nonce: str
+
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.AUTH_CHALLENGE, "protocol": self.protocol, "nonce": self.nonce}
+
+
+@dataclass(frozen=True, slots=True)
+class AuthOk:
+    """The app's proof that it holds the credential the extension proved."""
+
+    proof: str
+
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.AUTH_OK, "proof": self.proof}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorNotice:
+    """A frame of the extension was rejected: the ``ProtocolViolation`` code and its message."""
+
+    code: str
+    message: str
+
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.ERROR, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class RelayPort:
+    """The port the app listens on from its next start (sent right before it quits)."""
+
+    port: int
+
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.RELAY_PORT, "port": self.port}
 
 
 # --- extension → app ------------------------------------------------------------------------
@@ -50,18 +98,30 @@ class CommandResult:
     id: str
     result: Any
 
+    def to_wire(self) -> JsonObject:
+        return {"id": self.id, "result": self.result}
+
 
 @dataclass(frozen=True, slots=True)
 class CommandError:
     id: str
     error: str
-    code: str | None = None
+    code: str | None = None  # one of ``ErrorCode`` when the extension knows why
+
+    def to_wire(self) -> JsonObject:
+        wire: JsonObject = {"id": self.id, "error": self.error}
+        if self.code is not None:
+            wire["code"] = self.code
+        return wire
 
 
 @dataclass(frozen=True, slots=True)
 class AuthResponse:
     nonce: str
     proof: str
+
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.AUTH_RESPONSE, "nonce": self.nonce, "proof": self.proof}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +132,25 @@ class Hello:
     capabilities: tuple[str, ...]
     instance: str | None = None
 
+    def to_wire(self) -> JsonObject:
+        wire: JsonObject = {
+            "type": MessageType.HELLO,
+            "protocol": self.protocol,
+            "extension": self.extension,
+            "browser": self.browser,
+            "capabilities": list(self.capabilities),
+        }
+        if self.instance is not None:
+            wire["instance"] = self.instance
+        return wire
+
 
 @dataclass(frozen=True, slots=True)
 class Status:
     attached_tabs: tuple[int, ...]
+
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.STATUS, "attachedTabs": list(self.attached_tabs)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,26 +160,54 @@ class CdpEvent:
     params: JsonObject
     session_id: str | None = None
 
+    def to_wire(self) -> JsonObject:
+        wire: JsonObject = {
+            "type": MessageType.CDP_EVENT,
+            "tabId": self.tab_id,
+            "method": self.method,
+            "params": self.params,
+        }
+        if self.session_id is not None:
+            wire["sessionId"] = self.session_id
+        return wire
+
 
 @dataclass(frozen=True, slots=True)
 class TabEvent:
     event: str
     tab: TabInfo
 
+    def to_wire(self) -> JsonObject:
+        """A removed tab is its id only; the others carry the whole tab, but ``focused`` only
+        when true (it is a ``tabs.list`` property; the extension's events leave it out)."""
+        if self.event == "removed":
+            tab: JsonObject = {"id": self.tab.id}
+        else:
+            tab = self.tab.to_wire()
+            if not self.tab.focused:
+                del tab["focused"]
+        return {"type": MessageType.TAB_EVENT, "event": self.event, "tab": tab}
+
+
+# --- either direction -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class Ping:
-    pass
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.PING}
 
 
 @dataclass(frozen=True, slots=True)
 class Pong:
-    pass
+    def to_wire(self) -> JsonObject:
+        return {"type": MessageType.PONG}
 
 
 ExtensionMessage = (
     CommandResult | CommandError | AuthResponse | Hello | Status | CdpEvent | TabEvent | Ping | Pong
 )
+AppMessage = Command | AuthChallenge | AuthOk | ErrorNotice | RelayPort | Ping | Pong
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,13 +300,32 @@ def parse_extension_message(text: str) -> ExtensionMessage:
     obj = _require_object(decode_json(text), "message")
     if "id" in obj:
         return _parse_response(obj)
-    kind = obj.get("type")
-    if not isinstance(kind, str):
-        raise ProtocolViolation("no_type", "message has neither an 'id' nor a string 'type'")
-    parser = _PARSERS.get(kind)
-    if parser is None:
-        raise ProtocolViolation("unknown_type", "unknown message type")
-    return parser(obj)
+    return _by_type(obj, _PARSERS)
+
+
+def parse_app_message(text: str) -> AppMessage:
+    """Parse one text frame sent by the app (what an extension reads).
+
+    Raises:
+        ProtocolViolation: as ``parse_extension_message``.
+    """
+    obj = _require_object(decode_json(text), "message")
+    if "id" in obj:
+        return _parse_command(obj)
+    return _by_type(obj, _APP_PARSERS)
+
+
+def parse_frame(text: str) -> AppMessage | ExtensionMessage:
+    """Parse a frame of either direction, told apart by its keys (the protocol document's
+    examples): ``id`` with ``method`` is a command, ``id`` otherwise an answer.
+
+    Raises:
+        ProtocolViolation: as ``parse_extension_message``.
+    """
+    obj = _require_object(decode_json(text), "message")
+    if "id" in obj:
+        return _parse_command(obj) if "method" in obj else _parse_response(obj)
+    return _by_type(obj, _ANY_PARSERS)
 
 
 def encode(message: JsonObject) -> str:
@@ -211,10 +333,33 @@ def encode(message: JsonObject) -> str:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _parse_response(obj: JsonObject) -> CommandResult | CommandError:
-    raw_id = obj["id"]
+def _by_type(obj: JsonObject, parsers: dict[str, Callable[[JsonObject], _M]]) -> _M:
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolViolation("no_type", "message has neither an 'id' nor a string 'type'")
+    parser = parsers.get(kind)
+    if parser is None:
+        raise ProtocolViolation("unknown_type", "unknown message type")
+    return parser(obj)
+
+
+def _parse_id(raw_id: object, what: str) -> str:
     if not isinstance(raw_id, str) or not 0 < len(raw_id) <= MAX_ID_LENGTH:
-        raise ProtocolViolation("bad_id", "response 'id' must be a non-empty string of ≤ 64 chars")
+        raise ProtocolViolation("bad_id", f"{what} 'id' must be a non-empty string of ≤ 64 chars")
+    return raw_id
+
+
+def _parse_command(obj: JsonObject) -> Command:
+    params = obj.get("params", {})
+    return Command(
+        id=_parse_id(obj["id"], "command"),
+        method=_require_str(obj.get("method"), "method", limit=MAX_METHOD_LENGTH),
+        params=_require_object({} if params is None else params, "params"),
+    )
+
+
+def _parse_response(obj: JsonObject) -> CommandResult | CommandError:
+    raw_id = _parse_id(obj["id"], "response")
     has_result, has_error = "result" in obj, "error" in obj
     if has_result == has_error:
         raise ProtocolViolation("bad_response", "response needs exactly one of 'result', 'error'")
@@ -283,6 +428,20 @@ def _parse_tab_event(obj: JsonObject) -> TabEvent:
     return TabEvent(event, TabInfo.from_wire(obj.get("tab")))
 
 
+def _parse_auth_challenge(obj: JsonObject) -> AuthChallenge:
+    return AuthChallenge(
+        protocol=_require_int(obj.get("protocol"), "protocol"),
+        nonce=_require_str(obj.get("nonce"), "nonce", limit=128),
+    )
+
+
+def _parse_error_notice(obj: JsonObject) -> ErrorNotice:
+    return ErrorNotice(
+        code=_require_str(obj.get("code"), "code", limit=MAX_TEXT_LENGTH),
+        message=_require_str(obj.get("message"), "message", limit=MAX_ERROR_LENGTH),
+    )
+
+
 _PARSERS: dict[str, Callable[[JsonObject], ExtensionMessage]] = {
     MessageType.AUTH_RESPONSE: _parse_auth_response,
     MessageType.HELLO: _parse_hello,
@@ -291,6 +450,18 @@ _PARSERS: dict[str, Callable[[JsonObject], ExtensionMessage]] = {
     MessageType.TAB_EVENT: _parse_tab_event,
     MessageType.PING: lambda _obj: Ping(),
     MessageType.PONG: lambda _obj: Pong(),
+}
+_APP_PARSERS: dict[str, Callable[[JsonObject], AppMessage]] = {
+    MessageType.AUTH_CHALLENGE: _parse_auth_challenge,
+    MessageType.AUTH_OK: lambda obj: AuthOk(_require_str(obj.get("proof"), "proof", limit=128)),
+    MessageType.ERROR: _parse_error_notice,
+    MessageType.RELAY_PORT: lambda obj: RelayPort(_require_int(obj.get("port"), "port")),
+    MessageType.PING: lambda _obj: Ping(),
+    MessageType.PONG: lambda _obj: Pong(),
+}
+_ANY_PARSERS: dict[str, Callable[[JsonObject], AppMessage | ExtensionMessage]] = {
+    **_PARSERS,
+    **_APP_PARSERS,
 }
 
 
