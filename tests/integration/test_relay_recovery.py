@@ -210,6 +210,19 @@ async def test_an_app_staying_on_its_port_announces_nothing(relay: RelayHarness)
     assert not any("relay.port" in str(f) for f in browser.received)
 
 
+async def test_an_app_serving_a_port_from_the_command_line_announces_nothing_when_it_stops(
+    relay: RelayHarness,
+) -> None:
+    # `tabrelay serve --relay-port N`: the settings keep their own port (the default here), the
+    # relay serves N, and the same command starts it on N again. Announcing the settings' port
+    # would send the browser to look for the app where it will not be.
+    assert relay.core.settings.relay_port not in (0, relay.port)
+    browser = await relay.extension()
+    await relay.core.relay.stop()  # type: ignore[union-attr]
+    assert await browser.wait_closed() == 1001
+    assert not any("relay.port" in str(f) for f in browser.received)
+
+
 async def test_giving_up_a_keychain_that_locked_meanwhile_asks_connected_browsers_to_pair_again(
     home: Paths,
 ) -> None:

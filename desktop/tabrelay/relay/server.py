@@ -160,6 +160,7 @@ class RelayServer:
         self.host = host
         self._requested_port = port
         self.port = port
+        self._settings_port = 0  # the settings' relay port when this relay started
         self._credentials = credentials
         self.pairing = pairing
         self.registry = registry
@@ -221,6 +222,7 @@ class RelayServer:
                 "port? Quit it or choose another relay port."
             ) from None
         self.port = self._server.sockets[0].getsockname()[1]
+        self._settings_port = self.pairing.settings().relay_port
         self._hosts = allowed_hosts(self.host, self.port)
         logger.info("relay listening on ws://%s:%d%s", self.host, self.port, RELAY_PATH)
 
@@ -239,10 +241,12 @@ class RelayServer:
         self._server = None
 
     async def _announce_next_port(self) -> None:
-        """Tell each Tabrelay browser the port in the settings when it is not this one (the
-        person changed it; it takes effect at the next start), so it finds the app there."""
+        """Tell each Tabrelay browser the port in the settings when the person changed it while
+        this relay ran (it takes effect at the next start), so it finds the app there. A port
+        the settings had at the start was not the one served only because the command line
+        named another (``serve --relay-port N``), and the same command serves N again."""
         next_port = self.pairing.settings().relay_port
-        if next_port in (0, self.port):
+        if next_port in (0, self.port, self._settings_port):
             return
         frame = encode({"type": MessageType.RELAY_PORT, "port": next_port})
         links = [link for link in self._links.values() if link.browser.hello is not None]
