@@ -64,7 +64,7 @@ async def test_the_connection_survives_75_seconds_idle(
             pings.append(time.monotonic())
         return message
 
-    monkeypatch.setattr("tabrelay.relay.server.parse_extension_message", counting_parse)
+    monkeypatch.setattr("tabrelay.relay.session.parse_extension_message", counting_parse)
     changes: list[str] = []
     unsubscribe = app.harness.core.registry.add_listener(
         lambda change, _browser: changes.append(change) if change != "updated" else None

@@ -2,8 +2,9 @@
 
 ``Browser.send_command`` sends a command with a fresh string id and awaits the answer; any
 number run at once and are answered in any order. Pending commands live in one dict and all
-fail together, at once, when the connection closes. The typed helpers below it are the relay
-methods of DESIGN §3. The socket itself belongs to ``server.py``; this class only sends.
+fail together, at once, when the connection closes; so do the pings waiting for a pong. The
+typed helpers below it are the relay methods of DESIGN §3. The socket itself belongs to
+``session.py``, which reads it; this class only sends.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from tabrelay.errors import (
 from tabrelay.protocol.cdp import cdp_block_reason
 from tabrelay.protocol.constants import EXTENDED_METHODS, FEATURES, SEED_METHODS
 from tabrelay.protocol.messages import (
+    AppMessage,
+    Command,
     CommandError,
     CommandResult,
     Hello,
     JsonObject,
+    Ping,
     Status,
     TabEvent,
     TabInfo,
@@ -42,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_COMMAND_TIMEOUT = 30.0
 DEFAULT_MAX_PENDING = 4096
+PING_FRAME = encode(Ping().to_wire())
 
 
 class Channel(Protocol):
@@ -84,6 +89,7 @@ class Browser:
         self._on_change = on_change
         self._ids = itertools.count(1)
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._pong: asyncio.Future[bool] | None = None  # the pings out wait for one pong
         self._closed_reason: str | None = None
         self.methods = frozenset(SEED_METHODS) | (
             frozenset(m for m in hello.capabilities if m in EXTENDED_METHODS)
@@ -155,9 +161,7 @@ class Browser:
         self.last_activity = time.time()
         try:
             try:
-                await self._channel.send(
-                    encode({"id": command_id, "method": method, "params": params})
-                )
+                await self._channel.send(encode(Command(command_id, method, params).to_wire()))
             # websockets raises ConnectionClosed; a half-closed transport may raise OSError.
             except Exception as exc:  # noqa: BLE001
                 self._pending.pop(command_id, None)  # raised below; nobody awaits its future
@@ -186,11 +190,43 @@ class Browser:
             future.set_exception(CommandFailed(message.error, code=message.code))
         return True
 
+    async def send_frame(self, frame: AppMessage) -> None:
+        """Send one unsolicited frame (no answer is awaited).
+
+        Raises:
+            Exception: whatever the connection raises when it is closed (websockets'
+                ``ConnectionClosed``, or an ``OSError`` of a half-closed transport).
+        """
+        await self._channel.send(encode(frame.to_wire()))
+
+    async def answers_ping(self, *, timeout: float) -> bool:
+        """Whether the extension answers a ping within ``timeout``: its connection is alive.
+        A connection that closes meanwhile answers ``False`` at once."""
+        if self._closed_reason is not None:
+            return False
+        if self._pong is None or self._pong.done():
+            self._pong = asyncio.get_running_loop().create_future()
+        pong = self._pong
+        try:
+            await self._channel.send(PING_FRAME)
+            async with asyncio.timeout(timeout):
+                return await asyncio.shield(pong)  # other pings wait for the same pong
+        # websockets raises ConnectionClosed; a half-closed transport may raise OSError.
+        except Exception:  # noqa: BLE001
+            return False
+
+    def pong_received(self) -> None:
+        """The extension answered a ping."""
+        if self._pong is not None and not self._pong.done():
+            self._pong.set_result(True)
+
     def disconnect(self, reason: str) -> None:
         """Mark closed and fail every pending command at once."""
         if self._closed_reason is not None:
             return
         self._closed_reason = reason
+        if self._pong is not None and not self._pong.done():
+            self._pong.set_result(False)
         pending, self._pending = self._pending, {}
         for future in pending.values():
             if not future.done():
@@ -199,7 +235,7 @@ class Browser:
                 )
 
     async def close(self, code: int, reason: str) -> None:
-        """Close the connection; the server's handler then calls ``disconnect``."""
+        """Close the connection; its session then calls ``disconnect``."""
         await self._channel.close(code, reason)
 
     # --- state pushed by the extension -----------------------------------------------------
