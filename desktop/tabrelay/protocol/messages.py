@@ -11,6 +11,7 @@ no asyncio.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -282,10 +283,10 @@ def decode_json(text: str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
         raise ProtocolViolation(
             "invalid_json", f"message is not valid JSON ({_reason(exc)})"
         ) from None
-    # Every level opens with a bracket, so a text with few brackets cannot be too deep: the walk
-    # (in Python, over every value) runs for large frames only, not for each small CDP event.
+    # Every level opens with a bracket, so a text with few brackets cannot be too deep: the
+    # count is all a small CDP event costs.
     may_be_deep = text.count("{") + text.count("[") > max_depth
-    if may_be_deep and _depth_exceeds(value, max_depth):
+    if may_be_deep and _depth_exceeds(text, max_depth):
         raise ProtocolViolation("too_deep", f"message is nested deeper than {max_depth} levels")
     return value
 
@@ -504,21 +505,45 @@ def _optional_bool(value: object, name: str) -> bool:
     return value
 
 
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    """Iterative, so a deep value cannot exhaust the stack here."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+# The depth of a JSON text is read from its brackets outside strings, with bytes operations
+# that run in C: a Python walk over every value of a multi-megabyte CDP answer (an accessibility
+# tree) cost more than decoding it. Inside a string a backslash always starts an escape, so
+# dropping escaped backslashes, then escaped quotes, leaves quotes that open and close strings.
+_BRACKETS_AND_QUOTES = bytes.maketrans(b"{}", b"[]")
+_OTHER_BYTES = bytes(b for b in range(256) if b not in b'[]{}"')
+_LEAF_PASSES = 16  # real frames are a handful of levels deep: they end within these passes
+_RUNS = re.compile(rb"\[+|\]+")
+
+
+def _depth_exceeds(text: str, limit: int) -> bool:
+    """Whether the valid JSON ``text`` nests deeper than ``limit``; linear in its size.
+
+    Each pass of ``replace(b"[]", b"")`` drops every innermost pair, one level of the whole
+    text; what a hostile text keeps after a few passes is measured run by run (each run that
+    is left stands for a subtree deeper than the passes, so there are few of them).
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # Quotes and brackets only; adjacent quotes (a string without brackets) go, which keeps
+    # every other character inside or outside a string as it was.
+    data = data.translate(_BRACKETS_AND_QUOTES, _OTHER_BYTES).replace(b'""', b"")
+    if b'"' in data:
+        data = b"".join(data.split(b'"')[::2])  # brackets quoted in strings
+    passes = min(limit, _LEAF_PASSES)
+    for _ in range(passes):
+        if not data:
+            return False
+        data = data.replace(b"[]", b"")
+    if not data:
+        return False
+    if passes == limit:
+        return True
+    level = deepest = 0
+    for run in _RUNS.findall(data):
+        level += len(run) if run[0] == ord("[") else -len(run)
+        deepest = max(deepest, level)
+    return deepest > limit - passes
 
 
 def _reject_constant(name: str) -> None:
