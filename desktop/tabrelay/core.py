@@ -43,6 +43,7 @@ from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.interception import NavigationInterceptor
 from tabrelay.tools.observer import TabObserver
 from tabrelay.tools.sessions import TabSessions
+from tabrelay.tools.tab_state import TabStates
 
 logger = logging.getLogger(__name__)
 
@@ -98,12 +99,15 @@ class Core:
         )
         self.gate = ApprovalGate(self.settings_store, approver=approver)
         self.clients = ClientTokens(self.settings_store, tokens)
+        self.tabs = TabStates(self.registry)  # everything kept per tab, dropped with it
         self.sessions = TabSessions(
-            self.registry, idle_minutes=lambda: self.settings_store.current.idle_detach_minutes
+            self.registry,
+            self.tabs,
+            idle_minutes=lambda: self.settings_store.current.idle_detach_minutes,
         )
-        self.observer = TabObserver(self.hub)
+        self.observer = TabObserver(self.hub, self.tabs)
         self.interceptor = NavigationInterceptor(
-            self.hub, self.registry, self.sessions, self.observer, guard=self.guard
+            self.hub, self.registry, self.sessions, self.tabs, guard=self.guard
         )
         self.command_log: CommandLog | None = None
         self.relay: RelayServer | None = None
@@ -186,7 +190,7 @@ class Core:
             guard=self.guard,
             status=self.status,
             sessions=self.sessions,
-            observer=self.observer,
+            tabs=self.tabs,
         )
         self.endpoint = McpEndpoint(
             self.runner,

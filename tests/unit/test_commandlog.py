@@ -86,3 +86,46 @@ def test_listeners_hear_each_row_and_a_failing_one_loses_nothing(tmp_path: Path)
     stored = log.record(entry(1))
     assert heard == [stored.id] and log.count() == 1
     assert [e.id for e in log.since(0)] == [stored.id]
+
+
+def test_submitted_rows_are_all_stored_in_order_by_the_time_the_log_closes(
+    tmp_path: Path,
+) -> None:
+    """Tool calls hand their rows over and answer at once; closing the log (the app stopping)
+    stores every row handed over before, in the order they came."""
+    log = CommandLog(tmp_path / "c.db")
+    for n in range(500):
+        log.submit(entry(n))
+    log.close()
+    again = CommandLog(tmp_path / "c.db")
+    rows = again.recent(1000)[::-1]
+    assert [json.loads(r.arguments)["ref"] for r in rows] == [f"e{n}" for n in range(500)]
+    assert [r.id for r in rows] == sorted(r.id for r in rows)
+
+
+def test_a_reader_sees_every_row_submitted_before_it_reads(tmp_path: Path) -> None:
+    log = CommandLog(tmp_path / "c.db")
+    heard: list[int | None] = []
+    log.add_listener(lambda stored: heard.append(len(log.recent(1000))))  # a reading listener
+    for n in range(50):
+        log.submit(entry(n))
+        assert log.count() == n + 1
+    assert heard == list(range(1, 51)), "a listener reading on the writer thread does not wait"
+    log.close()
+
+
+def test_a_row_that_cannot_be_stored_loses_no_other_row(tmp_path: Path) -> None:
+    log = CommandLog(tmp_path / "c.db")
+    log.submit(entry(1))
+    log.submit(entry(2, tool=None))  # NOT NULL: this one row fails
+    log.submit(entry(3))
+    assert log.flush(timeout=5)
+    assert [r.tool for r in log.recent(10)] == ["browser_click", "browser_click"]
+    log.close()
+
+
+def test_a_closed_log_refuses_a_row_instead_of_losing_it(tmp_path: Path) -> None:
+    log = CommandLog(tmp_path / "c.db")
+    log.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        log.submit(entry(1))

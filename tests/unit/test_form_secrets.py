@@ -24,6 +24,9 @@ class PageSays:
         assert method == "Runtime.callFunctionOn"
         return {"result": {"value": self.answer}}
 
+    async def call_on(self, object_id: str, function: str, *args: Any) -> dict[str, Any]:
+        return await self.cdp("Runtime.callFunctionOn", {"objectId": object_id})
+
 
 def select(secret: str | None) -> Located:
     return Located("obj-1", 0, 0, "select", "", True, secret, "combobox “Expiry”")

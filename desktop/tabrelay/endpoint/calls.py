@@ -44,12 +44,11 @@ from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
 from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
-from tabrelay.tools.context import Progress, ToolContext, ToolResult, settle
+from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult, settle
 from tabrelay.tools.guard import NavigationGuard, origin_of
-from tabrelay.tools.observer import TabObserver
 from tabrelay.tools.redaction import redact, redact_all, secret_values
-from tabrelay.tools.refs import RefBook
 from tabrelay.tools.sessions import TabSessions
+from tabrelay.tools.tab_state import TabStates
 from tabrelay.tools.tabs import in_scope
 from tabrelay.tools.targets import Touches, describe_touches
 
@@ -57,6 +56,7 @@ logger = logging.getLogger(__name__)
 
 MAX_CALLS_PER_CLIENT = 16
 MAX_LOGGED_STRING = 200
+NO_TAB = "no_tab"  # the code of a relay answer about a tab that is gone (CommandFailed.code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +77,11 @@ class ToolRunner:
         guard: Callable[[], NavigationGuard],
         status: Callable[[], dict[str, Any]],
         sessions: TabSessions,
-        observer: TabObserver,
+        tabs: TabStates,
     ) -> None:
         self.registry = registry
         self.sessions = sessions
-        self.observer = observer
-        self.refs = RefBook()
+        self.tabs = tabs
         self.background: set[asyncio.Future[Any]] = set()
         self.gate = gate
         self.hub = hub
@@ -90,7 +89,6 @@ class ToolRunner:
         self.log = log
         self._guard = guard
         self._status = status
-        self.agent_tabs: set[tuple[str, int]] = set()
         self._running: Counter[str] = Counter()
         self._activity_listeners: list[Callable[[int], None]] = []
 
@@ -190,14 +188,26 @@ class ToolRunner:
             guard=self._guard(),
             hub=self.hub,
             progress=reporter,
-            refs=self.refs,
-            observer=self.observer,
+            tabs=self.tabs,
             status=self._status,
-            agent_tabs=self.agent_tabs,
             background=self.background,
             secrets=row.secrets,
             sessions=self.sessions,
         )
+        try:
+            return await self._steps(spec, params, caller, row, ctx, reporter)
+        finally:  # the page objects the call asked for, whatever step it ended at
+            await ctx.release_objects()
+
+    async def _steps(
+        self,
+        spec: ToolSpec,
+        params: Params,
+        caller: Caller,
+        row: _Row,
+        ctx: ToolContext,
+        reporter: _CallProgress,
+    ) -> ToolResult:
         if spec.target != "none":
             ctx.browser = self.registry.resolve(getattr(params, "browser", None))
             row.browser = ctx.browser.id
@@ -269,7 +279,8 @@ class ToolRunner:
         """A JavaScript dialog blocks the page: say so instead of hanging on it."""
         if spec.name in DIALOG_SAFE:
             return
-        dialog = self.observer.tab(ctx.need_browser().id, ctx.need_tab().id).dialog
+        state = self.tabs.get(ctx.need_browser().id, ctx.need_tab().id)
+        dialog = state.log.dialog if state is not None else None
         if dialog is not None:
             raise ToolError(
                 f"tab {ctx.need_tab().id} shows a {dialog.kind} dialog: {dialog.message!r}; "
@@ -322,11 +333,13 @@ class ToolRunner:
             error=str(error)[:1000] if error else None,
             targets=touched.summary() if (touched := row.touched()) else None,
         )
+        # Written by the log's own thread, in order, after the answer (``CommandLog.submit``);
+        # closing the log writes every row submitted before. Only a call still ending after
+        # the log closed (Tabrelay stopping) has no row; the app's log says so.
         try:
-            await asyncio.to_thread(self.log.record, entry)
-        # The log must never turn a finished call into a failure (a full disk, a locked file).
-        except Exception:
-            logger.exception("could not write the command log row for %s", row.tool)
+            self.log.submit(entry)
+        except RuntimeError:
+            logger.warning("no command log row for %s: the log is closed", row.tool)
 
 
 class _CallProgress:
@@ -407,7 +420,8 @@ async def _fresh(browser: Browser, tab_id: int) -> TabInfo:
     try:
         return await browser.get_tab(tab_id)
     except CommandFailed as failed:
-        if failed.code in ("no_tab", None) and "tab" in failed.message.lower():
+        # An extension that answers tabs.get without a code has no other way to fail it.
+        if failed.code in (NO_TAB, None):
             raise ToolError(_no_tab(tab_id)) from None
         raise
 

@@ -4,9 +4,11 @@ Rows hold time, client, tool, browser and tab, the tab's origin, a summary of th
 (already redacted by the caller), what the call touches (the elements its arguments name and
 where a navigation goes, described by the caller), how the call was approved or denied, status,
 duration and result size. The schema's version is SQLite's ``user_version``; opening an older
-file adds what it lacks. Retention prunes by count and age. One connection guarded by a lock;
-writes are small and quick, and the async callers run them in a thread. Listeners hear about
-each new row (the dashboard's live view).
+file adds what it lacks. Retention prunes by count and age. One connection guarded by a lock.
+A tool call's row is ``submit``-ted: the log's one writer thread stores the rows in the order
+they came, after the call has its answer; ``flush`` and ``close`` wait until every row
+submitted before is stored, so none is lost on the way out. Listeners hear about each new row
+(the dashboard's live view), on the writer thread.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import csv
 import io
 import json
 import logging
+import queue
 import sqlite3
 import threading
 import time
@@ -91,6 +94,13 @@ class CommandLog:
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across app crashes
             self._migrate()
         self._listeners: list[Callable[[CommandEntry], None]] = []
+        self._queue: queue.SimpleQueue[CommandEntry | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None  # started by the first submit
+        self._writer_lock = threading.Lock()
+        self._submitted = 0
+        self._written = 0
+        self._progress = threading.Condition()
+        self._closed = False
 
     def _migrate(self) -> None:
         """Create the table, or bring an older one up to ``SCHEMA_VERSION``, in one write
@@ -116,8 +126,58 @@ class CommandLog:
             raise
 
     def close(self) -> None:
+        """Store every row submitted so far, then close the file."""
+        with self._writer_lock:
+            writer, self._writer = self._writer, None
+            self._closed = True
+        if writer is not None:
+            self._queue.put(None)  # after every row submitted before: the writer stops
+            writer.join()
         with self._lock:
             self._db.close()
+
+    def submit(self, entry: CommandEntry) -> None:
+        """Queue ``entry`` for the writer thread and return at once (no I/O on the caller's
+        thread). Rows are stored in the order submitted.
+
+        Raises:
+            RuntimeError: the log is closed (the row would be lost).
+        """
+        with self._writer_lock:
+            if self._closed:
+                raise RuntimeError("the command log is closed; the row was not stored")
+            if self._writer is None:
+                self._writer = threading.Thread(
+                    target=self._write_rows, name="tabrelay-command-log", daemon=True
+                )
+                self._writer.start()
+            self._submitted += 1
+            self._queue.put(entry)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every row submitted so far is stored; ``False`` if ``timeout`` passed.
+
+        The reads below flush first, so a reader sees every call that has been answered.
+        """
+        with self._writer_lock:
+            wanted = self._submitted
+            if threading.current_thread() is self._writer:  # a listener reading: it is stored
+                return True
+        with self._progress:
+            return self._progress.wait_for(lambda: self._written >= wanted, timeout)
+
+    def _write_rows(self) -> None:
+        while (entry := self._queue.get()) is not None:
+            try:
+                self.record(entry)
+            # The log must never stop for one row it cannot store (a full disk, a locked file);
+            # the call it describes has already been answered.
+            except Exception:
+                logger.exception("could not write the command log row for %s", entry.tool)
+            finally:
+                with self._progress:
+                    self._written += 1
+                    self._progress.notify_all()
 
     def add_listener(self, listener: Callable[[CommandEntry], None]) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -144,6 +204,7 @@ class CommandLog:
     def recent(self, limit: int = 100, *, search: str | None = None) -> list[CommandEntry]:
         """The newest rows first; ``search`` matches client, tool, origin, arguments, what
         the call touches, error and decision."""
+        self.flush()
         sql = "SELECT * FROM commands"
         params: list[Any] = []
         if search:
@@ -160,6 +221,7 @@ class CommandLog:
         return [_entry(row) for row in rows]
 
     def since(self, after_id: int) -> list[CommandEntry]:
+        self.flush()
         with self._lock:
             rows = self._db.execute(
                 "SELECT * FROM commands WHERE id > ? ORDER BY id", (after_id,)
@@ -167,6 +229,7 @@ class CommandLog:
         return [_entry(row) for row in rows]
 
     def count(self) -> int:
+        self.flush()
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM commands").fetchone()[0])
 
@@ -193,6 +256,7 @@ class CommandLog:
             raise ValueError(
                 f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}"
             )
+        self.flush()
         with self._lock:
             rows = [_entry(r) for r in self._db.execute("SELECT * FROM commands ORDER BY id")]
         if fmt == "jsonl":

@@ -292,15 +292,15 @@ _SECRET_PROMPT = re.compile(
 
 async def clear_dialog(ctx: ToolContext, params: DialogParams) -> frozenset[str]:
     """``prompt_text`` is shown unless hidden by the caller or the prompt asks for a secret."""
-    dialog = ctx.observer.tab(ctx.need_browser().id, ctx.need_tab().id).dialog
+    dialog = ctx.state.log.dialog
     if params.secret or dialog is None or _SECRET_PROMPT.search(dialog.message):
         return frozenset()
     return frozenset({"prompt_text"})
 
 
 async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
-    browser, tab = ctx.need_browser(), ctx.need_tab()
-    log = ctx.observer.tab(browser.id, tab.id)
+    tab = ctx.need_tab()
+    log = ctx.state.log
     if log.dialog is None:
         raise ToolError(f"no dialog is open in tab {tab.id}")
     dialog = log.dialog
@@ -359,14 +359,7 @@ async def focus(ctx: ToolContext, target: Located, what: str) -> None:
     # Not focusable (now): what keeps it is looked for below.
     with contextlib.suppress(CommandFailed):
         await ctx.cdp("DOM.focus", {"objectId": target.object_id})
-    answer = await ctx.cdp(
-        "Runtime.callFunctionOn",
-        {
-            "objectId": target.object_id,
-            "functionDeclaration": _FOCUS_PROBLEM,
-            "returnByValue": True,
-        },
-    )
+    answer = await ctx.call_on(target.object_id, _FOCUS_PROBLEM)
     problem = answer.get("result", {}).get("value")
     if not isinstance(problem, dict):
         return

@@ -294,7 +294,8 @@ class ActionWatch:
             )
         if after.opened:
             ctx = self._ctx
-            ctx.agent_tabs.update((ctx.need_browser().id, tab) for tab in after.opened)
+            for tab in after.opened:
+                ctx.tabs.tab(ctx.need_browser().id, tab).agent_opened = True
         return await self._where()
 
     async def _find_main_frame(self) -> None:

@@ -22,7 +22,7 @@ from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editor_text import EDITOR_OF
 from tabrelay.tools.editors import CODE_BOXES
-from tabrelay.tools.refs import _FIELD_KIND, STALE, node_id_of
+from tabrelay.tools.refs import FIELD_KIND, QUERY, STALE, node_id_of
 
 # (root, mode) => {html} | {value, code} | {secret} | {missing}: one element (or the body).
 _READ = r"""
@@ -96,22 +96,25 @@ _READ = r"""
   walk(root);
   return {html: out.join('')};
 }
-""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("FIELD_KIND", _FIELD_KIND.strip())
+""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("FIELD_KIND", FIELD_KIND.strip())
 _READ = _READ.replace("BOXES", CODE_BOXES)
 _READ_THIS = f"function (mode) {{ return ({_READ.strip()})(this, mode); }}"
-# Finds the selector's element in the document and, failing that, in open shadow roots.
-_FIND = r"""
-(selector) => {
-  const find = (root) => {
-    const found = root.querySelector(selector);
-    if (found) return found;
-    for (const host of root.querySelectorAll('*'))
-      if (host.shadowRoot) { const inner = find(host.shadowRoot); if (inner) return inner; }
-    return null;
-  };
-  return selector ? find(document) : document.body;
-}
-"""
+# The part to read (the selector's element, found as ``refs.QUERY`` finds it, or the body),
+# read. An invalid selector is said as such, not thrown: a DOMException's text is the page's.
+_INVALID = "invalid_selector"
+_READ_PART = (
+    "(selector, mode) => {\n"
+    "  let part = document.body;\n"
+    "  if (selector) {\n"
+    f"    try {{ part = ({QUERY.strip()})(selector); }} catch (error) {{\n"
+    "      if (error instanceof DOMException && error.name === 'SyntaxError')\n"
+    f"        return {{{_INVALID}: true}};\n"
+    "      throw error;\n"
+    "    }\n"
+    "  }\n"
+    f"  return ({_READ.strip()})(part, mode);\n"
+    "}"
+)
 _BLOCKS = (
     "p", "div", "section", "article", "main", "header", "footer", "li", "ul", "ol", "table",
     "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "figure", "figcaption",
@@ -194,36 +197,29 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
         ToolError: an unknown or stale ref, an invalid selector, or a page that cannot be read.
     """
     if params.ref is not None:
+        # The element's objects join the call's object group, released however the call ends.
         node = await node_id_of(ctx, ref=params.ref, selector=None)
         try:
-            resolved = await ctx.cdp("DOM.resolveNode", {"backendNodeId": node})
+            resolved = await ctx.cdp(
+                "DOM.resolveNode", {"backendNodeId": node, "objectGroup": ctx.objects}
+            )
         except CommandFailed:
             raise ToolError(STALE.format(ref=params.ref)) from None
-        result = await ctx.cdp(
-            "Runtime.callFunctionOn",
-            {
-                "objectId": resolved["object"]["objectId"],
-                "functionDeclaration": _READ_THIS,
-                "arguments": [{"value": params.format}],
-                "returnByValue": True,
-            },
-        )
+        result = await ctx.call_on(resolved["object"]["objectId"], _READ_THIS, params.format)
     else:
         result = await ctx.cdp(
             "Runtime.evaluate",
             {
-                "expression": f"({_READ.strip()})(({_FIND.strip()})({json.dumps(params.selector)}),"
-                f" {json.dumps(params.format)})",
+                "expression": f"({_READ_PART})"
+                f"({json.dumps(params.selector)}, {json.dumps(params.format)})",
                 "returnByValue": True,
             },
         )
     value = result.get("result", {}).get("value")
-    failure = result.get("exceptionDetails")
-    if failure:
-        thrown = str(failure.get("exception", {}).get("description", ""))
-        if params.selector is not None and "is not a valid selector" in thrown:
-            raise ToolError(f"{params.selector!r} is not a valid CSS selector")
+    if result.get("exceptionDetails"):
         raise ToolError("the page could not be read; wait for it to load and try again")
+    if isinstance(value, dict) and value.get(_INVALID):
+        raise ToolError(f"{params.selector!r} is not a valid CSS selector")
     if not isinstance(value, dict):
         raise ToolError("the page could not be read; wait for it to load and try again")
     return value

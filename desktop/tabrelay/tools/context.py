@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -23,16 +24,14 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.tools.guard import NavigationGuard
-
-if TYPE_CHECKING:  # these modules import this one
-    from tabrelay.tools.observer import TabObserver
-    from tabrelay.tools.refs import RefBook
-    from tabrelay.tools.sessions import TabSessions
+from tabrelay.tools.sessions import TabSessions
+from tabrelay.tools.tab_state import RefsView, TabState, TabStates
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 TargetKind = Literal["none", "browser", "tab"]  # what the endpoint resolves for a tool
 BYTES_PER_TOKEN = 4  # a rough, conservative ratio for English text and markup
 RELEASE_TIMEOUT = 2.0  # releasing input a failed call left held; a dialog may block it
+_groups = itertools.count(1)
 
 
 class Params(BaseModel):
@@ -113,11 +112,8 @@ class ToolContext:
     guard: NavigationGuard
     hub: EventHub
     progress: Progress
-    refs: RefBook
-    observer: TabObserver
+    tabs: TabStates  # everything kept per tab (refs, events, sessions, who opened it)
     status: Callable[[], dict[str, Any]] = field(default=lambda: {})
-    # Tabs agents opened, by (browser id, tab id): always in scope, grouped as "Tabrelay".
-    agent_tabs: set[tuple[str, int]] = field(default_factory=set)
     sessions: TabSessions | None = None  # to guard a tab a tool opens before it loads a page
     # Input commands still running after a dialog blocked the page (kept so they finish).
     background: set[asyncio.Future[Any]] = field(default_factory=set)
@@ -126,6 +122,26 @@ class ToolContext:
     held_input: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     # Argument paths ("text", "fields.2.value") the tool found to be secrets while it ran.
     secrets: set[str] = field(default_factory=set)
+    # The page objects this call asked for (elements it acts on) live in one object group,
+    # released when the call ends however it ends; named on first use.
+    object_group: str | None = None
+
+    @property
+    def state(self) -> TabState:
+        """Everything kept about the target tab (a dict lookup)."""
+        return self.tabs.tab(self.need_browser().id, self.need_tab().id)
+
+    @property
+    def refs(self) -> RefsView:
+        """``refs.tab(browser_id, tab_id)``: a tab's refs (the snapshot hands them out)."""
+        return self.tabs.refs
+
+    @property
+    def objects(self) -> str:
+        """The object group for page objects this call asks for (see ``release_objects``)."""
+        if self.object_group is None:
+            self.object_group = f"tabrelay-call-{next(_groups)}"
+        return self.object_group
 
     @property
     def budget_bytes(self) -> int:
@@ -142,6 +158,49 @@ class ToolContext:
     async def cdp(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
         """A CDP command to the target tab."""
         return await self.need_browser().cdp(self.need_tab().id, method, params, **kw)
+
+    async def call_on(
+        self,
+        object_id: str,
+        function: str,
+        *args: Any,
+        by_value: bool = True,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Run ``function`` with ``this`` bound to a page object (``Runtime.callFunctionOn``).
+
+        The CDP answer as it is: ``result`` and, for a script error, ``exceptionDetails``. An
+        object returned (``by_value=False``) joins this call's object group.
+
+        Raises:
+            CommandFailed: the object is gone (its document changed) or the page refused.
+        """
+        params: dict[str, Any] = {
+            "objectId": object_id,
+            "functionDeclaration": function,
+            "returnByValue": by_value,
+        }
+        if args:
+            params["arguments"] = [{"value": a} for a in args]
+        if not by_value:
+            params["objectGroup"] = self.objects
+        kw = {} if timeout is None else {"timeout": timeout}
+        answer: dict[str, Any] = await self.cdp("Runtime.callFunctionOn", params, **kw)
+        return answer
+
+    async def release_objects(self) -> None:
+        """Let the page free the objects this call asked for, even while it is cancelled.
+
+        Bounded; a page that is gone freed them itself.
+        """
+        group, self.object_group = self.object_group, None
+        if group is not None and self.browser is not None and self.tab is not None:
+            await self.settle(self._release_group(group))
+
+    async def _release_group(self, group: str) -> None:
+        with contextlib.suppress(TimeoutError, TabrelayError):
+            async with asyncio.timeout(RELEASE_TIMEOUT):
+                await self.cdp("Runtime.releaseObjectGroup", {"objectGroup": group})
 
     async def release_input(self) -> None:
         """Let go of whatever a failed or cancelled call left held down, last pressed first.

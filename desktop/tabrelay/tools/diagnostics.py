@@ -1,7 +1,8 @@
 """Diagnostics: console messages and network requests of a tab, and running JavaScript.
 
-Messages and requests come from the tab's event stream (``observer.TabObserver``), kept since
-the tab was first used; browser_evaluate runs an expression in the page.
+Messages and requests come from the tab's event stream (``observer.TabObserver`` keeps them in
+the tab's ``TabState``), kept since the tab was first used; browser_evaluate runs an
+expression in the page.
 """
 
 from __future__ import annotations
@@ -77,8 +78,7 @@ class ConsoleParams(TabParams):
 
 
 async def console_messages(ctx: ToolContext, params: ConsoleParams) -> ToolResult:
-    browser, tab = ctx.need_browser(), ctx.need_tab()
-    log = ctx.observer.tab(browser.id, tab.id)
+    log = ctx.state.log
     messages = [m for m in log.console if params.level in ("all", m.level)][-params.limit :]
     lines = [
         f"{_clock(m.time)} [{m.level}] {m.text}" + (f"  ({m.source})" if m.source else "")
@@ -107,8 +107,7 @@ class NetworkParams(TabParams):
 
 
 async def network_requests(ctx: ToolContext, params: NetworkParams) -> ToolResult:
-    browser, tab = ctx.need_browser(), ctx.need_tab()
-    requests = list(ctx.observer.tab(browser.id, tab.id).requests.values())
+    requests = list(ctx.state.log.requests.values())
     if params.url_contains:
         requests = [r for r in requests if params.url_contains in r.url]
     if params.resource_type:

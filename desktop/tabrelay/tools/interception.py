@@ -25,8 +25,8 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.tools.guard import NavigationGuard
-from tabrelay.tools.observer import TabObserver
 from tabrelay.tools.sessions import TabSessions
+from tabrelay.tools.tab_state import TabStates
 
 logger = logging.getLogger(__name__)
 
@@ -40,24 +40,23 @@ class NavigationInterceptor:
         hub: EventHub,
         registry: BrowserRegistry,
         sessions: TabSessions,
-        observer: TabObserver,
+        tabs: TabStates,
         *,
         guard: Callable[[], NavigationGuard],
     ) -> None:
         self._hub = hub
         self._registry = registry
         self._sessions = sessions
-        self._observer = observer
+        self._tabs = tabs
         self._guard = guard
         self._subscription = hub.subscribe(
             maxlen=10_000,
             accept=lambda e: (
                 (e.kind == "cdp" and e.method == PAUSED)
-                or (e.kind == "tab" and e.method in ("created", "updated", "removed"))
+                or (e.kind == "tab" and e.method in ("created", "updated"))
             ),
         )
         self._answers: set[asyncio.Task[None]] = set()
-        self._alerted: dict[tuple[str, int], float] = {}
 
     async def run(self) -> None:
         """Answer paused requests and guard new windows until the hub closes."""
@@ -77,9 +76,6 @@ class NavigationInterceptor:
     def _handle(self, event: HubEvent) -> None:
         browser = self._registry.get(event.browser_id)
         if browser is None or event.tab_id is None:
-            return
-        if event.method == "removed":
-            self._alerted.pop((browser.id, event.tab_id), None)
             return
         if event.kind == "cdp":
             work = self._answer(browser, event.tab_id, event.params)
@@ -131,11 +127,12 @@ class NavigationInterceptor:
     def _stopped(self, browser: Browser, tab_id: int, url: str, reason: str) -> None:
         message = f"Stopped tab {tab_id} from loading {url[:200]}: {reason}"
         logger.warning("%s", message)
-        self._observer.tab(browser.id, tab_id).stopped = (url, reason)
+        state = self._tabs.tab(browser.id, tab_id)
+        state.log.stopped = (url, reason)
         now = time.monotonic()
-        if now - self._alerted.get((browser.id, tab_id), -ALERT_EVERY) < ALERT_EVERY:
+        if state.alerted is not None and now - state.alerted < ALERT_EVERY:
             return
-        self._alerted[(browser.id, tab_id)] = now
+        state.alerted = now
         self._hub.publish(
             HubEvent("alert", browser.id, "navigation_blocked", tab_id, {"message": message})
         )

@@ -69,7 +69,7 @@ async def open_url(
     """Navigate the target tab to ``url`` (checked by the guard) and wait."""
     url = ctx.guard.check(url)
 
-    log = ctx.observer.tab(ctx.need_browser().id, ctx.need_tab().id)
+    log = ctx.state.log
     log.stopped = None
 
     async def go() -> Any:

@@ -1,78 +1,43 @@
-"""What each tab has been doing, kept from the event stream: console, network, open dialogs.
+"""What each tab has been doing, read from the event stream into its ``TabState``.
 
-``TabObserver`` reads CDP events from the hub (for tabs whose Runtime, Log, Network and Page
-domains are enabled) into bounded per-tab buffers, so browser_console_messages and
+``TabObserver`` reads CDP and tab events from the hub (for tabs whose Runtime, Log, Network and
+Page domains are enabled) into each tab's bounded ``TabLog``, so browser_console_messages and
 browser_network_requests answer from memory, and a tool can tell at once that a JavaScript
-dialog is blocking the page.
+dialog is blocking the page. It also tells ``TabStates`` what ends state: a tab closed, a frame
+showing a new document. It keeps nothing itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections import OrderedDict, deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from tabrelay.errors import EventsClosed
 from tabrelay.relay.events import EventHub, HubEvent, Subscription
+from tabrelay.tools.tab_state import (
+    MAX_CONSOLE,
+    MAX_REQUESTS,
+    ConsoleMessage,
+    Dialog,
+    Key,
+    Request,
+    TabLog,
+    TabStates,
+)
 
-MAX_CONSOLE = 500
-MAX_REQUESTS = 500
-Key = tuple[str, int]
-
-
-@dataclass(slots=True)
-class ConsoleMessage:
-    time: float
-    level: str
-    text: str
-    source: str = ""
-
-
-@dataclass(slots=True)
-class Request:
-    id: str
-    time: float
-    method: str
-    url: str
-    resource_type: str = ""
-    status: int | None = None
-    mime_type: str = ""
-    failed: str | None = None
-    finished: bool = False
-    size: int = 0
-
-
-@dataclass(slots=True)
-class Dialog:
-    kind: str  # alert, confirm, prompt, beforeunload
-    message: str
-    default_prompt: str = ""
-
-
-@dataclass(slots=True)
-class TabLog:
-    console: deque[ConsoleMessage] = field(default_factory=lambda: deque(maxlen=MAX_CONSOLE))
-    requests: OrderedDict[str, Request] = field(default_factory=OrderedDict)
-    dialog: Dialog | None = None
-    stopped: tuple[str, str] | None = None  # the last load the guard stopped: (url, why)
-    console_dropped: int = 0
-
-    def in_flight(self) -> int:
-        return sum(1 for r in self.requests.values() if not r.finished and r.failed is None)
+__all__ = ["MAX_CONSOLE", "MAX_REQUESTS", "ConsoleMessage", "Dialog", "Request", "TabLog"]
 
 
 class TabObserver:
-    def __init__(self, hub: EventHub) -> None:
-        self.tabs: dict[Key, TabLog] = {}
-        self.last_network_activity: dict[Key, float] = {}
+    def __init__(self, hub: EventHub, tabs: TabStates) -> None:
+        self._tabs = tabs
         self._subscription: Subscription = hub.subscribe(
             maxlen=50_000, accept=lambda e: e.kind in ("cdp", "tab")
         )
 
     def tab(self, browser_id: str, tab_id: int) -> TabLog:
-        return self.tabs.setdefault((browser_id, tab_id), TabLog())
+        return self._tabs.tab(browser_id, tab_id).log
 
     async def run(self) -> None:
         """Consume the hub until it closes."""
@@ -90,7 +55,7 @@ class TabObserver:
         key = (event.browser_id, event.tab_id)
         if event.kind == "tab":
             if event.method == "removed":
-                self.tabs.pop(key, None)
+                self._tabs.closed(*key)
             return
         handler = _HANDLERS.get(event.method)
         if handler is not None:
@@ -146,31 +111,34 @@ class TabObserver:
         )
         while len(log.requests) > MAX_REQUESTS:
             log.requests.popitem(last=False)
-        self.last_network_activity[key] = time.monotonic()
+        log.last_network_activity = time.monotonic()
 
     def _response(self, key: Key, params: dict[str, Any]) -> None:
-        request = self.tab(*key).requests.get(params["requestId"])
+        log = self.tab(*key)
+        request = log.requests.get(params["requestId"])
         if request is not None:
             response = params["response"]
             request.status = int(response.get("status", 0))
             request.mime_type = response.get("mimeType", "")
             request.resource_type = params.get("type", request.resource_type)
-        self.last_network_activity[key] = time.monotonic()
+        log.last_network_activity = time.monotonic()
 
     def _finished(self, key: Key, params: dict[str, Any]) -> None:
-        request = self.tab(*key).requests.get(params["requestId"])
+        log = self.tab(*key)
+        request = log.requests.get(params["requestId"])
         if request is not None:
             request.finished = True
             request.size = int(params.get("encodedDataLength", 0))
-        self.last_network_activity[key] = time.monotonic()
+        log.last_network_activity = time.monotonic()
 
     def _failed(self, key: Key, params: dict[str, Any]) -> None:
-        request = self.tab(*key).requests.get(params["requestId"])
+        log = self.tab(*key)
+        request = log.requests.get(params["requestId"])
         if request is not None:
             request.failed = params.get("errorText", "failed")
             if params.get("canceled"):
                 request.failed = "canceled"
-        self.last_network_activity[key] = time.monotonic()
+        log.last_network_activity = time.monotonic()
 
     def _dialog_opened(self, key: Key, params: dict[str, Any]) -> None:
         self.tab(*key).dialog = Dialog(
@@ -179,6 +147,12 @@ class TabObserver:
 
     def _dialog_closed(self, key: Key, params: dict[str, Any]) -> None:
         self.tab(*key).dialog = None
+
+    def _frame_navigated(self, key: Key, params: dict[str, Any]) -> None:
+        frame = params["frame"]
+        self._tabs.navigated(
+            *key, str(frame["id"]), str(frame.get("loaderId", "")), main=not frame.get("parentId")
+        )
 
 
 _HANDLERS = {
@@ -191,6 +165,7 @@ _HANDLERS = {
     "Network.loadingFailed": TabObserver._failed,
     "Page.javascriptDialogOpening": TabObserver._dialog_opened,
     "Page.javascriptDialogClosed": TabObserver._dialog_closed,
+    "Page.frameNavigated": TabObserver._frame_navigated,
 }
 
 

@@ -9,61 +9,21 @@ checked like a person would: visible, enabled, and not covered by something else
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
+from tabrelay.tools.tab_state import MAX_REFS_PER_TAB, RefTarget, TabRefs
 
-MAX_REFS_PER_TAB = 20_000
+__all__ = ["MAX_REFS_PER_TAB", "STALE", "Located", "RefTarget", "TabRefs", "locate"]
+
 STALE = (
     "ref {ref} is from an earlier version of the page (it navigated or re-rendered); take a new "
     "snapshot with browser_snapshot and use its refs"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class RefTarget:
-    backend_node_id: int
-    frame_id: str
-    loader_id: str
-
-
-class TabRefs:
-    """The refs handed out for one tab; the same node keeps its ref across snapshots."""
-
-    def __init__(self) -> None:
-        self._counter = itertools.count(1)
-        self._by_node: dict[RefTarget, str] = {}
-        self._targets: OrderedDict[str, RefTarget] = OrderedDict()
-
-    def assign(self, target: RefTarget) -> str:
-        ref = self._by_node.get(target)
-        if ref is None:
-            ref = f"e{next(self._counter)}"
-            self._by_node[target] = ref
-            self._targets[ref] = target
-            if len(self._targets) > MAX_REFS_PER_TAB:
-                _, oldest = self._targets.popitem(last=False)
-                self._by_node.pop(oldest, None)
-        return ref
-
-    def get(self, ref: str) -> RefTarget | None:
-        return self._targets.get(ref)
-
-
-class RefBook:
-    """Every tab's refs, by (browser id, tab id)."""
-
-    def __init__(self) -> None:
-        self._tabs: dict[tuple[str, int], TabRefs] = {}
-
-    def tab(self, browser_id: str, tab_id: int) -> TabRefs:
-        return self._tabs.setdefault((browser_id, tab_id), TabRefs())
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +45,7 @@ class Located:
 # What kind of secret a form control takes, or null: password fields (also once a "show
 # password" toggle made them type=text: their autocomplete stays), one-time codes, card details
 # (WHATWG HTML autofill field names). One definition for the pre-approval check and locate().
-_FIELD_KIND = r"""
+FIELD_KIND = r"""
 (control) => {
   if (!control || control.nodeType !== 1) return null;
   if (String(control.type || '').toLowerCase() === 'password') return 'password';
@@ -105,7 +65,7 @@ _CONTROL = r"""
   return el && el.tagName === 'LABEL' && el.control ? el.control : el;
 }
 """
-_KIND_OF = f"function () {{ return ({_FIELD_KIND})(({_CONTROL})(this)); }}"
+_KIND_OF = f"function () {{ return ({FIELD_KIND})(({_CONTROL})(this)); }}"
 
 # Runs on the element itself (Runtime.callFunctionOn). Scrolls it into view, then checks it
 # the way a person would see it: present, visible, enabled, and the topmost thing at its centre.
@@ -170,7 +130,7 @@ function (action) {
           what: describe(control)};
 }
 """.replace("CODE_BOXES", CODE_BOXES)
-    .replace("FIELD_KIND", _FIELD_KIND.strip())
+    .replace("FIELD_KIND", FIELD_KIND.strip())
     .replace("EDITOR", EDITOR.strip())
 )
 
@@ -181,7 +141,7 @@ function () {
 """
 
 # Finds an element by CSS selector in the document and, failing that, in open shadow roots.
-_QUERY = r"""
+QUERY = r"""
 ((selector) => {
   const deep = (root) => {
     const found = root.querySelector(selector);
@@ -208,16 +168,8 @@ async def locate(
     object_id = await _object_for(ctx, ref=ref, selector=selector)
     result = await _check(ctx, object_id, action, ref)
     if result.get("retarget") in ("label", "input"):
-        found = await ctx.cdp(
-            "Runtime.callFunctionOn",
-            {
-                "objectId": object_id,
-                "functionDeclaration": _VISIBLE_LABEL
-                if result["retarget"] == "label"
-                else INPUT_OF,
-                "returnByValue": False,
-            },
-        )
+        retarget = _VISIBLE_LABEL if result["retarget"] == "label" else INPUT_OF
+        found = await ctx.call_on(object_id, retarget, by_value=False)
         object_id = str(found["result"]["objectId"])
         result = await _check(ctx, object_id, action, ref)
     what = ref or selector
@@ -255,24 +207,13 @@ async def locate(
 
 async def _box_of(ctx: ToolContext, object_id: str) -> str:
     """What a person sees of the editor whose input this is (its input may have no area)."""
-    found = await ctx.cdp(
-        "Runtime.callFunctionOn",
-        {"objectId": object_id, "functionDeclaration": BOX_OF, "returnByValue": False},
-    )
+    found = await ctx.call_on(object_id, BOX_OF, by_value=False)
     return str(found.get("result", {}).get("objectId") or object_id)
 
 
 async def _check(ctx: ToolContext, object_id: str, action: str, ref: str | None) -> dict[str, Any]:
     try:
-        checked = await ctx.cdp(
-            "Runtime.callFunctionOn",
-            {
-                "objectId": object_id,
-                "functionDeclaration": _CHECK,
-                "arguments": [{"value": action}],
-                "returnByValue": True,
-            },
-        )
+        checked = await ctx.call_on(object_id, _CHECK, action)
     except CommandFailed as failed:
         raise ToolError(STALE.format(ref=ref) if ref else str(failed)) from None
     value = checked.get("result", {}).get("value")
@@ -286,10 +227,7 @@ async def secret_kind(ctx: ToolContext, *, ref: str | None, selector: str | None
         ToolError: the ref or selector finds no element (as ``locate`` would say).
     """
     object_id = await _object_for(ctx, ref=ref, selector=selector)
-    found = await ctx.cdp(
-        "Runtime.callFunctionOn",
-        {"objectId": object_id, "functionDeclaration": _KIND_OF, "returnByValue": True},
-    )
+    found = await ctx.call_on(object_id, _KIND_OF)
     if found.get("exceptionDetails"):
         raise ToolError(f"could not inspect {ref or selector} (a script error in the page)")
     kind = found.get("result", {}).get("value")
@@ -311,7 +249,11 @@ async def _object_for(ctx: ToolContext, *, ref: str | None, selector: str | None
     assert selector is not None
     found = await ctx.cdp(
         "Runtime.evaluate",
-        {"expression": f"{_QUERY}({json.dumps(selector)})", "returnByValue": False},
+        {
+            "expression": f"{QUERY}({json.dumps(selector)})",
+            "returnByValue": False,
+            "objectGroup": ctx.objects,
+        },
     )
     if found.get("exceptionDetails"):
         raise ToolError(f"{selector!r} is not a valid CSS selector")
@@ -322,8 +264,11 @@ async def _object_for(ctx: ToolContext, *, ref: str | None, selector: str | None
 
 
 async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
-    browser, tab = ctx.need_browser(), ctx.need_tab()
-    target = ctx.refs.tab(browser.id, tab.id).get(ref)
+    tab = ctx.need_tab()
+    refs = ctx.state.refs
+    target = refs.get(ref)
+    if target is None and refs.issued(ref):  # of a document the tab no longer shows
+        raise ToolError(STALE.format(ref=ref))
     if target is None:
         raise ToolError(
             f"there is no ref {ref!r} for tab {tab.id}; take a snapshot (browser_snapshot) first"
@@ -333,7 +278,10 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
     if loaders.get(target.frame_id) != target.loader_id:
         raise ToolError(STALE.format(ref=ref))
     try:
-        resolved = await ctx.cdp("DOM.resolveNode", {"backendNodeId": target.backend_node_id})
+        resolved = await ctx.cdp(
+            "DOM.resolveNode",
+            {"backendNodeId": target.backend_node_id, "objectGroup": ctx.objects},
+        )
     except CommandFailed:
         raise ToolError(STALE.format(ref=ref)) from None
     return str(resolved["object"]["objectId"])

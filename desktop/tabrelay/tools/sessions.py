@@ -6,7 +6,8 @@ Network by default, changeable per tab). A tab an agent used is also *guarded*: 
 requests (pages, frames, redirects, form posts) pause until ``interception.py`` has let them
 through the navigation guard, for as long as the tab stays attached. A tab nobody used for the
 idle time (a setting) is detached again, which removes Chrome's "started debugging this
-browser" bar.
+browser" bar. The bookkeeping lives in each tab's ``TabState`` (``tab_state.py``), which dies
+with the tab.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterable
 from tabrelay.errors import BrowserError
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.registry import BrowserRegistry, Change
+from tabrelay.tools.tab_state import TabStates
 
 logger = logging.getLogger(__name__)
 
@@ -30,29 +32,30 @@ GUARD_DOMAIN = "Fetch"
 GUARD_FEATURE = "navigation.guard"
 # Document requests only: every page and frame load, each redirect hop, paused before it is sent.
 GUARD_PATTERNS = [{"resourceType": "Document", "requestStage": "Request"}]
-Key = tuple[str, int]  # (browser id, tab id)
 
 
 class TabSessions:
-    def __init__(self, registry: BrowserRegistry, *, idle_minutes: Callable[[], float]) -> None:
+    def __init__(
+        self, registry: BrowserRegistry, tabs: TabStates, *, idle_minutes: Callable[[], float]
+    ) -> None:
         self._registry = registry
+        self._tabs = tabs
         self._idle_minutes = idle_minutes
-        self._enabled: dict[Key, set[str]] = {}
-        self._wanted: dict[Key, tuple[str, ...]] = {}
-        self._last_used: dict[Key, float] = {}
-        self._guarded: set[Key] = set()
         registry.add_listener(self._browser_changed)
 
     def guarded(self, browser_id: str, tab_id: int) -> bool:
         """Whether an agent drives this tab: its navigations pass the guard."""
-        return (browser_id, tab_id) in self._guarded
+        state = self._tabs.get(browser_id, tab_id)
+        return state is not None and state.session.guarded
 
     def domains(self, browser_id: str, tab_id: int) -> tuple[str, ...]:
-        return self._wanted.get((browser_id, tab_id), DEFAULT_DOMAINS)
+        state = self._tabs.get(browser_id, tab_id)
+        chosen = state.session.domains if state is not None else None
+        return DEFAULT_DOMAINS if chosen is None else chosen
 
     def set_domains(self, browser_id: str, tab_id: int, domains: Iterable[str]) -> None:
         """Choose the domains for a tab (the dashboard's per-tab toggles)."""
-        self._wanted[(browser_id, tab_id)] = tuple(domains)
+        self._tabs.tab(browser_id, tab_id).session.domains = tuple(domains)
 
     async def prepare(self, browser: Browser, tab_id: int, *, guard: bool = False) -> None:
         """Attach (if needed) and enable the tab's domains that are not enabled yet; with
@@ -61,16 +64,17 @@ class TabSessions:
         Raises:
             BrowserError: the tab cannot be attached (closed, a chrome:// page…).
         """
-        key = (browser.id, tab_id)
-        self._last_used[key] = time.monotonic()
+        session = self._tabs.tab(browser.id, tab_id).session
+        session.last_used = time.monotonic()
         if guard:
-            self._guarded.add(key)
+            session.guarded = True
         # Only an extension that lets held loads through when the app is gone may hold them:
         # with another (the seed protocol's), tools still check each tab before and after.
-        holds = key in self._guarded and GUARD_FEATURE in browser.features
+        holds = session.guarded and GUARD_FEATURE in browser.features
         guarded = (GUARD_DOMAIN,) if holds else ()
-        wanted = tuple(dict.fromkeys((*TOOL_DOMAINS, *guarded, *self.domains(*key))))
-        enabled = self._enabled.setdefault(key, set())
+        chosen = DEFAULT_DOMAINS if session.domains is None else session.domains
+        wanted = tuple(dict.fromkeys((*TOOL_DOMAINS, *guarded, *chosen)))
+        enabled = session.enabled
         for domain in wanted:
             if domain not in enabled:
                 params = {"patterns": GUARD_PATTERNS} if domain == GUARD_DOMAIN else None
@@ -83,11 +87,11 @@ class TabSessions:
     async def attach(self, browser: Browser, tab_id: int) -> None:
         """The person attached a tab from the dashboard."""
         await browser.attach(tab_id)
-        self._enabled.pop((browser.id, tab_id), None)  # a fresh session has nothing enabled
+        self._tabs.tab(browser.id, tab_id).session.enabled.clear()  # a fresh session
         await self.prepare(browser, tab_id)
 
     async def detach(self, browser: Browser, tab_id: int) -> None:
-        self._forget((browser.id, tab_id))
+        self._forget(browser.id, tab_id)
         await browser.detach(tab_id)
 
     async def detach_idle(self) -> int:
@@ -97,17 +101,20 @@ class TabSessions:
             return 0
         cutoff = time.monotonic() - minutes * 60
         detached = 0
-        for key, used in list(self._last_used.items()):
-            browser = self._registry.get(key[0])
-            if used > cutoff or browser is None or key[1] not in browser.attached_tabs:
+        for state in self._tabs:
+            (browser_id, tab_id), used = state.key, state.session.last_used
+            browser = self._registry.get(browser_id)
+            if used is None or used > cutoff or browser is None:
+                continue
+            if tab_id not in browser.attached_tabs:
                 continue
             try:
-                await self.detach(browser, key[1])
+                await self.detach(browser, tab_id)
                 detached += 1
-                logger.info("detached idle tab %s of browser %s", key[1], key[0])
+                logger.info("detached idle tab %s of browser %s", tab_id, browser_id)
             except BrowserError as error:
-                logger.info("could not detach idle tab %s: %s", key[1], error)
-                self._forget(key)
+                logger.info("could not detach idle tab %s: %s", tab_id, error)
+                self._forget(browser_id, tab_id)
         return detached
 
     async def run_idle_detach(self, *, interval: float = 30.0) -> None:
@@ -116,13 +123,19 @@ class TabSessions:
             with contextlib.suppress(BrowserError):
                 await self.detach_idle()
 
-    def _forget(self, key: Key) -> None:
-        self._enabled.pop(key, None)
-        self._last_used.pop(key, None)
-        self._guarded.discard(key)
+    def _forget(self, browser_id: str, tab_id: int) -> None:
+        state = self._tabs.get(browser_id, tab_id)
+        if state is not None:
+            state.session.reset()
 
     def _browser_changed(self, change: Change, browser: Browser) -> None:
-        """A tab the extension no longer reports as attached starts from scratch next time."""
-        for key in [k for k in self._enabled if k[0] == browser.id]:
-            if change == "disconnected" or key[1] not in browser.attached_tabs:
-                self._forget(key)
+        """A tab the extension no longer reports as attached starts from scratch next time
+        (a disconnected browser's tabs lose all their state: ``TabStates`` drops it)."""
+        if change == "disconnected":
+            return
+        for state in self._tabs.of_browser(browser.id):
+            session = state.session
+            if state.key[1] not in browser.attached_tabs and (
+                session.enabled or session.last_used is not None
+            ):
+                session.reset()

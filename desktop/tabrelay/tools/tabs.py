@@ -113,7 +113,10 @@ def in_scope(ctx: ToolContext, tab: TabInfo, *, browser: Browser | None = None) 
     if ctx.settings.tab_scope == "all":
         return True
     owner = browser or ctx.need_browser()
-    return (owner.id, tab.id) in ctx.agent_tabs or tab.shared
+    if tab.shared:
+        return True
+    state = ctx.tabs.get(owner.id, tab.id)
+    return state is not None and state.agent_opened
 
 
 class NewTabParams(BrowserParams):
@@ -130,7 +133,7 @@ async def new_tab(ctx: ToolContext, params: NewTabParams) -> ToolResult:
     # after it loaded (under a screenshot or a scroll the agent makes at once).
     switch = params.active and browser.supports("tabs.activate")
     tab = await browser.create_tab("about:blank", active=params.active and not switch)
-    ctx.agent_tabs.add((browser.id, tab.id))
+    ctx.tabs.tab(browser.id, tab.id).agent_opened = True
     if browser.supports("tabs.group"):
         await browser.group_tabs([tab.id], title=TABRELAY_GROUP)
     if switch:
@@ -153,7 +156,7 @@ class CloseTabParams(BrowserParams):
 async def close_tab(ctx: ToolContext, params: CloseTabParams) -> ToolResult:
     browser, tab = ctx.need_browser(), ctx.need_tab()
     await browser.close_tab(tab.id)
-    ctx.agent_tabs.discard((browser.id, tab.id))
+    ctx.tabs.closed(browser.id, tab.id)
     return ToolResult(f"Closed tab {tab.id} ({tab.title or tab.url}).")
 
 

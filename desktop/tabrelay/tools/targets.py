@@ -317,16 +317,15 @@ async def _describe(
     try:
         async with asyncio.timeout(STEP_TIMEOUT):
             backend = await node_id_of(ctx, ref=ref, selector=selector)
-            resolved = await ctx.cdp("DOM.resolveNode", {"backendNodeId": backend})
+            resolved = await ctx.cdp(
+                "DOM.resolveNode", {"backendNodeId": backend, "objectGroup": ctx.objects}
+            )
             object_id = str(resolved["object"]["objectId"])
             ax = await ctx.cdp(
                 "Accessibility.getPartialAXTree",
                 {"backendNodeId": backend, "fetchRelatives": False},
             )
-            facts = await ctx.cdp(
-                "Runtime.callFunctionOn",
-                {"objectId": object_id, "functionDeclaration": _FACTS, "returnByValue": True},
-            )
+            facts = await ctx.call_on(object_id, _FACTS)
             frame = await _frame(ctx, ref)
         return _described(view, ax, backend, facts, frame), object_id
     except TimeoutError:
@@ -444,15 +443,7 @@ async def _call_on(ctx: ToolContext, object_id: str, function: str, *args: objec
     """Run ``function`` on the element, bounded; a hung page or a gone tab is no failure."""
     with contextlib.suppress(TimeoutError, TabrelayError):
         async with asyncio.timeout(STEP_TIMEOUT):
-            await ctx.cdp(
-                "Runtime.callFunctionOn",
-                {
-                    "objectId": object_id,
-                    "functionDeclaration": function,
-                    "arguments": [{"value": arg} for arg in args],
-                    "returnByValue": True,
-                },
-            )
+            await ctx.call_on(object_id, function, *args)
 
 
 async def _picture(ctx: ToolContext, object_id: str) -> bytes | None:

@@ -236,15 +236,7 @@ _EXAMPLES = {
 
 async def call_on_element(ctx: ToolContext, object_id: str, function: str, *args: Any) -> Any:
     """Run ``function`` on the element; what it returns. A script error is the page's refusal."""
-    result = await ctx.cdp(
-        "Runtime.callFunctionOn",
-        {
-            "objectId": object_id,
-            "functionDeclaration": function,
-            "arguments": [{"value": a} for a in args],
-            "returnByValue": True,
-        },
-    )
+    result = await ctx.call_on(object_id, function, *args)
     if result.get("exceptionDetails"):
         raise ToolError("the page's element refused the action (a script error)")
     return result.get("result", {}).get("value")

@@ -139,18 +139,13 @@ async def _load_state(ctx: ToolContext, state: LoadState, timeout: float) -> Non
 
 
 async def _network_idle(ctx: ToolContext, timeout: float) -> None:
-    browser, tab = ctx.need_browser(), ctx.need_tab()
-    key = (browser.id, tab.id)
+    log = ctx.state.log
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        quiet_since = ctx.observer.last_network_activity.get(key, 0.0)
-        if (
-            ctx.observer.tab(*key).in_flight() == 0
-            and time.monotonic() - quiet_since >= NETWORK_QUIET
-        ):
+        if log.in_flight() == 0 and time.monotonic() - log.last_network_activity >= NETWORK_QUIET:
             return
         await asyncio.sleep(0.1)
-    in_flight = ctx.observer.tab(*key).in_flight()
+    in_flight = log.in_flight()
     raise ToolError(
         f"the network did not go quiet within {timeout:g} s ({in_flight} requests open)"
     )

@@ -1,0 +1,261 @@
+"""Everything Tabrelay keeps about one tab, and ``TabStates``, the one registry that owns it.
+
+A ``TabState`` per (browser id, tab id) holds the refs snapshots handed out, what the event
+stream said (console, network, an open dialog), the debugger session's bookkeeping, whether an
+agent opened the tab, and when the person was last alerted about it. State dies with what it
+describes: a tab's when the extension says it closed, a browser's tabs' when it disconnects,
+a document's refs when its frame shows a new document. No I/O: the observer feeds it the
+events, the browser registry tells it who disconnected, and readers get it by a dict lookup.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import OrderedDict, deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tabrelay.relay.browser import Browser
+from tabrelay.relay.registry import BrowserRegistry, Change
+
+Key = tuple[str, int]  # (browser id, tab id)
+MAX_REFS_PER_TAB = 20_000
+MAX_CONSOLE = 500
+MAX_REQUESTS = 500
+# Chrome never reuses a tab id in a browser's life: a closed tab's key is remembered (bounded)
+# so a call still running on it cannot bring its state back after the drop.
+CLOSED_REMEMBERED = 1024
+_REF = re.compile(r"e([1-9][0-9]{0,9})")
+
+
+@dataclass(frozen=True, slots=True)
+class RefTarget:
+    """What a ref names: a backend DOM node of one document (its frame's loader id)."""
+
+    backend_node_id: int
+    frame_id: str
+    loader_id: str
+
+
+class TabRefs:
+    """The refs handed out for one tab; the same node keeps its ref across snapshots.
+
+    Refs count up for the tab's whole life and are never handed out twice, so a ref of a
+    released document is known as stale (``issued``) rather than unknown.
+    """
+
+    def __init__(self) -> None:
+        self._counter = itertools.count(1)
+        self._issued = 0
+        self._by_node: dict[RefTarget, str] = {}
+        self._targets: OrderedDict[str, RefTarget] = OrderedDict()
+        self._loaders: dict[str, str] = {}  # frame id → the document its refs are of
+
+    def __len__(self) -> int:
+        return len(self._targets)
+
+    def assign(self, target: RefTarget) -> str:
+        ref = self._by_node.get(target)
+        if ref is not None:
+            return ref
+        if self._loaders.get(target.frame_id, target.loader_id) != target.loader_id:
+            self.release_frame(target.frame_id, keep=target.loader_id)
+        self._loaders[target.frame_id] = target.loader_id
+        self._issued = next(self._counter)
+        ref = f"e{self._issued}"
+        self._by_node[target] = ref
+        self._targets[ref] = target
+        if len(self._targets) > MAX_REFS_PER_TAB:
+            _, oldest = self._targets.popitem(last=False)
+            self._by_node.pop(oldest, None)
+        return ref
+
+    def get(self, ref: str) -> RefTarget | None:
+        return self._targets.get(ref)
+
+    def issued(self, ref: str) -> bool:
+        """Whether ``ref`` was handed out for this tab (it may have been released since)."""
+        match = _REF.fullmatch(ref)
+        return match is not None and int(match.group(1)) <= self._issued
+
+    def release_frame(self, frame_id: str, *, keep: str | None = None) -> None:
+        """Forget the refs of ``frame_id``'s documents other than ``keep``."""
+        stale = [
+            ref
+            for ref, target in self._targets.items()
+            if target.frame_id == frame_id and target.loader_id != keep
+        ]
+        for ref in stale:
+            self._by_node.pop(self._targets.pop(ref), None)
+        if keep is None:
+            self._loaders.pop(frame_id, None)
+        else:
+            self._loaders[frame_id] = keep
+
+    def release_all(self, *, keep: tuple[str, str] | None = None) -> None:
+        """Forget every ref but those of the document ``keep`` (frame id, loader id): the
+        tab's main frame shows a new document, and the old one's frames went with it."""
+        if keep is None or not any(
+            (t.frame_id, t.loader_id) == keep for t in self._targets.values()
+        ):
+            self._by_node.clear()
+            self._targets.clear()
+            self._loaders.clear()
+            return
+        for ref, target in list(self._targets.items()):
+            if (target.frame_id, target.loader_id) != keep:
+                self._by_node.pop(self._targets.pop(ref), None)
+        self._loaders = {keep[0]: keep[1]}
+
+
+@dataclass(slots=True)
+class ConsoleMessage:
+    time: float
+    level: str
+    text: str
+    source: str = ""
+
+
+@dataclass(slots=True)
+class Request:
+    id: str
+    time: float
+    method: str
+    url: str
+    resource_type: str = ""
+    status: int | None = None
+    mime_type: str = ""
+    failed: str | None = None
+    finished: bool = False
+    size: int = 0
+
+
+@dataclass(slots=True)
+class Dialog:
+    kind: str  # alert, confirm, prompt, beforeunload
+    message: str
+    default_prompt: str = ""
+
+
+@dataclass(slots=True)
+class TabLog:
+    """What the tab's event stream said lately (bounded buffers)."""
+
+    console: deque[ConsoleMessage] = field(default_factory=lambda: deque(maxlen=MAX_CONSOLE))
+    requests: OrderedDict[str, Request] = field(default_factory=OrderedDict)
+    dialog: Dialog | None = None
+    stopped: tuple[str, str] | None = None  # the last load the guard stopped: (url, why)
+    console_dropped: int = 0
+    last_network_activity: float = 0.0  # time.monotonic() of the last network event
+
+    def in_flight(self) -> int:
+        return sum(1 for r in self.requests.values() if not r.finished and r.failed is None)
+
+
+@dataclass(slots=True)
+class SessionState:
+    """The tab's debugger session as the app keeps it (``sessions.TabSessions`` changes it)."""
+
+    enabled: set[str] = field(default_factory=set)  # CDP domains enabled in this session
+    domains: tuple[str, ...] | None = None  # the person's choice; None: the default
+    last_used: float | None = None  # time.monotonic() of the last use
+    guarded: bool = False  # an agent drives the tab: its document requests pass the guard
+
+    def reset(self) -> None:
+        """The session ended (detached): nothing is enabled, nothing is held for the guard."""
+        self.enabled.clear()
+        self.last_used = None
+        self.guarded = False
+
+
+@dataclass(slots=True)
+class TabState:
+    """All Tabrelay keeps about one tab. Room for more per-tab state goes here, nowhere else."""
+
+    key: Key
+    refs: TabRefs = field(default_factory=TabRefs)
+    log: TabLog = field(default_factory=TabLog)
+    session: SessionState = field(default_factory=SessionState)
+    agent_opened: bool = False  # an agent opened it: in scope whatever the person shared
+    alerted: float | None = None  # time.monotonic() of the last "stopped a load" alert
+
+
+class TabStates:
+    """The one owner of per-tab state; see the module docstring.
+
+    ``tab()`` creates a tab's state on first use, but never for a tab that closed or a browser
+    that is not connected (a call still running on it gets a throwaway state), so nothing that
+    outlives its tab can be left behind.
+    """
+
+    def __init__(self, registry: BrowserRegistry) -> None:
+        self._registry = registry
+        self._tabs: dict[Key, TabState] = {}
+        self._closed: OrderedDict[Key, None] = OrderedDict()
+        self._unsubscribe = registry.add_listener(self._browser_changed)
+        self.refs = RefsView(self)
+
+    def __len__(self) -> int:
+        return len(self._tabs)
+
+    def __iter__(self) -> Iterator[TabState]:
+        return iter(list(self._tabs.values()))
+
+    def get(self, browser_id: str, tab_id: int) -> TabState | None:
+        """The tab's state if Tabrelay keeps any."""
+        return self._tabs.get((browser_id, tab_id))
+
+    def tab(self, browser_id: str, tab_id: int) -> TabState:
+        """The tab's state, made on first use (kept only while the tab and browser live)."""
+        key = (browser_id, tab_id)
+        state = self._tabs.get(key)
+        if state is None:
+            state = TabState(key)
+            if key not in self._closed and self._registry.get(browser_id) is not None:
+                self._tabs[key] = state
+        return state
+
+    def of_browser(self, browser_id: str) -> list[TabState]:
+        return [s for s in self._tabs.values() if s.key[0] == browser_id]
+
+    def closed(self, browser_id: str, tab_id: int) -> None:
+        """The tab closed: its state goes, and stays gone."""
+        key = (browser_id, tab_id)
+        self._tabs.pop(key, None)
+        self._closed[key] = None
+        while len(self._closed) > CLOSED_REMEMBERED:
+            self._closed.popitem(last=False)
+
+    def navigated(
+        self, browser_id: str, tab_id: int, frame_id: str, loader_id: str, *, main: bool
+    ) -> None:
+        """A frame of the tab shows a new document: refs into the old one are released."""
+        state = self._tabs.get((browser_id, tab_id))
+        if state is None:
+            return
+        if main:
+            state.refs.release_all(keep=(frame_id, loader_id))
+        else:
+            state.refs.release_frame(frame_id, keep=loader_id)
+
+    def close(self) -> None:
+        """Stop listening to the browser registry and forget everything."""
+        self._unsubscribe()
+        self._tabs.clear()
+        self._closed.clear()
+
+    def _browser_changed(self, change: Change, browser: Browser) -> None:
+        if change == "disconnected":
+            for key in [k for k in self._tabs if k[0] == browser.id]:
+                del self._tabs[key]
+
+
+class RefsView:
+    """``ctx.refs.tab(browser_id, tab_id)``: the refs of one tab, for the snapshot."""
+
+    def __init__(self, states: TabStates) -> None:
+        self._states = states
+
+    def tab(self, browser_id: str, tab_id: int) -> TabRefs:
+        return self._states.tab(browser_id, tab_id).refs
