@@ -1,9 +1,10 @@
 """The Qt-free core both front ends run: settings, secrets, relay, approvals, log, MCP endpoint.
 
 ``cli.py`` (``tabrelay serve``) and ``app.py`` (the tray app) build a ``Core``, start it on
-their loop and stop it on the way out. The core also watches the settings file, so commands
-run from another process (``tabrelay pair revoke``, ``client add``, ``token rotate``…) take
-effect at once.
+their loop and stop it on the way out. The core watches the settings file, so commands run
+from another process (``tabrelay pair revoke``, ``client add``, ``token rotate``…) take effect
+at once: the file watcher hands what they wrote to the settings owner (``SettingsStore``), and
+one task applies every snapshot the owner publishes, whoever made it, in order.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hmac
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import KeychainUnavailable, TokenStore
 from tabrelay.config.settings import PairedBrowser, Settings, SettingsStore
+from tabrelay.config.watch import FileWatch
 from tabrelay.endpoint.auth import ClientActivity
 from tabrelay.endpoint.calls import ToolRunner
 from tabrelay.endpoint.server import McpEndpoint
@@ -55,10 +58,11 @@ KEYCHAIN_ATTENTION = {
     "behind another window. Answer it and press Unlock, or keep Tabrelay's secrets in a file "
     "only you can read instead.",
 }
-WATCH_INTERVAL = 0.25
+WATCH_INTERVAL = 0.25  # how often the settings file is looked at where inotify is missing
+UNLOCK_LOOK_INTERVAL = 2.0  # the cadence of upkeep: a locked keychain, expired retired credentials
+SETTLE_TIMEOUT = 10.0  # how long a caller waits for a change to be applied
 LEARN_TABS_TIMEOUT = 10.0
 NOTICE_TIMEOUT = 10.0  # a notice to MCP clients that one of them does not read is given up
-UNLOCK_LOOK_INTERVAL = 2.0  # how often a locked keychain is looked at (no prompt) meanwhile
 NOTIFY_DELAY = 0.2  # coalesce bursts of tab changes into one list-changed notification
 PRUNE_INTERVAL = 3600.0
 
@@ -92,10 +96,15 @@ class Core:
         self.redactor = redactor
         self.options = options or CoreOptions()
         self.settings_store = SettingsStore(paths.settings_file)
+        tokens.use_settings(self.settings_store)  # its writes go through the one owner too
         self.registry = BrowserRegistry()
         self.hub = EventHub()
         self.pairing = Pairing(
-            self.settings_store, tokens, approver=pairing_approver, on_paired=self._paired_now
+            self.settings_store,
+            tokens,
+            approver=pairing_approver,
+            on_paired=self._paired_now,
+            catch_up=self._catch_up,
         )
         self.gate = ApprovalGate(self.settings_store, approver=approver)
         self.clients = ClientTokens(self.settings_store, tokens)
@@ -113,7 +122,14 @@ class Core:
         self.relay: RelayServer | None = None
         self.endpoint: McpEndpoint | None = None
         self._told: Settings | None = None  # the settings MCP clients last heard of
-        self._applying = asyncio.Lock()  # one catch-up at a time: the watcher's or a request's
+        # Every snapshot the owner publishes wakes the one task that applies them (_applier);
+        # callers that must see a change applied wait for its generation (settled).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._published = asyncio.Event()
+        self._applied = 0  # the owner's generation the applier has applied
+        self._settled = asyncio.Condition()
+        self._unsubscribe_settings = self.settings_store.subscribe(self._settings_published)
         self.runner: ToolRunner | None = None
         self._credentials: dict[str, str] = {}  # pairing id → that browser's credential
         self._client_tokens: dict[str, str] = {}
@@ -159,13 +175,19 @@ class Core:
             StartupError: a port is taken or the host is not loopback; nothing keeps running.
             ConfigError: the secret store cannot be used.
         """
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         await asyncio.to_thread(self.settings_store.load)
         await asyncio.to_thread(self._migrate_legacy_pairings)
+        await asyncio.to_thread(self.pairing.prune_retired)
+        generation = self.settings_store.generation
         settings = self.settings
         await self._load_secrets()
         self._secrets_revision = settings.secrets_revision
         self._paired = frozenset(p.id for p in settings.pairings)
         self._rotations = settings.rotations
+        self._told = settings
+        self._applied = generation  # what start read is in force; later snapshots wake _applier
         self.command_log = await asyncio.to_thread(CommandLog, self.paths.command_log_file)
         opts = self.options
         self.relay = RelayServer(
@@ -210,7 +232,9 @@ class Core:
         if opts.write_instance_file:
             self._write_instance_file()
         self._tasks = [
+            asyncio.create_task(self._applier()),
             asyncio.create_task(self._watch()),
+            asyncio.create_task(self._tend()),
             asyncio.create_task(self._prune()),
             asyncio.create_task(self.sessions.run_idle_detach()),
             asyncio.create_task(self.observer.run()),
@@ -221,6 +245,7 @@ class Core:
         # First: browsers disconnecting below must not schedule a notification that would
         # outlive the core (a task left pending when the loop closes).
         self._unsubscribe()
+        self._unsubscribe_settings()
         if self._notify is not None:
             self._notify.cancel()
             self._notify = None
@@ -308,9 +333,13 @@ class Core:
     # --- secrets ----------------------------------------------------------------------------
 
     async def rotate_relay_token(self) -> None:
-        """Every browser's credential stops working at once; each must pair again."""
+        """Every browser's credential stops working at once; each must pair again.
+
+        The same rotation as `tabrelay token rotate` (``Pairing.revoke_all``); returns once
+        the running app has closed the browsers' connections.
+        """
         await asyncio.to_thread(self.pairing.revoke_all)
-        await self._apply(self.settings)
+        await self.settled()
 
     def _limit_hit(self, kind: str, message: str) -> None:
         """A client hit a limit of the MCP endpoint: the person sees it with the alerts."""
@@ -387,38 +416,87 @@ class Core:
         forgotten = await asyncio.to_thread(
             self.tokens.move_to, "file", forget_unreadable=forget_unreadable
         )
-        async with self._applying:
-            await self._apply(await asyncio.to_thread(self.settings_store.load))
+        await self.settled()
         return forgotten
 
     # --- watching ---------------------------------------------------------------------------
 
-    async def _watch(self) -> None:
-        """Apply changes to pairings and secrets, whoever made them; and while the keychain
-        is locked, notice when the person unlocks it elsewhere."""
-        looked = time.monotonic()
+    def _settings_published(self, _settings: Settings) -> None:
+        """The owner published a snapshot (from the loop, or from a worker thread that wrote
+        the file): wake the applier. Never blocks; nothing is applied here."""
+        loop = self._loop
+        if loop is None:
+            return  # not started: start() takes what is in force
+        if threading.get_ident() == self._loop_thread:
+            self._published.set()
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed: nothing is applied any more
+            loop.call_soon_threadsafe(self._published.set)
+
+    async def _applier(self) -> None:
+        """The one task that applies settings, whoever changed them (this process or
+        another), newest first and in order. A caller's cancellation never cuts it short."""
         while True:
-            await asyncio.sleep(WATCH_INTERVAL)
+            await self._published.wait()
+            self._published.clear()
+            generation = self.settings_store.generation  # before current: never ahead of it
             try:
-                await self._catch_up()
-                if self.tokens.problem and time.monotonic() - looked >= UNLOCK_LOOK_INTERVAL:
-                    looked = time.monotonic()
-                    if await asyncio.to_thread(self.tokens.unlocked_meanwhile):
-                        logger.info("the keychain was unlocked: reading Tabrelay's secrets")
-                        await self.unlock_secrets()
-            # The watcher must outlive a transient failure (a locked keychain, a file being
-            # replaced): log it and try again on the next tick.
+                await self._apply(self.settings_store.current)
+            # The applier must outlive a transient failure (a locked keychain, a relay that
+            # cannot close a connection): log it; the next change applies again.
             except Exception:
                 logger.exception("applying a settings change failed")
+            async with self._settled:
+                self._applied = generation
+                self._settled.notify_all()
+
+    async def settled(self, *, timeout: float = SETTLE_TIMEOUT) -> None:
+        """Wait until every snapshot published so far is applied (connections of unpaired
+        browsers closed, new tokens usable). Cancelling the wait cancels nothing else.
+
+        Raises:
+            TimeoutError: it took longer than ``timeout``.
+        """
+        target = self.settings_store.generation
+        async with asyncio.timeout(timeout), self._settled:
+            await self._settled.wait_for(lambda: self._applied >= target)
 
     async def _catch_up(self) -> None:
-        """Apply what changed in the settings, whoever changed them: the watcher's tick, and
-        a request with a token not known yet (one the CLI made a moment ago works at once)."""
-        async with self._applying:
-            changed = await asyncio.to_thread(self.settings_store.reload_if_changed)
-            # Compare with what was applied rather than trusting file changes alone: this
-            # process's own writes (the tray adding a client) count too.
-            await self._apply(changed or self.settings_store.current)
+        """Take in what another process just wrote and wait until it is applied: a request
+        with a token or a pairing grant not known yet (one the CLI made a moment ago works
+        at once). Off the hot path: only a request that would fail otherwise comes here."""
+        await asyncio.to_thread(self.settings_store.refresh)
+        await self.settled()
+
+    async def _watch(self) -> None:
+        """Hand what other processes write to the settings file to the owner."""
+        watch = FileWatch(self.settings_store.path, poll_interval=WATCH_INTERVAL)
+        async for _ in watch.changes():
+            try:
+                if self.settings_store.changed_on_disk():
+                    await asyncio.to_thread(self.settings_store.refresh)
+            # The watcher must outlive a transient failure (a file being replaced, a full
+            # disk when a bad file is written back): log it and look again at the next change.
+            except Exception:
+                logger.exception("reading a settings change failed")
+
+    async def _tend(self) -> None:
+        """Upkeep on a slow cadence, off the hot path: notice when the person unlocks the
+        keychain elsewhere; forget retired credentials once they expire."""
+        while True:
+            await asyncio.sleep(UNLOCK_LOOK_INTERVAL)
+            try:
+                if self.tokens.problem is not None:
+                    unlocked = await asyncio.to_thread(self.tokens.unlocked_meanwhile)
+                    if unlocked:
+                        logger.info("the keychain was unlocked: reading Tabrelay's secrets")
+                        await self.unlock_secrets()
+                if self.pairing.retired_expired():
+                    await asyncio.to_thread(self.pairing.prune_retired)
+            # Upkeep must outlive a transient failure (a locked keychain): log it and try
+            # again at the next tick.
+            except Exception:
+                logger.exception("settings upkeep failed")
 
     async def _apply(self, settings: Settings) -> None:
         if self.endpoint is not None and settings is not self._told:

@@ -118,13 +118,14 @@ async def test_start_at_login_in_the_menu_writes_and_removes_the_autostart_entry
         await within(desk.ui.tasks.idle())
         assert entry.is_file()
         assert "Exec=" in entry.read_text()
-        assert desk.harness.core.settings.autostart is True
+        assert "autostart" not in desk.harness.core.settings.model_dump()  # the entry is its truth
         tray.menu.aboutToShow.emit()
         assert tray.find("autostart").isChecked()  # type: ignore[union-attr]
         tray.find("autostart").trigger()  # type: ignore[union-attr]
         await within(desk.ui.tasks.idle())
         assert not entry.exists()
-        assert desk.harness.core.settings.autostart is False
+        tray.menu.aboutToShow.emit()
+        assert not tray.find("autostart").isChecked()  # type: ignore[union-attr]
 
 
 async def test_the_icon_shows_no_browser_connected_working_and_attention(

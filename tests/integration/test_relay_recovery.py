@@ -104,9 +104,9 @@ async def test_a_browser_of_an_extension_paired_again_elsewhere_still_hears_of_t
 
 
 def test_retired_credentials_expire_and_leave_nothing_in_the_secret_store(home: Paths) -> None:
-    pairing = cli_pairing(home)
-    store = SettingsStore(home.settings_file)
+    store = SettingsStore(home.settings_file)  # one owner: its changes are what it reads
     tokens = TokenStore.open(home)
+    pairing = Pairing(store, tokens)
     first, _ = pairing.add(EXTENSION_ID)
     pairing.revoke_all()
     assert pairing.retired_credentials(EXTENSION_ID)[0][0] == first.id

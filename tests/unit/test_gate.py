@@ -163,7 +163,7 @@ async def test_a_cancelled_call_withdraws_its_question_and_the_gate_forgets_it(h
 
 async def test_a_deny_rule_refuses_without_asking(home: Paths) -> None:
     gate, approver = gate_for(home)
-    SettingsStore(home.settings_file).update(
+    gate.settings_store.update(
         lambda s: s.policy_rules.append(PolicyRule(tool="browser_click", decision="deny"))
     )
     with pytest.raises(ApprovalDenied, match=r"denied by a rule \(deny browser_click\)"):

@@ -94,7 +94,7 @@ async def test_the_elements_are_unmarked_whatever_ends_the_question(
 ) -> None:
     gate, approver = gate_for(home, Choice.DENY if ending == "deny" else None)
     if ending == "timeout":
-        SettingsStore(home.settings_file).update(lambda s: setattr(s, "approval_timeout", 0.05))
+        gate.settings_store.update(lambda s: setattr(s, "approval_timeout", 0.05))
     asking = asyncio.create_task(click(gate, approver))
     async with asyncio.timeout(5):
         while not approver.requests and not asking.done():
@@ -112,7 +112,7 @@ async def test_the_elements_are_unmarked_whatever_ends_the_question(
 
 async def test_nothing_is_marked_when_nobody_is_asked(home: Paths) -> None:
     gate, approver = gate_for(home, Choice.ALLOW_ONCE)
-    SettingsStore(home.settings_file).update(
+    gate.settings_store.update(
         lambda s: s.policy_rules.append(PolicyRule(tool="browser_click", decision="allow"))
     )
     await click(gate, approver)
@@ -121,7 +121,7 @@ async def test_nothing_is_marked_when_nobody_is_asked(home: Paths) -> None:
         await click(gate, approver)
     gate.set_paused(False)
     gate.approver = None  # headless
-    SettingsStore(home.settings_file).update(lambda s: s.policy_rules.clear())
+    gate.settings_store.update(lambda s: s.policy_rules.clear())
     with pytest.raises(ApprovalDenied, match="running headless"):
         await click(gate, approver)
     assert approver.touches.page_log == [] and approver.requests == []

@@ -28,7 +28,7 @@ def test_missing_file_gives_defaults_without_writing(home: Paths) -> None:
     settings = store.load()
     assert settings.relay_port == 23001 and settings.mcp_port == 23002
     assert settings.host == "127.0.0.1"
-    assert settings.tab_scope == "all" and settings.autostart is False
+    assert settings.tab_scope == "all"
     assert not home.settings_file.exists()
     assert store.problems == []
 
@@ -121,13 +121,13 @@ def test_migrations_run_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_changes_from_another_process_are_noticed(home: Paths) -> None:
     mine = SettingsStore(home.settings_file)
     mine.load()
-    assert mine.reload_if_changed() is None
+    assert mine.refresh() is None
     SettingsStore(home.settings_file).update(
         lambda s: s.pairings.append(PairedBrowser(id="b-1234", extension_id="a" * 32))
     )
-    changed = mine.reload_if_changed()
+    changed = mine.refresh()
     assert changed is not None and changed.is_paired("a" * 32)
-    assert mine.reload_if_changed() is None
+    assert mine.refresh() is None
 
 
 def _add_clients(path: str, prefix: str, count: int) -> None:

@@ -92,7 +92,7 @@ class ApprovalGate:
         clock: Callable[[], float] = time.time,
         progress_interval: float = PROGRESS_INTERVAL,
     ) -> None:
-        self._store = store
+        self.settings_store = store
         self.progress_interval = progress_interval
         self.approver = approver
         self._clock = clock
@@ -134,7 +134,8 @@ class ApprovalGate:
     # --- the gate ---------------------------------------------------------------------------
 
     def settings(self) -> Settings:
-        return self._store.reload_if_changed() or self._store.current
+        """The settings in force: an attribute of their owner, never a read of the file."""
+        return self.settings_store.current
 
     def verdict(self, *, client: str, tool: str, origin: str | None) -> Verdict:
         rules = [*self.settings().policy_rules, *self.session_rules]
@@ -277,7 +278,7 @@ class ApprovalGate:
         )
         if choice is Choice.ALLOW_ALWAYS and request.offers_always:
             await asyncio.to_thread(
-                self._store.update, lambda settings: settings.policy_rules.append(rule)
+                self.settings_store.update, lambda settings: settings.policy_rules.append(rule)
             )
             return Approval("approved always by the person", waited=True)
         # "always" for a tool that never offers it is treated as the session grant.

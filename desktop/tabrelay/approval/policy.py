@@ -16,24 +16,15 @@ from typing import Literal
 
 from tabrelay.config.settings import PolicyRule
 from tabrelay.protocol.urls import InvalidUrl, parse_url, site_origin
+from tabrelay.tools.catalog import TOOLS
 
 Decision = Literal["allow", "ask", "deny"]
 DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 ANY_TOOL = "*"
 
-READ_ONLY_TOOLS: frozenset[str] = frozenset(
-    {
-        "browser_status",
-        "browser_list_tabs",
-        "browser_snapshot",
-        "browser_find",
-        "browser_get_content",
-        "browser_screenshot",
-        "browser_console_messages",
-        "browser_network_requests",
-        "browser_wait_for",
-    }
-)
+# The catalog says which tools only read (its ``read_only``, also each tool's MCP annotation):
+# the one truth of what the defaults allow.
+READ_ONLY_TOOLS: frozenset[str] = frozenset(spec.name for spec in TOOLS if spec.read_only)
 # Tools whose power is too broad for a standing grant from a dialog: "always" is never offered.
 NEVER_ALWAYS_TOOLS: frozenset[str] = frozenset(
     {"browser_evaluate", "browser_upload_file", "browser_cdp"}

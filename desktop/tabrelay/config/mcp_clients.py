@@ -25,7 +25,13 @@ class ClientTokens:
         self._tokens = tokens
 
     def names(self) -> list[McpClient]:
-        return list(self._store.load().clients)
+        return list(self._clients())
+
+    def _clients(self) -> list[McpClient]:
+        """The clients as the file has them now (blocking: a look at the file, read only if
+        another process changed it)."""
+        self._store.refresh()
+        return self._store.current.clients
 
     def add(self, name: str) -> NewClient:
         """Create a client and its token (shown once to the person).
@@ -35,7 +41,7 @@ class ClientTokens:
         """
         if not CLIENT_NAME.match(name):
             raise UsageError(f"{name!r} is not a client name (1-64 letters, digits, '.', '_', '-')")
-        if any(c.name == name for c in self._store.load().clients):
+        if any(c.name == name for c in self._clients()):
             raise UsageError(
                 f"a client named {name!r} exists; revoke it first or pick another name"
             )
@@ -54,7 +60,7 @@ class ClientTokens:
         Raises:
             ConfigError: no client has that name.
         """
-        if not any(c.name == name for c in self._store.load().clients):
+        if not any(c.name == name for c in self._clients()):
             raise ConfigError(f"no MCP client is named {name!r}")
         self._tokens.delete_client_token(name)
 

@@ -27,6 +27,7 @@ import os
 import secrets
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar
@@ -37,7 +38,7 @@ import keyring.errors
 
 from tabrelay.config.files import atomic_write, file_lock, make_private_dir
 from tabrelay.config.paths import Paths
-from tabrelay.config.settings import SecretsPlace, Settings, SettingsStore
+from tabrelay.config.settings import SecretsPlace, Settings, SettingsStore, drop_pairings
 from tabrelay.errors import ConfigError, SecretStoreError
 
 logger = logging.getLogger(__name__)
@@ -306,7 +307,22 @@ class TokenStore:
         self.place: SecretsPlace | None = None
         self.problems: list[str] = []
         self.problem: KeychainUnavailable | None = None
-        self.on_change: Callable[[], None] | None = None  # the app redraws its status
+        self._listeners: list[Callable[[], None]] = []  # told when ``problem`` changes
+        self._settings: SettingsStore | None = None
+
+    def use_settings(self, store: SettingsStore) -> None:
+        """Write the settings through ``store``, the running app's owner of them (else each
+        write opens the file on its own, as a command does)."""
+        self._settings = store
+
+    def _settings_store(self) -> SettingsStore:
+        return self._settings or SettingsStore(self.paths.settings_file)
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` (from the calling thread) whenever ``problem`` changes; returns
+        the way to stop."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     @classmethod
     def open(
@@ -412,7 +428,7 @@ class TokenStore:
                 raise SecretStoreError(f"the keychain {failed}; secrets stay where they are")
         if place == self.place and self.problem is None:
             return []
-        store = SettingsStore(self.paths.settings_file)
+        store = self._settings_store()
         names = known_names(store.load())
         readable = self.place is not None and self.problem is None
         if readable:
@@ -429,14 +445,15 @@ class TokenStore:
             settings.secrets_place = place
             settings.secrets_revision += 1
             if not readable:
-                # Every browser credential is replaced, not unpaired by the person: connected
-                # browsers are told so (4410) and ask to pair again by themselves.
-                if settings.pairings:
-                    settings.rotations += 1
-                forgotten.extend(p.id for p in settings.pairings)
+                # Every browser credential is replaced, not unpaired by the person: a rotation,
+                # so connected browsers are told so (4410) and ask to pair again by themselves.
+                # Nothing is retired: the keychain that holds the credentials cannot be read.
+                removed, _ = drop_pairings(
+                    settings, lambda _: True, rotation=True, retire=False, now=time.time()
+                )
+                forgotten.extend(p.id for p in removed)
                 forgotten.extend(f"client {c.name}" for c in settings.clients)
-                settings.pairings, settings.clients = [], []
-                settings.retired_pairings = []
+                settings.clients = []
                 settings.policy_rules = [r for r in settings.policy_rules if r.client is None]
 
         store.update(record)
@@ -479,7 +496,7 @@ class TokenStore:
             return
         # An install from before the decision was recorded may hold secrets in either place:
         # keep the one that holds more, and bring the other's over.
-        names = known_names(SettingsStore(self.paths.settings_file).load())
+        names = known_names(self._settings_store().load())
         in_keychain = _entries(self.keychain, names)
         in_file = self.file.read_all()
         if len(in_file) > len(in_keychain):
@@ -495,7 +512,7 @@ class TokenStore:
                 settings.secrets_place = place
                 settings.secrets_revision += 1
 
-        decided = SettingsStore(self.paths.settings_file).update(record).secrets_place
+        decided = self._settings_store().update(record).secrets_place
         assert decided is not None
         self._use(decided)
         if why is not None and decided == "file":
@@ -509,8 +526,12 @@ class TokenStore:
     def _set_problem(self, problem: KeychainUnavailable | None) -> None:
         changed = problem is not self.problem
         self.problem = problem
-        if changed and self.on_change is not None:
-            self.on_change()
+        for listener in list(self._listeners) if changed else ():
+            try:
+                listener()
+            # Listeners are the UI's: one failing must not change what the store decided.
+            except Exception:
+                logger.exception("a secret store listener failed")
 
     def _call(self, call: Callable[[], T]) -> T:
         if self.problem is not None:

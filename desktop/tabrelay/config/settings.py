@@ -1,10 +1,19 @@
-"""Settings: a schema-versioned JSON file, validated, migrated, written atomically under a lock.
+"""Settings: a schema-versioned JSON file, validated, migrated, written atomically under a lock,
+and the one owner of a process's view of it (``SettingsStore``).
+
+The owner holds an immutable snapshot (``current``: assigning a field or changing a list of it
+raises), so readers on the hot path take an attribute and never touch the file. Every change in
+this process goes through ``update``, and what another process wrote comes in through
+``refresh`` (the app's file watcher); both run under one lock, in order, and publish the new
+snapshot to subscribers. A write of this process is remembered by the file's signature, so it
+is never read back as a foreign change.
 
 A file that cannot be read or validated is moved aside as ``settings.json.<time>.bad`` and the
 problem is kept in ``SettingsStore.problems`` for the UI and ``tabrelay doctor``; it is never
-silently reset. Several processes (the app and the CLI) may write: every write re-reads the
-file under an exclusive lock, applies its change and bumps ``revision`` so a running app sees
-it. Holds no secrets; those live in ``secrets.py``.
+silently reset: at start defaults are used, and in a running app the last good snapshot stays
+in force and is written back. Several processes (the app and the CLI) may write: every write
+re-reads the file under an exclusive lock, applies its change and bumps ``revision``. Holds no
+secrets; those live in ``secrets.py``.
 """
 
 from __future__ import annotations
@@ -14,10 +23,11 @@ import json
 import logging
 import os
 import re
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn, SupportsIndex
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -36,8 +46,85 @@ Decision = Literal["allow", "ask", "deny"]
 SecretsPlace = Literal["keychain", "file"]
 
 
+_SEALED = "_sealed_snapshot_"  # in a sealed model's __dict__; pydantic ignores the key
+RETIRED_DAYS = 30.0  # how long a rotated credential can still prove the app to a browser away
+
+
+class FrozenSettingsError(TypeError):
+    """Something tried to change a settings snapshot in place."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "settings snapshots are immutable: change them with SettingsStore.update(change)"
+        )
+
+
+class FrozenList(list[Any]):
+    """A list field of a snapshot: reads like a list, refuses every change in place; a copy
+    of it is an ordinary list (a draft)."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise FrozenSettingsError()
+
+    append = extend = insert = remove = clear = sort = reverse = _refuse
+    __setitem__ = __delitem__ = _refuse
+
+    def pop(self, index: SupportsIndex = -1) -> NoReturn:
+        raise FrozenSettingsError()
+
+    def __iadd__(self, other: Iterable[Any]) -> NoReturn:  # type: ignore[misc]
+        raise FrozenSettingsError()
+
+    def __imul__(self, count: SupportsIndex) -> NoReturn:
+        raise FrozenSettingsError()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+
 class _Model(BaseModel):
+    """A settings model. A draft (what ``SettingsStore.update`` hands a change) is mutable
+    and validated on assignment; a sealed one (a published snapshot) cannot be changed in
+    place, nor can anything it holds. A copy of a sealed model is a mutable draft."""
+
     model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.__dict__.get(_SEALED):
+            raise FrozenSettingsError()
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if self.__dict__.get(_SEALED):
+            raise FrozenSettingsError()
+        super().__delattr__(name)
+
+    def __copy__(self) -> Any:
+        if self.__dict__.get(_SEALED):
+            return self.__deepcopy__()
+        return super().__copy__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Any:
+        copied = super().__deepcopy__(memo)
+        copied.__dict__.pop(_SEALED, None)
+        return copied
+
+    @property
+    def sealed(self) -> bool:
+        return bool(self.__dict__.get(_SEALED))
+
+
+def seal(model: _Model) -> None:
+    """Make ``model`` and everything it holds immutable (it becomes a snapshot)."""
+    for name, value in list(model.__dict__.items()):
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, _Model):
+                    seal(item)
+            model.__dict__[name] = FrozenList(value)
+        elif isinstance(value, _Model):
+            seal(value)
+    model.__dict__[_SEALED] = True
 
 
 def _extension_id(value: str) -> str:
@@ -71,14 +158,18 @@ class PairedBrowser(_Model):
 
 class RetiredPairing(_Model):
     """A pairing whose credential `tabrelay token rotate` replaced. The credential stays in the
-    secret store for a while, good for one thing only: proving the app to a browser that was
-    away, so it asks to pair again instead of being stuck (``relay/pairing.py``)."""
+    secret store for ``RETIRED_DAYS``, good for one thing only: proving the app to a browser
+    that was away, so it asks to pair again instead of being stuck (``relay/pairing.py``)."""
 
     id: str
     extension_id: str
     retired_at: float = Field(default_factory=time.time)
 
     _valid_extension = field_validator("extension_id")(_extension_id)
+
+    def expired(self, now: float) -> bool:
+        """Whether it is too old to prove anything: neither accepted nor kept any more."""
+        return now - self.retired_at >= RETIRED_DAYS * 86400
 
 
 class PairingGrant(_Model):
@@ -149,11 +240,68 @@ class Settings(_Model):
     enable_cdp_tool: bool = False
     log_retention_rows: int = Field(default=100_000, ge=100)
     log_retention_days: float = Field(default=30.0, gt=0)
-    autostart: bool = False
+    # Start at login is not a setting: the OS's autostart entry is its one truth
+    # (system/autostart.py). Files that still carry "autostart" read fine: extras are ignored.
 
     def is_paired(self, extension_id: str) -> bool:
         """Whether any browser with this extension id is paired (its Origin may connect)."""
         return any(p.extension_id == extension_id for p in self.pairings)
+
+    def live_retired(self, extension_id: str, now: float) -> list[RetiredPairing]:
+        """The retired pairings of this extension still young enough to prove the app."""
+        return [
+            r
+            for r in self.retired_pairings
+            if r.extension_id == extension_id and not r.expired(now)
+        ]
+
+
+MAX_RETIRED = 64
+
+
+def drop_pairings(
+    settings: Settings,
+    chosen: Callable[[PairedBrowser | RetiredPairing], bool],
+    *,
+    rotation: bool,
+    retire: bool,
+    now: float,
+) -> tuple[list[PairedBrowser], list[RetiredPairing]]:
+    """Remove the pairings ``chosen`` picks from a draft: the one implementation of the
+    person's revoke, of a rotation (`tabrelay token rotate`, the tray) and of a keychain given
+    up (``secrets.py``).
+
+    With ``retire`` the removed credentials are retired, not deleted (a browser away at a
+    rotation meets an app that proves itself); without it the retired credentials ``chosen``
+    picks go too. A rotation is counted, so a running app closes with "pair again" rather
+    than "unpaired". Retired credentials that expired are dropped on the way.
+
+    Returns:
+        The pairings removed, and the retired pairings dropped: the caller deletes the
+        credentials of both that it no longer keeps.
+    """
+    removed = [p for p in settings.pairings if chosen(p)]
+    settings.rotations += rotation
+    settings.pairings = [p for p in settings.pairings if not chosen(p)]
+    gone = {p.extension_id for p in removed} - {p.extension_id for p in settings.pairings}
+    settings.pairing_grants = [g for g in settings.pairing_grants if g.extension_id not in gone]
+    retired = list(settings.retired_pairings)
+    dropped: list[RetiredPairing] = []
+    if retire:
+        retired += [
+            RetiredPairing(id=p.id, extension_id=p.extension_id, retired_at=now)
+            for p in removed
+            if not p.legacy
+        ]
+    else:  # unpaired, or unreadable: the app proves nothing to it any more
+        dropped.extend(r for r in retired if chosen(r))
+        retired = [r for r in retired if not chosen(r)]
+    kept = [r for r in retired if not r.expired(now)][-MAX_RETIRED:]
+    dropped.extend(r for r in retired if r not in kept)
+    settings.retired_pairings = kept
+    if removed or dropped:
+        settings.secrets_revision += 1
+    return removed, dropped
 
 
 def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
@@ -215,36 +363,78 @@ def parse_settings(text: str) -> Settings:
         raise SettingsError(f"invalid setting {where}: {first['msg']}") from None
 
 
+Subscriber = Callable[["Settings"], None]
+Signature = tuple[int, int, int]
+
+
 class SettingsStore:
-    """Reads and writes ``settings.json``; see the module docstring for the guarantees."""
+    """The one owner of ``settings.json`` in a process; see the module docstring.
+
+    ``current`` is the snapshot now in force: an attribute, never a read of the file.
+    Subscribers are called with each new snapshot (also when only ``problems`` grew), in
+    order, from the thread that made the change (the app's loop, or a worker thread the app
+    hands blocking writes to): they must be quick and must not block or call back in.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
         self.problems: list[str] = []
-        self._signature: tuple[int, int, int] | None = None
-        self.current = Settings()
+        self.generation = 0  # how many snapshots were published: waiters compare it
+        self._signature: Signature | None = None  # the file as this owner last read or wrote it
+        self._loaded = False  # a good snapshot came from the file: a bad file cannot reset it
+        self._mutex = threading.RLock()  # in-process order; the file lock orders processes
+        self._subscribers: list[Subscriber] = []
+        self.current = _sealed(Settings())
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call ``subscriber`` with every snapshot published from now on; returns the way to
+        stop."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
 
     def load(self) -> Settings:
-        """Read the file (defaults if it does not exist); a bad file is moved aside."""
-        with self._lock():
-            self.current = self._read_locked()
+        """Read the file now (defaults if it does not exist) and publish what it holds.
+
+        A bad file is moved aside and reported: before a good snapshot was read, defaults
+        are in force; after, the last good one stays in force and is written back.
+        """
+        with self._mutex, self._lock():
+            self._take(self._read_locked())
         return self.current
 
-    def reload_if_changed(self) -> Settings | None:
-        """Re-read the file if another process changed it; the new settings or ``None``."""
-        if self._stat_signature() == self._signature:
-            return None
-        return self.load()
+    def changed_on_disk(self) -> bool:
+        """Whether the file is not as this owner last read or wrote it (one ``stat``)."""
+        return self._stat_signature() != self._signature
+
+    def refresh(self) -> Settings | None:
+        """Take in what another process wrote (the app's watcher, or a request that meets a
+        token or grant not known yet): the new snapshot, or ``None`` if the file is as this
+        owner left it. Blocking: call it from a worker thread in the app."""
+        with self._mutex:
+            if not self.changed_on_disk():
+                return None
+            return self.load()
 
     def update(self, change: Callable[[Settings], None]) -> Settings:
-        """Apply ``change`` to the settings on disk and write them back atomically.
+        """Apply ``change`` to a draft of the settings on disk, write them back atomically
+        and publish the new snapshot. Blocking: call it from a worker thread in the app.
+
+        ``change`` gets a mutable draft (never the snapshot in force) and may be called more
+        than once.
 
         Raises:
             SettingsError: ``change`` produced invalid settings (nothing is written) or the
                 file could not be written.
         """
-        with self._lock():
-            settings = self._read_locked().model_copy(deep=True)
+        with self._mutex, self._lock():
+            base = self._read_locked()
+            settings = Settings.model_validate(base.model_dump()) if base.sealed else base
             change(settings)
             try:
                 settings = Settings.model_validate(settings.model_dump())
@@ -254,14 +444,34 @@ class SettingsStore:
                 ) from None
             settings.revision += 1
             self._write_locked(settings)
-            self.current = settings
-        return settings
+            self._take(settings)
+        return self.current
+
+    def _take(self, settings: Settings) -> None:
+        if not settings.sealed:
+            seal(settings)
+        self.current = settings
+        self._publish()
+
+    def _publish(self) -> None:
+        self.generation += 1
+        snapshot = self.current
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(snapshot)
+            # Subscribers are other rooms' code (the core, the UI): one failing must not
+            # undo a change that is already on disk, nor keep it from the others.
+            except Exception:
+                logger.exception("a settings subscriber failed")
 
     def _read_locked(self) -> Settings:
+        """What the file holds (a draft), or — when it is missing — defaults; a bad file is
+        set aside and the settings in force (sealed) or defaults come back instead."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             self._signature = None
+            self._loaded = True
             return Settings()
         except (OSError, UnicodeDecodeError) as exc:
             return self._set_aside(f"settings could not be read: {exc}")
@@ -270,19 +480,27 @@ class SettingsStore:
         except SettingsError as exc:
             return self._set_aside(exc.message)
         self._signature = self._stat_signature()
+        self._loaded = True
         return settings
 
     def _set_aside(self, reason: str) -> Settings:
         bad = self.path.with_name(f"{self.path.name}.{time.strftime('%Y%m%d-%H%M%S')}.bad")
+        keep = self._loaded  # a running app keeps what it had rather than defaults
+        in_force = "the settings in force are kept" if keep else "defaults are in use"
         try:
             os.replace(self.path, bad)
-            message = f"{reason}. The file was kept as {bad} and defaults are in use."
+            message = f"{reason}. The file was kept as {bad} and {in_force}."
         except OSError as exc:
-            message = f"{reason}. It could not be moved aside ({exc}); defaults are in use."
+            message = f"{reason}. It could not be moved aside ({exc}); {in_force}."
         logger.warning("%s", message)
         self.problems.append(message)
-        self._signature = None
-        return Settings()
+        self._signature = self._stat_signature()  # not reported again while it stays so
+        if not keep:
+            return Settings()
+        # Other processes (the CLI) read the file: give them the settings in force again.
+        with contextlib.suppress(SettingsError):
+            self._write_locked(self.current)
+        return self.current
 
     def _write_locked(self, settings: Settings) -> None:
         text = json.dumps(settings.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
@@ -292,9 +510,9 @@ class SettingsStore:
             raise SettingsError(exc.message) from None
         self._signature = self._stat_signature()
 
-    def _stat_signature(self) -> tuple[int, int, int] | None:
+    def _stat_signature(self) -> Signature | None:
         try:
-            st = self.path.stat()
+            st = os.stat(self.path)
         except FileNotFoundError:
             return None
         return (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -302,5 +520,10 @@ class SettingsStore:
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
         make_private_dir(self.path.parent)
-        with file_lock(self.path.with_name(self.path.name + ".lock")):
+        with file_lock(self.lock_path):
             yield
+
+
+def _sealed(settings: Settings) -> Settings:
+    seal(settings)
+    return settings

@@ -179,7 +179,7 @@ class ToolRunner:
         except ValidationError as exc:
             raise ToolError(f"invalid arguments for {spec.name}: {_validation_text(exc)}") from None
         row.valid = True
-        settings = self.settings_store.reload_if_changed() or self.settings_store.current
+        settings = self.settings_store.current  # the owner's snapshot: no I/O
         reporter = _CallProgress(progress)
         ctx = ToolContext(
             browser=None,

@@ -12,8 +12,11 @@ the extension to read, so it neither gives up while the person decides nor asks 
 "no". Each pairing is a ``PairedBrowser`` in the settings with its own credential in the secret
 store, so one leak is one revoke. A rotation retires the credentials it replaces rather than
 deleting them at once (``RetiredPairing``): the relay uses a retired one only to prove itself to
-a browser that was away and tell it to pair again, never to let it in. Blocking methods
-(settings file, keychain) are for the CLI and for threads; the app calls ``claim``.
+a browser that was away and tell it to pair again, never to let it in, and only for
+``RETIRED_DAYS``; after that it is refused and forgotten (``prune_retired``, which the app runs
+at start and on its upkeep cadence). Lookups read the settings snapshot in force, never the
+file. Blocking methods (settings file, keychain) are for the CLI and for threads; the app calls
+``claim``.
 """
 
 from __future__ import annotations
@@ -23,16 +26,18 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal, Protocol
 
 from tabrelay.config.secrets import TokenStore
+from tabrelay.config.settings import RETIRED_DAYS as RETIRED_DAYS  # the relay's tests age by it
 from tabrelay.config.settings import (
     PairedBrowser,
     PairingGrant,
     RetiredPairing,
     Settings,
     SettingsStore,
+    drop_pairings,
 )
 from tabrelay.protocol.constants import PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH
 
@@ -42,8 +47,6 @@ PAIRING_CODE = re.compile(f"[{PAIRING_CODE_ALPHABET}]{{{PAIRING_CODE_LENGTH}}}")
 WINDOW = 120.0  # seconds an approved pairing stays open for the extension to collect it
 REFUSED_PAUSE = 60.0  # after a "no", the same extension is not asked again for this long
 GRANT_MINUTES = 10.0  # `tabrelay pair allow`: how long the extension has to come and pair
-RETIRED_DAYS = 30.0  # how long a rotated credential can still prove the app to a browser away
-MAX_RETIRED = 64
 
 
 Window = tuple[str, str | None]  # (extension id, the code its request showed, if any)
@@ -67,9 +70,14 @@ class Pairing:
         approver: PairingApprover | None = None,
         on_request: Callable[[str], None] | None = None,
         on_paired: Callable[[PairedBrowser, str], None] | None = None,
+        catch_up: Callable[[], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``catch_up`` (the app's) takes in what another process just wrote: a request that
+        no window and no grant in force lets pair waits for it once, so an allowance the CLI
+        gave a moment ago pairs at once."""
         self._store = store
+        self._catch_up = catch_up
         self._tokens = tokens
         self.approver = approver
         self._on_request = on_request
@@ -81,6 +89,21 @@ class Pairing:
         self._refused: dict[str, float] = {}  # extension id → when it may be asked again
         self._announced: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._listeners: list[Callable[[], None]] = []
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` when a question to the person starts or ends (``pending``);
+        returns the way to stop."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            # Listeners are UI code; one failing must not break pairing.
+            except Exception:
+                logger.exception("a pairing listener failed")
 
     def settings(self) -> Settings:
         return self._store.current
@@ -100,9 +123,7 @@ class Pairing:
         """
         if self._tokens.problem is not None:
             raise self._tokens.problem
-        if self._take_window((extension_id, code)) or await asyncio.to_thread(
-            self._take_grant, extension_id, code
-        ):
+        if self._take_window((extension_id, code)) or await self._claim_grant(extension_id, code):
             paired, token = await self.pair_now(extension_id)
             logger.info("browser pairing %s issued to extension %s", paired.id, extension_id)
             return token
@@ -140,20 +161,26 @@ class Pairing:
         deadline = self._windows.pop(window, None)
         return deadline is not None and self._clock() < deadline
 
+    async def _claim_grant(self, extension_id: str, code: str | None) -> bool:
+        if not self._granted(extension_id, code):
+            if self._catch_up is None:
+                return False
+            await self._catch_up()  # `tabrelay pair allow` may have written it a moment ago
+            if not self._granted(extension_id, code):
+                return False
+        return await asyncio.to_thread(self._take_grant, extension_id, code)
+
+    def _granted(self, extension_id: str, code: str | None) -> bool:
+        now = time.time()
+        return any(_matches(g, extension_id, code, now) for g in self.settings().pairing_grants)
+
     def _take_grant(self, extension_id: str, code: str | None) -> bool:
         """Consume an unexpired grant this request matches (blocking: the settings file)."""
         now = time.time()
 
         def matches(grant: PairingGrant) -> bool:
-            return (
-                grant.extension_id == extension_id
-                and grant.expires_at > now
-                and grant.code in (None, code)
-            )
+            return _matches(grant, extension_id, code, now)
 
-        settings = self._store.reload_if_changed() or self._store.current  # the CLI wrote it
-        if not any(matches(g) for g in settings.pairing_grants):
-            return False
         taken = False
 
         def take(settings: Settings) -> None:
@@ -189,6 +216,7 @@ class Pairing:
             return
         self.pending.add(extension_id)
         self._asking[extension_id] = code
+        self._changed()
         if self._on_request is not None:
             self._on_request(extension_id)
         task = asyncio.get_running_loop().create_task(self._ask(self.approver, extension_id, code))
@@ -207,6 +235,7 @@ class Pairing:
         finally:
             self.pending.discard(extension_id)
             self._asking.pop(extension_id, None)
+            self._changed()
         if allowed:
             self.open_window(extension_id, code)
             logger.info("pairing of extension %s allowed; waiting for it to collect", extension_id)
@@ -274,34 +303,12 @@ class Pairing:
     ) -> list[PairedBrowser]:
         removed: list[PairedBrowser] = []
         dropped: list[RetiredPairing] = []
-        now = time.time()
 
         def drop(settings: Settings) -> None:
-            removed.clear()
-            dropped.clear()
-            settings.rotations += rotation
-            removed.extend(p for p in settings.pairings if chosen(p))
-            settings.pairings = [p for p in settings.pairings if not chosen(p)]
-            gone = {p.extension_id for p in removed} - {p.extension_id for p in settings.pairings}
-            settings.pairing_grants = [
-                g for g in settings.pairing_grants if g.extension_id not in gone
-            ]
-            retired = list(settings.retired_pairings)
-            if rotation:
-                retired += [
-                    RetiredPairing(id=p.id, extension_id=p.extension_id)
-                    for p in removed
-                    if not p.legacy
-                ]
-            else:  # the person unpaired it: the app proves nothing to it any more
-                dropped.extend(r for r in retired if chosen(r))
-                retired = [r for r in retired if not chosen(r)]
-            fresh = [r for r in retired if now - r.retired_at < RETIRED_DAYS * 86400]
-            kept = fresh[-MAX_RETIRED:]
-            dropped.extend(r for r in retired if r not in kept)
-            settings.retired_pairings = kept
-            if removed or dropped:
-                settings.secrets_revision += 1
+            gone = drop_pairings(
+                settings, chosen, rotation=rotation, retire=rotation, now=time.time()
+            )
+            removed[:], dropped[:] = gone
 
         self._store.update(drop)
         for paired in removed:
@@ -314,8 +321,33 @@ class Pairing:
     # --- retired credentials ----------------------------------------------------------------
 
     def has_retired(self, extension_id: str) -> bool:
-        """Whether a rotation retired a credential of this extension (its browser may knock)."""
-        return any(r.extension_id == extension_id for r in self.settings().retired_pairings)
+        """Whether a rotation retired a credential of this extension that has not expired (its
+        browser may knock)."""
+        return bool(self.settings().live_retired(extension_id, time.time()))
+
+    def retired_expired(self) -> bool:
+        """Whether a retired credential has expired and waits to be forgotten (no I/O)."""
+        now = time.time()
+        return any(r.expired(now) for r in self.settings().retired_pairings)
+
+    def prune_retired(self) -> list[RetiredPairing]:
+        """Forget the retired credentials that expired, in the settings and the secret store;
+        what went (blocking; nothing is written when nothing expired)."""
+        if not self.retired_expired():
+            return []
+        dropped: list[RetiredPairing] = []
+
+        def drop(settings: Settings) -> None:
+            dropped[:] = drop_pairings(
+                settings, lambda _: False, rotation=False, retire=False, now=time.time()
+            )[1]
+
+        self._store.update(drop)
+        for retired in dropped:
+            self._tokens.delete_browser_credential(retired.id)
+        if dropped:
+            logger.info("forgot %d retired browser credential(s) that expired", len(dropped))
+        return dropped
 
     def retired_credentials(self, extension_id: str) -> list[tuple[str, str]]:
         """The retired credentials of this extension's former pairings, ``(id, credential)``
@@ -324,14 +356,8 @@ class Pairing:
         Raises:
             SecretStoreError: the secrets cannot be read now (a locked keychain).
         """
-        settings = self._store.reload_if_changed() or self._store.current  # the CLI rotated
-        now = time.time()
         found = []
-        for retired in settings.retired_pairings:
-            if retired.extension_id != extension_id:
-                continue
-            if now - retired.retired_at >= RETIRED_DAYS * 86400:
-                continue
+        for retired in self.settings().live_retired(extension_id, time.time()):
             token = self._tokens.browser_credential(retired.id)
             if token:
                 found.append((retired.id, token))
@@ -351,3 +377,10 @@ class Pairing:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _matches(grant: PairingGrant, extension_id: str, code: str | None, now: float) -> bool:
+    """Whether an unexpired grant lets this request (extension id, code shown) pair."""
+    return (
+        grant.extension_id == extension_id and grant.expires_at > now and grant.code in (None, code)
+    )

@@ -5,7 +5,9 @@ thread, the command log from a worker thread. ``CoreBridge`` subscribes to each 
 re-emits Qt signals on the GUI thread, coalesced so a burst of tab events is one repaint and
 the CDP stream arrives in batches about ten times a second, never one signal per event. Until
 the Events page exists (the dashboard is built on first use) it also keeps the newest events,
-as they came, for the page to start from.
+as they came, for the page to start from. What the person's status shows (settings, the
+keychain, a browser asking to pair or refused) is not polled: the bridge subscribes to each of
+its owners and re-reads the status on the GUI thread when one of them speaks.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ logger = logging.getLogger(__name__)
 
 EVENT_INTERVAL = 0.1  # seconds between event batches: about ten inserts a second
 BROWSER_COALESCE = 0.1
-SETTINGS_POLL = 0.5
 EVENT_QUEUE = 20_000  # the hub drops the oldest beyond this while the UI is busy
 
 
@@ -45,6 +46,7 @@ class CoreBridge(QObject):
     settings_changed = Signal()
 
     _logged_in_worker = Signal(object)
+    _status_moved = Signal()  # from any thread: an owner of something the status shows spoke
 
     def __init__(
         self,
@@ -68,9 +70,8 @@ class CoreBridge(QObject):
         self._browsers_timer.timeout.connect(self.browsers_changed)
         self._event_timer = QTimer(self, interval=max(1, int(event_interval * 1000)))
         self._event_timer.timeout.connect(self._drain_events)
-        self._settings_timer = QTimer(self, interval=int(SETTINGS_POLL * 1000))
-        self._settings_timer.timeout.connect(self._poll_settings)
         self._logged_in_worker.connect(self._logged, Qt.ConnectionType.QueuedConnection)
+        self._status_moved.connect(self.refresh_status, Qt.ConnectionType.QueuedConnection)
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -81,11 +82,14 @@ class CoreBridge(QObject):
         self._unsubscribe.append(core.gate.add_listener(self.approvals_changed.emit))
         if core.command_log is not None:
             self._unsubscribe.append(core.command_log.add_listener(self._logged_in_worker.emit))
+        # Settings are published from the loop or from the worker thread that wrote them.
+        self._unsubscribe.append(core.settings_store.subscribe(lambda _: self._status_moved.emit()))
+        self._unsubscribe.append(core.tokens.add_listener(self._status_moved.emit))
+        self._unsubscribe.append(core.pairing.add_listener(self._status_moved.emit))
         self._events = core.hub.subscribe(maxlen=EVENT_QUEUE)
         self._alerts = core.hub.subscribe(maxlen=100, accept=lambda e: e.kind == "alert")
         self._settings_seen = self._settings_signature()
         self._event_timer.start()
-        self._settings_timer.start()
 
     def close(self) -> None:
         for unsubscribe in self._unsubscribe:
@@ -95,7 +99,6 @@ class CoreBridge(QObject):
             if subscription is not None:
                 subscription.close()
         self._event_timer.stop()
-        self._settings_timer.stop()
         self._browsers_timer.stop()
         self._recent = None
 
@@ -113,6 +116,8 @@ class CoreBridge(QObject):
             self.browser_disconnected.emit(browser.name)
             for key in [k for k in self.tab_activity if k[0] == browser.id]:
                 del self.tab_activity[key]
+        if change != "updated":
+            self.refresh_status()  # a browser let in is no longer one refused
         if not self._browsers_timer.isActive():
             self._browsers_timer.start()
 
@@ -147,6 +152,7 @@ class CoreBridge(QObject):
             for alert in self._alerts.drain():
                 message = str(alert.params.get("message") or alert.method)
                 self.alert_raised.emit(alert.method, message)
+            self.refresh_status()  # a browser refused is in the status too
         if self._events is None or not len(self._events):
             return
         batch: list[HubEvent] = self._events.drain()
@@ -166,12 +172,10 @@ class CoreBridge(QObject):
         store = core.settings_store
         return store.current.revision, len(store.problems), tuple(core.attention())
 
-    def refresh_status(self) -> None:
-        """Redraw what shows the person's status now (after an action changed it)."""
-        self._poll_settings()
-
     @Slot()
-    def _poll_settings(self) -> None:
+    def refresh_status(self) -> None:
+        """Redraw what shows the person's status if it changed (an owner spoke, or an action
+        changed it)."""
         signature = self._settings_signature()
         if signature != self._settings_seen:
             self._settings_seen = signature

@@ -17,7 +17,6 @@ from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QMessageBox, QSystemTrayIcon
 
 from tabrelay.approval.gate import ApprovalRequest
-from tabrelay.config.settings import Settings
 from tabrelay.core import KEYCHAIN_ATTENTION, Core
 from tabrelay.errors import TabrelayError
 from tabrelay.system.autostart import Autostart
@@ -228,13 +227,10 @@ class DesktopUi(QObject):
         return self.autostart.is_enabled()
 
     def set_autostart(self, enabled: bool) -> asyncio.Task[None]:
+        """Add or remove the OS's autostart entry: the one record of start at login."""
+
         async def run() -> None:
             await asyncio.to_thread(self.autostart.set_enabled, enabled)
-
-            def remember(settings: Settings) -> None:
-                settings.autostart = enabled
-
-            await asyncio.to_thread(self.core.settings_store.update, remember)
 
         return self.tasks.start(run())
 

@@ -2,7 +2,8 @@
 
 Everything typed is checked before anything is saved, with a message that names the field or
 the line; a refused save keeps the dialog open with the person's input intact. Saving goes
-through ``SettingsStore.update`` (validated again there, written atomically) in a thread.
+through ``SettingsStore.update`` (validated again there, written atomically) in a thread; start
+at login goes to the OS's autostart entry, which is its only record.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ class SettingsForm:
     allow_private_networks: bool
     tab_scope: str
     log_retention_days: float
-    autostart: bool
+    autostart: bool  # the OS's autostart entry, its one truth: not a setting (``apply``)
     enable_cdp_tool: bool = False
 
     def apply(self, settings: Settings) -> None:
@@ -111,7 +112,6 @@ class SettingsForm:
         settings.navigation.allow_private_networks = self.allow_private_networks
         settings.tab_scope = "shared" if self.tab_scope == "shared" else "all"
         settings.log_retention_days = self.log_retention_days
-        settings.autostart = self.autostart
         settings.enable_cdp_tool = self.enable_cdp_tool
 
 
