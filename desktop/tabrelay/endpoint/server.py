@@ -17,17 +17,15 @@ import functools
 import json
 import logging
 import re
-import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import uvicorn
+from mcp.server.connection import Connection
 from mcp.server.lowlevel.helper_types import ReadResourceContents
-from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
@@ -50,13 +48,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tabrelay import __version__
 from tabrelay.config.settings import Settings
 from tabrelay.endpoint import MCP_PATH, SSE_PATH
 from tabrelay.endpoint.auth import BearerAuth, ClientActivity, client_of
 from tabrelay.endpoint.calls import Caller, ToolRunner
+from tabrelay.endpoint.drain import RequestDrain
+from tabrelay.endpoint.sdk import connection_of
 from tabrelay.endpoint.sessions import (
     SESSION_IDLE_TIMEOUT,
     SESSIONS_PER_CLIENT,
@@ -141,19 +141,29 @@ def to_mcp(result: ToolResult, spec: ToolSpec) -> CallToolResult:
 
 
 class _LegacySessions:
-    """Remembers the connections of 2025-era clients, which get list-changed notifications on
-    their own stream rather than through ``subscriptions/listen``."""
+    """Middleware for 2025-era clients, which hear of list changes on their own stream rather
+    than through ``subscriptions/listen``: tells them in ``initialize`` that the tool and
+    resource lists change, and remembers their connections to tell them when they do."""
 
     def __init__(self) -> None:
-        self.connections: dict[int, Any] = {}
+        self.connections: dict[int, Connection] = {}
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         result = await call_next(ctx)
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            connection = getattr(ctx.session, "_connection", None)  # no public accessor in 2.3
-            if connection is not None and id(connection) not in self.connections:
-                self.connections[id(connection)] = connection
-                connection.exit_stack.callback(self.connections.pop, id(connection), None)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return result
+        if ctx.method == "initialize":
+            # The SDK's transports build initialize without list-changed options (2.3 has no
+            # setting for them): the result is the wire form, ours to amend (middleware API).
+            capabilities = result.get("capabilities") or {}
+            for kind in ("tools", "resources"):
+                if isinstance(capabilities.get(kind), dict):
+                    capabilities[kind]["listChanged"] = True
+            return result
+        connection = connection_of(ctx.session)
+        if id(connection) not in self.connections:
+            self.connections[id(connection)] = connection
+            connection.exit_stack.callback(self.connections.pop, id(connection), None)
         return result
 
     async def resources_changed(self) -> None:
@@ -181,10 +191,6 @@ class _TabrelayMcp(MCPServer[Any]):
 
     async def list_tools(self) -> list[McpTool]:
         return [mcp_tool(spec) for spec in self._endpoint.listed_tools()]
-
-    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
-        spec = BY_NAME.get(name)
-        return None if spec is None else tool_schema(spec).schema
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -268,9 +274,9 @@ class McpEndpoint:
         self.bus = InMemorySubscriptionBus()
         self.legacy = _LegacySessions()
         self.mcp = _TabrelayMcp(self, self.bus)
-        self._advertise_list_changed()
         self._listed = self.listed_tools()
         self._server: uvicorn.Server | None = None
+        self._drain: RequestDrain | None = None
         self._task: asyncio.Task[None] | None = None
         self.auth: BearerAuth | None = None
         self.sessions: ClientSessions | None = None
@@ -349,21 +355,6 @@ class McpEndpoint:
         await self.bus.publish(ToolsListChanged())
         await self.legacy.tools_changed()
 
-    def _advertise_list_changed(self) -> None:
-        """Tell 2025-era clients (in initialize) that tool and resource lists change."""
-        low = self.mcp._lowlevel_server
-        original = low.create_initialization_options
-
-        def with_list_changed(
-            notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
-        ) -> Any:
-            options = notification_options or NotificationOptions(
-                resources_changed=True, tools_changed=True
-            )
-            return original(options, *args, **kwargs)
-
-        low.create_initialization_options = with_list_changed  # type: ignore[method-assign]
-
     def activity(self) -> dict[str, ClientActivity]:
         """Each client's last request time and open requests (sessions, streams)."""
         return dict(self.auth.activity) if self.auth is not None else {}
@@ -379,7 +370,7 @@ class McpEndpoint:
 
     # --- serving ----------------------------------------------------------------------------
 
-    def app(self, port: int) -> BearerAuth:
+    def app(self, port: int) -> RequestDrain:
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"127.0.0.1:{port}", f"localhost:{port}"],
@@ -394,8 +385,12 @@ class McpEndpoint:
             max_sessions=MAX_SESSIONS,
             max_request_body_size=MAX_BODY,
         )
-        sse = SseServerTransport(
-            MESSAGES_PATH, security_settings=security, max_request_body_size=MAX_BODY
+        sse = self.mcp.sse_app(
+            sse_path=SSE_PATH,
+            message_path=MESSAGES_PATH,
+            max_request_body_size=MAX_BODY,
+            transport_security=security,
+            host=self.host,
         )
         self.sessions = sessions = ClientSessions(
             per_client=self._sessions_per_client,
@@ -406,8 +401,8 @@ class McpEndpoint:
         starlette = Starlette(
             routes=[
                 Route(MCP_PATH, endpoint=SessionCap(streamable, sessions)),
-                Route(SSE_PATH, endpoint=_SseEndpoint(self, sse, sessions), methods=["GET"]),
-                Mount(MESSAGES_PATH, app=sse.handle_post_message),
+                Route(SSE_PATH, endpoint=_SseSessions(sse, sessions), methods=["GET"]),
+                Mount("", app=sse),  # POST /messages/ (the SDK's app routes it)
             ],
             lifespan=self._lifespan,
         )
@@ -418,7 +413,8 @@ class McpEndpoint:
             limits=self._limits,
             on_limit=self._on_limit,
         )
-        return self.auth
+        self._drain = RequestDrain(self.auth)
+        return self._drain
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
@@ -466,29 +462,25 @@ class McpEndpoint:
         )
 
     async def stop(self) -> None:
+        """End every request and stream at once, then stop listening."""
         if self._server is None or self._task is None:
             return
-        from sse_starlette.sse import AppStatus
-
-        listen: Any = self.mcp._lowlevel_server.get_request_handler("subscriptions/listen")
-        if listen is not None:  # end 2026 listen streams, else uvicorn waits for them
-            listen.handler.close()
-        # sse_starlette learns of shutdown only through uvicorn's handle_exit.
-        self._server.handle_exit(signal.SIGTERM, None)
+        if self._drain is not None:
+            # Streams (SSE, listen, calls in flight) would keep uvicorn waiting for its whole
+            # graceful timeout; uvicorn's handle_exit is not called, since sse_starlette
+            # patches it to set a process-wide flag that would end a later endpoint's streams.
+            self._drain.close()
+        self._server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        AppStatus.should_exit = False  # process-global and sticky; a restarted endpoint needs it
-        self._server = self._task = None
+        self._server = self._task = self._drain = None
 
 
-class _SseEndpoint:
-    """GET /sse as raw ASGI, within the client's session cap (the SDK's SSE transport has none)."""
+class _SseSessions:
+    """GET /sse within the client's session cap (the SDK's SSE transport has none)."""
 
-    def __init__(
-        self, endpoint: McpEndpoint, transport: SseServerTransport, sessions: ClientSessions
-    ) -> None:
-        self._endpoint = endpoint
-        self._transport = transport
+    def __init__(self, sse: ASGIApp, sessions: ClientSessions) -> None:
+        self._sse = sse
         self._sessions = sessions
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -497,11 +489,9 @@ class _SseEndpoint:
         if refusal is not None:
             await PlainTextResponse(refusal, status_code=429)(scope, receive, send)
             return
-        low = self._endpoint.mcp._lowlevel_server
         try:
-            async with self._transport.connect_sse(scope, receive, send) as (read, write):
-                await low.run(read, write, low.create_initialization_options())
+            await self._sse(scope, receive, send)
         except ValueError:
-            pass  # a bad Host or Origin: connect_sse already answered 421 or 403
+            pass  # a bad Host or Origin: the SDK's connect_sse already answered 421 or 403
         finally:
             self._sessions.release(client)
