@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tabrelay.tools.outline import (
+    HIDDEN_VALUE,
     MAX_NAME,
     MAX_OPTIONS,
     MAX_TEXT,
@@ -175,6 +176,7 @@ def built(
     script_focus: set[int] = frozenset(),  # type: ignore[assignment]
     editors: dict[int, EditorText] | None = None,
     visible: set[int] | None = None,
+    secrets: dict[int, str] | None = None,
 ) -> tuple[Outline, dict[int, str]]:
     """The outline of a page whose body is ``root``; refs by backend node id."""
     nodes: list[dict[str, Any]] = []
@@ -224,6 +226,7 @@ def built(
         editors=editors,
         visible=frozenset(visible) if visible is not None else None,
         base_url="https://docs.example/",
+        secrets=secrets,
     )
     return outline, refs
 
@@ -362,7 +365,7 @@ def test_a_code_editor_is_its_input_named_and_holding_the_editor_s_text() -> Non
         )
 
     text_of = {41: EditorText("select 1\n  from t", True, box=40, label="SQL query")}
-    drawn = {"clickable": {40, 42}, "script_focus": {43}}
+    drawn: dict[str, Any] = {"clickable": {40, 42}, "script_focus": {43}}
     page, refs = built(ax("form", editor(), ax("button", name="Run")), editors=text_of, **drawn)
     assert page.lines == [
         "form",
@@ -435,3 +438,28 @@ def test_a_name_chrome_stopped_computing_is_read_whole_from_the_text_below() -> 
     )
     page, _ = built(term, inline=set(range(100, 130)))
     assert page.lines == [f'term "{signature} New in 3.2"']
+
+
+def test_a_secret_field_keeps_its_ref_but_not_its_value_nor_a_card_select_its_options() -> None:
+    page = ax(
+        "form",
+        ax("textbox", name="Code", backend=1, value="481516", focusable=True),
+        ax("textbox", name="Shown password", backend=2, value="hunter2", focusable=True),
+        ax(
+            "combobox", ax("option", name="01"), ax("option", name="07"),
+            name="Expiry month", backend=3, value="07", focusable=True,
+        ),
+        ax("textbox", name="Name", backend=4, value="Ada", focusable=True),
+    )  # fmt: skip
+    secrets = {1: "one-time code", 2: "password", 3: "card detail"}
+    outline, refs = built(page, secrets=secrets)
+    assert outline.text == "\n".join(
+        [
+            "form",
+            f' textbox "Code" [{refs[1]}] {HIDDEN_VALUE.format(kind="one-time code")}',
+            f' textbox "Shown password" [{refs[2]}] {HIDDEN_VALUE.format(kind="password")}',
+            f' combobox "Expiry month" [{refs[3]}] {HIDDEN_VALUE.format(kind="card detail")}',
+            f' textbox "Name" [{refs[4]}] value="Ada"',
+        ]
+    )
+    assert "481516" not in str(outline.elements) and "hunter2" not in str(outline.nodes)

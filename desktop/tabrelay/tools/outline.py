@@ -64,6 +64,7 @@ MAX_VALUE = 2000
 MAX_OPTION = 100
 MAX_OPTIONS = 30
 READ_WHOLE = "(shortened; browser_get_content ref={ref} reads it whole)"
+HIDDEN_VALUE = "(a {kind} field: its value is not shown)"
 PARTIAL_EDITOR = "(only the lines the editor shows)"
 
 
@@ -129,6 +130,7 @@ def build_outline(
     inline: frozenset[int] = frozenset(),
     script_focus: frozenset[int] = frozenset(),
     editors: Mapping[int, EditorText] | None = None,
+    secrets: Mapping[int, str] | None = None,
 ) -> Outline:
     """The outline of the main frame (``frames[0]``) with child frames nested at their owners.
 
@@ -136,10 +138,12 @@ def build_outline(
     ``max_depth`` cuts nesting and counts what was left out. ``inline`` lists the backend nodes
     laid out inline (their text joins the line around them); ``script_focus`` those focusable
     only by script (``tabindex="-1"``); ``editors`` the text of code editors by the backend node
-    of their input.
+    of their input; ``secrets`` the kind of secret each field holding one takes (its value and
+    its options are left out).
     """
     builder = _Builder(frames, assign_ref, clickable, visible, max_depth, base_url)
     builder.inline, builder.script_focus = inline, script_focus
+    builder.secrets = secrets or {}
     builder.use_editors(editors or {})
     builder.frame(frames[0], depth=0)
     return _without_echoed_labels(builder.outline, max_depth)
@@ -172,6 +176,7 @@ class _Builder:
         self.inline: frozenset[int] = frozenset()
         self.script_focus: frozenset[int] = frozenset()
         self.editors: Mapping[int, EditorText] = {}
+        self.secrets: Mapping[int, str] = {}
         self.boxes: set[int] = set()  # backend nodes of code editors' boxes
         self.in_editor = 0
         self.outline = Outline()
@@ -402,7 +407,10 @@ class _Builder:
         if name:
             parts.append(json.dumps(name, ensure_ascii=False))
         value = editor.text if editor is not None else _value(node, "value")
-        if value not in (None, "") and role not in ("link", "heading"):
+        secret = self.secrets.get(node.get("backendDOMNodeId", -1))
+        if secret is not None:
+            parts.append(HIDDEN_VALUE.format(kind=secret))
+        elif value not in (None, "") and role not in ("link", "heading"):
             multiline = (
                 editor is not None
                 or props.get("multiline") is True
@@ -412,7 +420,7 @@ class _Builder:
             text, cut = _cut(text, MAX_VALUE)
             shortened = shortened or cut
             parts.append(f"value={json.dumps(text, ensure_ascii=False)}")
-        if role == "combobox":
+        if role == "combobox" and secret is None:
             options, cut = _options(node, nodes)
             shortened = shortened or cut
             if options:

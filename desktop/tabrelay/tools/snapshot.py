@@ -2,8 +2,9 @@
 
 The snapshot reads Chrome's accessibility tree of the page and of each same-origin frame (open
 shadow roots are part of it), plus one DOM snapshot for click listeners, inline layout and
-on-screen bounds, and the text of code editors the tree does not hold (``editor_text``); it
-hands refs out through the tab's ``TabRefs`` so the same element keeps its ref.
+on-screen bounds, the text of code editors the tree does not hold (``editor_text``) and which
+fields hold a secret whose value it leaves out (``secret_fields``); it hands refs out through
+the tab's ``TabRefs`` so the same element keeps its ref.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editor_text import editor_texts
 from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
 from tabrelay.tools.refs import RefTarget
+from tabrelay.tools.secret_fields import secret_fields
 from tabrelay.tools.wait import until_parsed
 
 
@@ -92,12 +94,13 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     browser, tab = ctx.need_browser(), ctx.need_tab()
     refs = ctx.refs.tab(browser.id, tab.id)
     # Independent reads go out together: each is a round trip through the extension.
-    tree, main_nodes, layout, view, editors = await asyncio.gather(
+    tree, main_nodes, layout, view, editors, secrets = await asyncio.gather(
         ctx.cdp("Page.getFrameTree"),
         _ax_nodes(ctx, None),
         ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": ["display"]}),
         _viewport(ctx) if viewport else _nothing(),
         editor_texts(ctx),
+        secret_fields(ctx),
     )
     loaders: dict[str, str] = {}
     frames = await _frames(ctx, tree["frameTree"], loaders, owner=None, nodes=main_nodes)
@@ -116,6 +119,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         inline=_inline(layout),
         script_focus=_script_focus(layout),
         editors=editors,
+        secrets=secrets,
     )
 
 

@@ -1,0 +1,77 @@
+"""Which fields of a page hold a secret, for the snapshot to leave their values out.
+
+The rule is ``refs.FIELD_KIND`` (passwords, also once a "show password" toggle made them text,
+fields drawn as dots, one-time codes, card details), the one ``browser_get_content`` and the
+typing tools use, run in the page over the document, its open shadow roots and same-origin
+frames. Only fields that hold something are looked up: an empty one shows nothing anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from tabrelay.tools.context import ToolContext
+from tabrelay.tools.refs import FIELD_KIND
+
+# An array of the secret fields that hold a value, carrying their kinds alongside; or null.
+_FIND = r"""
+(() => {
+  const kindOf = FIELD_KIND;
+  const fields = [], kinds = [];
+  const visit = (root) => {
+    for (const el of root.querySelectorAll('input, textarea, select')) {
+      const kind = el.value ? kindOf(el) : null;
+      if (kind) { fields.push(el); kinds.push(kind); }
+    }
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) visit(el.shadowRoot);
+      if (el.tagName === 'IFRAME') {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (error) { doc = null; }
+        if (doc) visit(doc);
+      }
+    }
+  };
+  visit(document);
+  if (!fields.length) return null;
+  fields.kinds = kinds;
+  return fields;
+})()
+""".replace("FIELD_KIND", FIELD_KIND.strip())
+
+
+async def secret_fields(ctx: ToolContext) -> dict[int, str]:
+    """The kind of secret ("password", "one-time code", "card detail") of each field that holds
+    one, by backend node id.
+
+    One round trip when no such field holds anything (most pages); otherwise three more,
+    whatever their number. The objects live in the call's object group (released when the
+    call ends).
+
+    Raises:
+        CommandFailed: the page could not be read (between documents): the snapshot cannot
+            say which values to leave out, so it is not taken.
+    """
+    listing = await ctx.cdp("Runtime.evaluate", {"expression": _FIND, "objectGroup": ctx.objects})
+    array = listing.get("result", {}).get("objectId")
+    if listing.get("exceptionDetails") or not array:
+        return {}
+    listed, kinds = await asyncio.gather(
+        ctx.cdp("Runtime.getProperties", {"objectId": array, "ownProperties": True}),
+        ctx.call_on(array, "function () { return this.kinds; }"),
+    )
+    elements = {
+        int(p["name"]): p["value"]["objectId"]
+        for p in listed.get("result", [])
+        if p.get("name", "").isdigit() and p.get("value", {}).get("objectId")
+    }
+    order = sorted(elements)
+    described = await asyncio.gather(
+        *(ctx.cdp("DOM.describeNode", {"objectId": elements[i]}) for i in order)
+    )
+    names: list[str] = kinds.get("result", {}).get("value") or []
+    return {
+        int(d["node"]["backendNodeId"]): str(names[i])
+        for i, d in zip(order, described, strict=True)
+        if i < len(names)
+    }
