@@ -10,7 +10,6 @@ nothing here knows about those boundaries. The tree::
     ├── RelayError
     │   ├── StartupError              (port taken, non-loopback host)
     │   ├── ProtocolViolation         (a peer sent something malformed)
-    │   ├── AuthenticationError
     │   ├── EventsClosed              (the events a waiter listened to ended)
     │   └── BrowserError
     │       ├── NoBrowserError
@@ -74,10 +73,6 @@ class ProtocolViolation(RelayError):
         self.code = code
 
 
-class AuthenticationError(RelayError):
-    title = "Authentication failed"
-
-
 class EventsClosed(RelayError):
     """The event subscription a waiter listened to was closed (its owner left, or Tabrelay is
     stopping): the waiter stops instead of waiting for events that cannot come."""
@@ -106,7 +101,9 @@ class TooManyPendingCommands(BrowserError):
 
 
 class CommandFailed(BrowserError):
-    """The extension answered a command with an error; ``code`` is its optional error code."""
+    """The extension answered a command with an error; ``code`` says why, when known (an
+    ``ErrorCode`` of the protocol, or the app's own ``unsupported``): decide by it, never by
+    the message's words."""
 
     title = "Browser command failed"
 

@@ -67,6 +67,19 @@ class MessageType(enum.StrEnum):
 TAB_EVENT_KINDS: tuple[str, ...] = ("created", "updated", "removed", "activated")
 
 
+class ErrorCode(enum.StrEnum):
+    """Why the extension failed a command: the ``code`` of its error answer (``CommandFailed``
+    carries it), so the app decides by the code, never by the message's words."""
+
+    NO_TAB = "no_tab"  # the tab does not exist or was closed
+    RESTRICTED_URL = "restricted_url"  # chrome://, an extension or the Web Store
+    BLOCKED_METHOD = "blocked_method"  # the CDP denylist
+    CANCELED_BY_USER = "canceled_by_user"  # the person cancelled the debugging bar
+    DETACHED = "detached"
+    UNKNOWN_METHOD = "unknown_method"
+    INVALID_PARAMS = "invalid_params"
+
+
 class CloseCode(enum.IntEnum):
     """WebSocket close codes the relay uses in the private range (RFC 6455 §7.4.2)."""
 
