@@ -218,3 +218,27 @@ async def test_tabrelays_own_ports_spelled_another_way_are_refused_however_they_
     )
     assert "is Tabrelay itself" in said, said
     await assert_unreadable(agent, tab)
+
+
+async def test_a_tab_that_sends_itself_to_a_blocked_site_is_refused_at_its_new_address(
+    agent: Agent, app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """The person's tab (never driven, so its loads were not guarded) sends itself on by
+    script (``location.href = ...``) to a blocked site. The app answers a tool's look at a tab
+    from its cache of the tab events, with no round trip: the event of that navigation moved
+    the cached address, so the next tool is refused there, and nothing of the site comes back.
+    (Were the event late, the tool's own command makes the look after it ask the browser.)"""
+    target = secret_url(pages)
+    page = await browser.open_page(via(pages, "script", target), wait_for_load=False)
+    try:
+        relay = await app.browser()
+
+        def moved() -> int | None:  # the app's cache, fed by the extension's tab events
+            return next((t.id for t in relay.tabs.values() if t.url == target), None)
+
+        tab = await wait_until(moved, timeout=10, message="the tab's event tells the new address")
+        said = await agent.fails("browser_snapshot", tab_id=tab)
+        assert "agents may not use" in said and "block list" in said, said
+        await assert_unreadable(agent, tab)
+    finally:
+        await page.close()

@@ -242,6 +242,7 @@ async def test_an_answer_does_not_overwrite_a_newer_tab_event(relay: RelayHarnes
     extension = await relay.extension()
     await relay.browser_count(1)
     browser = relay.core.registry.resolve()
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"})  # the cache is stale: ask
     extension.hold_replies = True
     lookup = asyncio.create_task(browser.get_tab(1))
     await extension.held_count(1)

@@ -27,7 +27,7 @@ from tabrelay.errors import (
     TooManyPendingCommands,
 )
 from tabrelay.protocol.cdp import cdp_block_reason
-from tabrelay.protocol.constants import EXTENDED_METHODS, FEATURES, SEED_METHODS
+from tabrelay.protocol.constants import EXTENDED_METHODS, FEATURES, SEED_METHODS, ErrorCode
 from tabrelay.protocol.messages import (
     AppMessage,
     Command,
@@ -41,12 +41,14 @@ from tabrelay.protocol.messages import (
     TabInfo,
     encode,
 )
+from tabrelay.relay.freshness import TabFreshness, touched_tabs
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_COMMAND_TIMEOUT = 30.0
 DEFAULT_MAX_PENDING = 4096
 PING_FRAME = encode(Ping().to_wire())
+UNSUPPORTED = "unsupported"  # CommandFailed.code of a method the extension did not announce
 
 
 class Channel(Protocol):
@@ -84,6 +86,8 @@ class Browser:
         # update a tab's cached state if no event about it arrived since the command left.
         self._events_seen = 0
         self._last_event: dict[int, int] = {}
+        # Only an extension that pushes tab events (the Tabrelay protocol) keeps the cache current.
+        self._freshness = TabFreshness(events=hello is not None)
         self._channel = channel
         self._max_pending = max_pending
         self._on_change = on_change
@@ -144,7 +148,7 @@ class Browser:
         if method not in self.methods:
             raise CommandFailed(
                 f"{self.name} does not support {method}; update the Tabrelay extension",
-                code="unsupported",
+                code=UNSUPPORTED,
             )
         if method == "cdp.send":
             reason = cdp_block_reason(str(params.get("method", "")))
@@ -159,6 +163,8 @@ class Browser:
         self._pending[command_id] = future
         timeout = self.command_timeout if timeout is None else timeout
         self.last_activity = time.time()
+        touched = touched_tabs(method, params)
+        self._freshness.command_sent(touched)
         try:
             try:
                 await self._channel.send(encode(Command(command_id, method, params).to_wire()))
@@ -177,6 +183,7 @@ class Browser:
             ) from None
         finally:
             self._pending.pop(command_id, None)
+            self._freshness.command_ended(touched)
 
     def resolve(self, message: CommandResult | CommandError) -> bool:
         """Deliver an answer to its pending command; ``False`` if no command waits for it."""
@@ -249,8 +256,10 @@ class Browser:
         self._last_event[event.tab.id] = self._events_seen
         if event.event == "removed":
             self.tabs.pop(event.tab.id, None)
+            self._freshness.forget(event.tab.id)
             self.attached_tabs = self.attached_tabs - {event.tab.id}
         else:
+            self._freshness.heard(event.tab.id)
             if event.event == "activated":
                 for tab_id, tab in list(self.tabs.items()):
                     if tab.window_id == event.tab.window_id and tab.active:
@@ -266,7 +275,7 @@ class Browser:
 
     async def list_tabs(self, *, timeout: float | None = None) -> list[TabInfo]:
         """The browser's tabs as it sees them now; ``tabs`` is brought up to date with them."""
-        sent = self._events_seen
+        sent, asked = self._events_seen, self._freshness.asking()
         raw = await self.send_command("tabs.list", timeout=timeout)
         if not isinstance(raw, list):
             raise CommandFailed(f"{self.name} answered tabs.list with something other than a list")
@@ -275,8 +284,10 @@ class Browser:
         for tab_id in [t for t in self.tabs if t not in listed]:
             if self._last_event.get(tab_id, 0) <= sent:  # not one created since
                 del self.tabs[tab_id]
+                self._freshness.forget(tab_id)
         for tab in tabs:
             self._remember(tab, sent)
+            self._freshness.answered(tab.id, asked)
         self._changed()
         return tabs
 
@@ -285,21 +296,29 @@ class Browser:
         if self._last_event.get(tab.id, 0) <= sent:
             self.tabs[tab.id] = tab
 
-    async def get_tab(self, tab_id: int) -> TabInfo:
-        """The tab as the browser sees it now (``tabs.get``, else from ``tabs.list``).
+    async def get_tab(self, tab_id: int, *, ask: bool = False) -> TabInfo:
+        """The tab as the browser sees it now: from the cache when it is known current (see
+        ``freshness.py``) and ``ask`` is false, else asked (``tabs.get``, else ``tabs.list``).
 
         Raises:
             CommandFailed: the tab does not exist (code ``no_tab``).
         """
+        cached = self.tabs.get(tab_id)
+        if cached is not None and not ask and self._freshness.current(tab_id):
+            attached = tab_id in self.attached_tabs  # the status frames keep this, not events
+            return cached if cached.attached == attached else replace(cached, attached=attached)
         if self.supports("tabs.get"):
-            sent = self._events_seen
+            sent, asked = self._events_seen, self._freshness.asking()
             tab = TabInfo.from_wire(await self.send_command("tabs.get", {"tabId": tab_id}))
             self._remember(tab, sent)
+            self._freshness.answered(tab.id, asked)
             return tab
         for tab in await self.list_tabs():
             if tab.id == tab_id:
                 return tab
-        raise CommandFailed(f"tab {tab_id} does not exist (it may have been closed)", code="no_tab")
+        raise CommandFailed(
+            f"tab {tab_id} does not exist (it may have been closed)", code=ErrorCode.NO_TAB
+        )
 
     async def create_tab(self, url: str | None = None, *, active: bool = True) -> TabInfo:
         params: JsonObject = {"active": active}
@@ -308,6 +327,7 @@ class Browser:
         sent = self._events_seen
         tab = TabInfo.from_wire(await self.send_command("tabs.create", params))
         self._remember(tab, sent)
+        self._freshness.made(tab.id)
         return tab
 
     async def navigate(self, tab_id: int, url: str) -> TabInfo:
