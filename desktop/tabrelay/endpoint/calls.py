@@ -300,7 +300,8 @@ class ToolRunner:
         return tab
 
     async def _recheck(self, ctx: ToolContext, approved_origin: str | None) -> None:
-        tab = await _fresh(ctx.need_browser(), ctx.need_tab().id)
+        # The person took their time: ask the browser, not its cache (its event may be late).
+        tab = await _fresh(ctx.need_browser(), ctx.need_tab().id, ask=True)
         now = origin_of(tab.url)
         if now != approved_origin:
             raise TargetChanged(
@@ -416,9 +417,9 @@ def _active_tab(tabs: list[TabInfo]) -> TabInfo | None:
     return candidates[0] if candidates else None
 
 
-async def _fresh(browser: Browser, tab_id: int) -> TabInfo:
+async def _fresh(browser: Browser, tab_id: int, *, ask: bool = False) -> TabInfo:
     try:
-        return await browser.get_tab(tab_id)
+        return await browser.get_tab(tab_id, ask=ask)
     except CommandFailed as failed:
         # An extension that answers tabs.get without a code has no other way to fail it.
         if failed.code in (NO_TAB, None):
