@@ -338,7 +338,8 @@ class Core:
         The same rotation as `tabrelay token rotate` (``Pairing.revoke_all``); returns once
         the running app has closed the browsers' connections.
         """
-        await asyncio.to_thread(self.pairing.revoke_all)
+        # Shielded: once asked for, the rotation is made whole even if the caller goes away.
+        await asyncio.shield(asyncio.to_thread(self.pairing.revoke_all))
         await self.settled()
 
     def _limit_hit(self, kind: str, message: str) -> None:
@@ -465,7 +466,7 @@ class Core:
         """Take in what another process just wrote and wait until it is applied: a request
         with a token or a pairing grant not known yet (one the CLI made a moment ago works
         at once). Off the hot path: only a request that would fail otherwise comes here."""
-        await asyncio.to_thread(self.settings_store.refresh)
+        await asyncio.shield(asyncio.to_thread(self.settings_store.refresh))
         await self.settled()
 
     async def _watch(self) -> None:
