@@ -1,0 +1,109 @@
+"""A call leaves no page objects behind (tools/context.py ``ToolContext.objects``), in real
+Chromium through the real extension: the elements a call resolves (a ref read with
+browser_get_content, a selector or ref it acts on) live in one object group that is released
+however the call ends — answered, failed, or cancelled at any of its awaits, answers arriving
+after the cancel included.
+
+Each object the page hands out is seen where the relay delivers answers (``Browser.resolve``),
+so objects whose answer came after the call was cancelled count too; afterwards each is asked
+for again over the same session, which fails for an object the page no longer holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from e2e.conftest import E2E
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
+from e2e.test_cancellation import CALLER, CancelAt, _cancel_once, _settled, no_progress
+from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.errors import CommandFailed
+from tabrelay.protocol.messages import CommandError, CommandResult
+from tabrelay.relay.browser import Browser
+from tabrelay.tools.catalog import BY_NAME
+
+pytestmark = E2E
+
+
+def object_ids(value: Any) -> set[str]:
+    """Every remote object id in a CDP answer."""
+    if isinstance(value, dict):
+        found = {str(value["objectId"])} if isinstance(value.get("objectId"), str) else set()
+        for inner in value.values():
+            found |= object_ids(inner)
+        return found
+    if isinstance(value, list):
+        return set().union(*(object_ids(v) for v in value)) if value else set()
+    return set()
+
+
+async def alive(browser: Browser, tab: int, objects: set[str]) -> set[str]:
+    """The objects the page still holds."""
+    held = set()
+    for object_id in objects:
+        try:
+            await browser.cdp(tab, "Runtime.getProperties", {"objectId": object_id})
+        except CommandFailed:
+            continue  # "Could not find object with given id": released
+        held.add(object_id)
+    return held
+
+
+async def test_a_call_cancelled_at_any_await_leaves_no_page_object_behind(
+    app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    core = app.harness.core
+    runner = core.runner
+    assert runner is not None
+    await asyncio.to_thread(
+        SettingsStore(app.paths.settings_file).update,
+        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow")),
+    )
+    relay = await app.browser()
+    url = pages.url(f"tools/article.html?run={uuid.uuid4().hex[:8]}")
+    opened = await runner.call(BY_NAME["browser_new_tab"], {"url": url}, CALLER, no_progress)
+    tab = int(opened.data["tab_id"])  # type: ignore[index]
+    snapshot = (
+        await runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)
+    ).text
+    ref = snapshot.split("[", 1)[1].split("]", 1)[0]  # the page's first ref
+
+    seen: set[str] = set()
+    resolve = relay.resolve
+
+    def watched(message: CommandResult | CommandError) -> bool:
+        if isinstance(message, CommandResult):
+            seen.update(object_ids(message.result))
+        return resolve(message)
+
+    relay.resolve = watched  # type: ignore[method-assign]
+    hook = CancelAt(relay)
+    relay.send_command = hook.send_command  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("browser_get_content", {"ref": ref}),
+        ("browser_get_content", {"ref": ref, "format": "html"}),
+        ("browser_hover", {"ref": ref}),
+        ("browser_hover", {"selector": "h1"}),
+    ]
+    cancelled = 0
+    try:
+        for tool, arguments in cases:
+            for n, after_answer in ((n, a) for n in range(1, 40) for a in (False, True)):
+                seen.clear()
+                call = {"tab_id": tab, **arguments}
+                finished = await _cancel_once(runner, hook, loop, tool, call, n, after_answer)
+                await _settled(runner, relay)
+                where = f"{tool} {arguments} {'finished' if finished else 'cancelled'}"
+                where += "" if finished else f" {'after' if after_answer else 'at'} command {n}"
+                assert await alive(relay, tab, set(seen)) == set(), where
+                if finished:
+                    assert seen, f"{tool} asked for no page object: the test proves nothing"
+                    break
+                cancelled += 1
+    finally:
+        relay.send_command = hook._send  # type: ignore[method-assign]
+        relay.resolve = resolve  # type: ignore[method-assign]
+    assert cancelled >= 20, f"only {cancelled} cancellations were injected"
