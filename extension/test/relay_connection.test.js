@@ -4,6 +4,7 @@ import test from "node:test";
 
 import { RelayConnection } from "../src/background/relay_connection.js";
 import { Backoff } from "../src/shared/backoff.js";
+import { cdpEventFrame, pingFrame } from "../src/shared/frames.js";
 import { appProof, extensionProof, newNonce } from "../src/shared/handshake.js";
 
 const TOKEN = "tok_abcdefghijklmnopqrstuvwxyz0123456789ABCDE";
@@ -178,8 +179,11 @@ function memorySettings({ token: initialToken = TOKEN, port = PORT } = {}) {
  * @param {object} [options]
  * @param {ReturnType<typeof memorySettings>} [options.settings]
  * @param {(url: string) => Promise<{status: number, body: string}>} [options.fetch]
+ * @param {(url: string, init: RequestInit) => Promise<{status: number, text: () => Promise<string>}>} [options.fetchImpl]
+ *   the whole fetch, when the test needs the request's options
+ * @param {(command: {id: string, method: string}) => Promise<unknown>} [options.run] how a command is carried out
  */
-function setup({ settings = memorySettings(), fetch } = {}) {
+function setup({ settings = memorySettings(), fetch, fetchImpl, run } = {}) {
   FakeSocket.instances = [];
   const timers = fakeTimers();
   FakeSocket.clock = timers.now;
@@ -194,8 +198,9 @@ function setup({ settings = memorySettings(), fetch } = {}) {
     settings,
     WebSocketImpl: /** @type {any} */ (FakeSocket),
     fetchImpl: /** @type {any} */ (
-      async (/** @type {string} */ url) => {
+      async (/** @type {string} */ url, /** @type {RequestInit} */ init) => {
         fetched.push(url);
+        if (fetchImpl) return fetchImpl(url, init);
         if (!fetch) throw new TypeError("Failed to fetch");
         const answer = await fetch(url);
         return { status: answer.status, text: async () => answer.body };
@@ -207,7 +212,7 @@ function setup({ settings = memorySettings(), fetch } = {}) {
     },
     onCommand: async (command) => {
       obeyed.push(command);
-      return { done: command.method };
+      return run ? run(command) : { done: command.method };
     },
     announcement: async () => [
       { type: "hello", protocol: 1, extension: "0.1.0", browser: "Test 1", capabilities: [], instance: "i" },
@@ -266,6 +271,30 @@ test("commands are answered once connected, errors with their code", async () =>
   assert.deepEqual(answer, { id: "1", result: { done: "tabs.list" } });
   assert.equal(error.id, "2");
   assert.equal(error.code, "invalid_params");
+});
+
+test("a command of a connection that dropped is answered on no other connection", async () => {
+  /** @type {(value: unknown) => void} */
+  let finish = () => {};
+  const { connection, socket, obeyed, timers } = setup({ run: () => new Promise((resolve) => (finish = resolve)) });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  const first = socket();
+  await authenticate(first);
+  first.receive({ id: "7", method: "cdp.send", params: { tabId: 1, method: "Runtime.evaluate" } });
+  await until(() => obeyed.length === 1, "the command runs");
+  first.serverClose(4504); // the app lost the heartbeat; its pending command 7 failed there
+  await settle();
+  await timers.advance(1_000);
+  await until(() => FakeSocket.instances.length === 2, "a reconnect");
+  const second = socket();
+  await authenticate(second);
+  assert.equal(connection.connected, true);
+  const before = second.sent.length;
+  finish({ value: 2 });
+  await settle();
+  assert.deepEqual(second.sent.slice(before), [], "the new app never asked for command 7");
+  assert.ok(!first.sent.some((frame) => frame.includes('"id":"7"')), "the closed socket gets nothing either");
 });
 
 test("a command sent before the app proves itself is never obeyed", async () => {
@@ -396,10 +425,10 @@ test("an event larger than the app takes is left out and the connection stays", 
   await until(() => FakeSocket.instances.length === 1, "a socket");
   await authenticate(socket());
   const before = socket().sent.length;
-  const huge = { type: "cdp_event", tabId: 1, method: "Runtime.consoleAPICalled", params: { text: "x".repeat(33 * 1024 * 1024) } };
+  const huge = cdpEventFrame(1, "Runtime.consoleAPICalled", { text: "x".repeat(33 * 1024 * 1024) });
   assert.equal(connection.send(huge), false);
   assert.equal(socket().sent.length, before, "nothing went on the wire");
-  assert.equal(connection.send({ type: "ping" }), true, "still connected");
+  assert.equal(connection.send(pingFrame()), true, "still connected");
 });
 
 test("while connected the extension pings every 20 seconds", async () => {
@@ -484,12 +513,14 @@ test("without a token it asks the app to pair, and asks again while approval is 
 });
 
 test("an app that hides its pairing answer from CORS still counts as asking for approval", async () => {
-  const { connection, state } = setup({ settings: memorySettings({ token: null }) });
-  // fetchImpl: the config request fails (CORS), the no-cors health probe arrives.
-  /** @type {any} */ (connection).fetchImpl = async (/** @type {string} */ url, /** @type {any} */ init) => {
-    if (init.mode === "no-cors") return { status: 0, text: async () => "" };
-    throw new TypeError("Failed to fetch");
-  };
+  const { connection, state } = setup({
+    settings: memorySettings({ token: null }),
+    // The config request fails (CORS), the no-cors health probe arrives.
+    fetchImpl: async (url, init) => {
+      if (init.mode === "no-cors") return { status: 0, text: async () => "" };
+      throw new TypeError("Failed to fetch");
+    },
+  });
   connection.start();
   await until(() => state() === "awaiting_approval", "awaiting approval");
 });
@@ -650,8 +681,12 @@ test("while the app says the person is being asked it keeps asking past two minu
   assert.ok(configs.every((url) => url.endsWith(`code=${code}`)), "one code for the whole request");
   assert.ok(configs.length < 60, `slower after two minutes (${configs.length} requests in 5 min)`);
   token = TOKEN; // the person allows it, late
-  await timers.advance(13_000);
-  await until(() => FakeSocket.instances.length === 1, "connects once approved");
+  // Step to the next slow poll (10–13 s, jittered), not past it: 10 s after the connection
+  // opens, the handshake timer would close it unanswered.
+  for (let waited = 0; FakeSocket.instances.length === 0 && waited < 13_000; waited += 100) {
+    await timers.advance(100);
+  }
+  assert.equal(FakeSocket.instances.length, 1, "connects once approved, at the next poll");
   await authenticate(socket());
   assert.equal(state(), "connected");
 });

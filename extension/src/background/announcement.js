@@ -4,7 +4,8 @@
  * do) and status (the tabs it has attached). Pure apart from the inputs it is given.
  */
 
-import { EXTENDED_METHODS, FEATURES, MessageType, PROTOCOL_VERSION } from "../shared/protocol.js";
+import { helloFrame, statusFrame } from "../shared/frames.js";
+import { EXTENDED_METHODS, FEATURES } from "../shared/protocol.js";
 
 const PREFERRED_BRANDS = ["Google Chrome", "Microsoft Edge", "Brave", "Opera", "Vivaldi", "Chromium"];
 
@@ -36,23 +37,11 @@ export function browserName(userAgentData, userAgent) {
  * @param {string} facts.browser
  * @param {string} facts.instance
  * @param {number[]} facts.attachedTabs
- * @returns {object[]}
+ * @returns {[import("../shared/frames.js").HelloFrame, import("../shared/frames.js").StatusFrame]}
  */
 export function announcement({ version, browser, instance, attachedTabs }) {
   return [
-    {
-      type: MessageType.HELLO,
-      protocol: PROTOCOL_VERSION,
-      extension: version,
-      browser,
-      capabilities: [...EXTENDED_METHODS, ...FEATURES],
-      instance,
-    },
-    statusMessage(attachedTabs),
+    helloFrame({ extension: version, browser, capabilities: [...EXTENDED_METHODS, ...FEATURES], instance }),
+    statusFrame(attachedTabs),
   ];
-}
-
-/** @param {number[]} attachedTabs */
-export function statusMessage(attachedTabs) {
-  return { type: MessageType.STATUS, attachedTabs };
 }

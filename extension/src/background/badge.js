@@ -5,7 +5,7 @@
  * connected) the badge says AI instead, so the person sees which tab is being used.
  */
 
-/** @typedef {import("./relay_connection.js").RelayStateName} RelayStateName */
+/** @typedef {import("./relay_state.js").RelayStateName} RelayStateName */
 
 /** @type {Record<RelayStateName, {text: string, color: string}>} */
 export const BADGES = Object.freeze({

@@ -41,7 +41,7 @@ export class DebuggerSessions {
   /**
    * @param {object} deps
    * @param {import("./chrome_api.js").ChromeApi} deps.api
-   * @param {(tabId: number, method: string, params: object, sessionId?: string) => void} deps.onEvent
+   * @param {(tabId: number, method: string, params: Record<string, unknown>, sessionId?: string) => void} deps.onEvent
    * @param {(attachedTabs: number[]) => void} deps.onChange called whenever the attached set changes
    * @param {boolean} [deps.cue] draw the on-page cue on attached tabs (default true)
    */
@@ -228,7 +228,8 @@ export class DebuggerSessions {
    */
   handleEvent(source, method, params) {
     if (source.tabId !== undefined) {
-      this.onEventCallback(source.tabId, method, params ?? {}, source.sessionId);
+      // A CDP event's params are a JSON object (the CDP protocol's, never another value).
+      this.onEventCallback(source.tabId, method, /** @type {Record<string, unknown>} */ (params ?? {}), source.sessionId);
     }
   }
 

@@ -6,7 +6,7 @@
  * worker for it (an alarm, a tab event, a debugger event); work waits for `ready`.
  */
 
-import { announcement, browserName, statusMessage } from "./announcement.js";
+import { announcement, browserName } from "./announcement.js";
 import { Badge } from "./badge.js";
 import { bindChromeApi } from "./chrome_api.js";
 import { CommandRouter } from "./commands.js";
@@ -14,8 +14,8 @@ import { DebuggerSessions } from "./debugger_sessions.js";
 import { handlePageRequest, isOwnPage } from "./page_requests.js";
 import { RelayConnection } from "./relay_connection.js";
 import { Keys, SessionKeys, SettingsStore } from "./settings.js";
-import { TabRegistry, removedEvent } from "./tab_registry.js";
-import { MessageType } from "../shared/protocol.js";
+import { TabRegistry } from "./tab_registry.js";
+import { cdpEventFrame, statusFrame, tabRemovedFrame } from "../shared/frames.js";
 
 const WAKE_ALARM = "tabrelay-wake";
 // 30 s is the shortest period Chrome allows; it restarts a worker that was suspended while
@@ -34,14 +34,13 @@ let wasConnected = false;
 const sessions = new DebuggerSessions({
   api,
   onEvent: (tabId, method, params, sessionId) => {
-    const event = { type: MessageType.CDP_EVENT, tabId, method, params, ...(sessionId ? { sessionId } : {}) };
-    if (!connection.send(event) && method === "Fetch.requestPaused") {
+    if (!connection.send(cdpEventFrame(tabId, method, params, sessionId)) && method === "Fetch.requestPaused") {
       sessions.letThrough(tabId, params);
     }
   },
   onChange: (attachedTabs) => {
     const key = JSON.stringify(attachedTabs);
-    if (key !== lastStatus && connection.send(statusMessage(attachedTabs))) {
+    if (key !== lastStatus && connection.send(statusFrame(attachedTabs))) {
       lastStatus = key;
     }
     badge.markTabs(attachedTabs, connection.connected);
@@ -175,7 +174,7 @@ chrome.tabs.onActivated.addListener(({ tabId }) =>
 );
 chrome.tabs.onRemoved.addListener((tabId) =>
   whenReady(async () => {
-    tabEvents = tabEvents.then(() => void connection.send(removedEvent(tabId)));
+    tabEvents = tabEvents.then(() => void connection.send(tabRemovedFrame(tabId)));
     await sessions.handleTabRemoved(tabId);
   }),
 );

@@ -48,6 +48,28 @@ export const SessionKeys = Object.freeze({
  * @property {number | undefined} announcedPort where the app said it listens from its next start
  */
 
+/**
+ * @typedef {object} ConnectionSettings what the relay connection reads and writes (SettingsStore;
+ *   node tests keep it in memory)
+ * @property {() => Promise<RelaySettings>} load
+ * @property {(token: string) => Promise<void>} saveToken
+ * @property {() => Promise<void>} forgetToken
+ * @property {(message: string | undefined) => Promise<void>} setAuthProblem
+ * @property {(unpaired: boolean) => Promise<void>} setUnpaired
+ * @property {() => Promise<number | undefined>} pairingSince
+ * @property {(since: number | null) => Promise<void>} setPairingSince
+ * @property {() => Promise<string | undefined>} pairingCode
+ * @property {(code: string | null) => Promise<void>} setPairingCode
+ * @property {() => Promise<number | undefined>} pairingPort
+ * @property {(port: number | null) => Promise<void>} setPairingPort
+ * @property {() => Promise<PairingEnd | undefined>} pairingEnded
+ * @property {(ended: PairingEnd | null) => Promise<void>} setPairingEnded
+ * @property {() => Promise<number | undefined>} declinedUntil
+ * @property {(until: number | null) => Promise<void>} setDeclinedUntil
+ * @property {(port: number) => Promise<void>} rememberPort
+ * @property {(port: number) => Promise<void>} setAnnouncedPort
+ */
+
 export class SettingsStore {
   /** @type {string | undefined} */ #savedToken;
 

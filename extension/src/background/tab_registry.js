@@ -13,7 +13,8 @@
  */
 
 import { CommandError, describeChromeError } from "../shared/errors.js";
-import { ErrorCode, MessageType } from "../shared/protocol.js";
+import { tabEventFrame, tabRemovedFrame } from "../shared/frames.js";
+import { ErrorCode } from "../shared/protocol.js";
 import { isRestrictedUrl } from "../shared/validation.js";
 
 export const GROUP_TITLE = "Tabrelay";
@@ -32,20 +33,7 @@ const GROUP_COLOR = "orange";
  * @property {number} [openerTabId]
  */
 
-/**
- * @typedef {object} WireTab
- * @property {number} id
- * @property {number} windowId
- * @property {string} url
- * @property {string} title
- * @property {boolean} active
- * @property {boolean} attached
- * @property {boolean} shared
- * @property {boolean} [focused] the active tab of the window that last had focus (tabs.list)
- * @property {number} groupId
- * @property {string} [favIconUrl]
- * @property {number} [openerTabId] the tab whose page opened this one (window.open, a link)
- */
+/** @typedef {import("../shared/frames.js").WireTab} WireTab */
 
 /**
  * A tab in the protocol's shape.
@@ -242,15 +230,16 @@ export class TabRegistry {
    *
    * @param {"created" | "updated" | "activated"} kind
    * @param {ChromeTab} tab
+   * @returns {Promise<import("../shared/frames.js").TabEventFrame | null>}
    */
   async eventFor(kind, tab) {
     if (tab.id === undefined) {
       return null;
     }
     if (isRestrictedTab(tab)) {
-      return kind === "updated" ? removedEvent(tab.id) : null;
+      return kind === "updated" ? tabRemovedFrame(tab.id) : null;
     }
-    return { type: MessageType.TAB_EVENT, event: kind, tab: await this.wired(tab) };
+    return tabEventFrame(kind, await this.wired(tab));
   }
 
   /**
@@ -298,11 +287,4 @@ export class TabRegistry {
       throw describeChromeError(error, { tabId });
     }
   }
-}
-
-/**
- * @param {number} tabId
- */
-export function removedEvent(tabId) {
-  return { type: MessageType.TAB_EVENT, event: "removed", tab: { id: tabId } };
 }

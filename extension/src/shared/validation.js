@@ -1,14 +1,16 @@
 // @ts-check
 /**
- * Strict checks of what the app sends: command frames and their parameters, the URLs an agent
- * may open, the pages the extension never touches, and handshake nonces.
+ * Strict checks of what the app sends: every frame (parseAppFrame, typed by frames.js), command
+ * parameters, the URLs an agent may open, the pages the extension never touches, and handshake
+ * nonces.
  *
- * Every check throws a CommandError with a clear sentence and a protocol error code. Pure: no
- * chrome.*, so node tests every rule.
+ * A command check throws a CommandError with a clear sentence and a protocol error code; any
+ * other frame that is not what the protocol says is refused (null). Pure: no chrome.*, so node
+ * tests every rule.
  */
 
 import { CommandError } from "./errors.js";
-import { ErrorCode, MAX_ID_LENGTH, MAX_METHOD_LENGTH } from "./protocol.js";
+import { ErrorCode, MAX_ID_LENGTH, MAX_METHOD_LENGTH, MessageType } from "./protocol.js";
 
 const MAX_URL_LENGTH = 8 * 1024;
 const MAX_GROUP_TABS = 500;
@@ -44,9 +46,7 @@ const STORE_PAGES = [
   { host: "microsoftedge.microsoft.com", path: "/addons" },
 ];
 
-/**
- * @typedef {{id: string, method: string, params: Record<string, unknown>}} Command
- */
+/** @typedef {import("./frames.js").CommandFrame} Command */
 
 /**
  * Whether a frame from the app looks like a command at all, and its id if it has a usable one.
@@ -70,6 +70,55 @@ export function parseCommand(message) {
     throw withId(new CommandError("params must be a JSON object", ErrorCode.INVALID_PARAMS), id);
   }
   return { id, method, params: /** @type {Record<string, unknown>} */ (params ?? {}) };
+}
+
+/** Longest `code` and `message` of an app's error frame that the extension keeps. */
+const MAX_APP_ERROR_CODE = 100;
+const MAX_APP_ERROR_MESSAGE = 1024;
+
+/**
+ * One frame from the app, typed: a command (any frame with an `id`, checked by parseCommand),
+ * or the unsolicited frame its `type` names, with the fields docs/protocol.md gives it.
+ *
+ * @param {unknown} message a parsed JSON frame
+ * @returns {import("./frames.js").AppFrame | null} null: not a frame the extension knows (an
+ *   unknown type, a wrong field); the protocol has it ignored
+ * @throws {CommandError} a frame with an `id` that is not a valid command (see parseCommand)
+ */
+export function parseAppFrame(message) {
+  if (!isPlainObject(message)) {
+    return null;
+  }
+  if ("id" in message) {
+    return { kind: "command", frame: parseCommand(message) };
+  }
+  switch (message.type) {
+    case MessageType.AUTH_CHALLENGE: {
+      const { protocol, nonce } = message;
+      if (!Number.isSafeInteger(protocol) || !isValidNonce(nonce)) return null;
+      return { kind: "auth.challenge", frame: { type: MessageType.AUTH_CHALLENGE, protocol: /** @type {number} */ (protocol), nonce } };
+    }
+    case MessageType.AUTH_OK:
+      return typeof message.proof === "string" ? { kind: "auth.ok", frame: { type: MessageType.AUTH_OK, proof: message.proof } } : null;
+    case MessageType.PING:
+      return { kind: "ping", frame: { type: MessageType.PING } };
+    case MessageType.PONG:
+      return { kind: "pong", frame: { type: MessageType.PONG } };
+    case MessageType.ERROR: {
+      const { code, message: text } = message;
+      if (typeof code !== "string" || (text !== undefined && typeof text !== "string")) return null;
+      /** @type {import("./frames.js").AppErrorFrame} */
+      const frame = { type: MessageType.ERROR, code: code.slice(0, MAX_APP_ERROR_CODE) };
+      if (text !== undefined) frame.message = text.slice(0, MAX_APP_ERROR_MESSAGE);
+      return { kind: "error", frame };
+    }
+    case MessageType.RELAY_PORT: {
+      const port = typeof message.port === "number" ? parsePort(message.port) : null;
+      return port === null ? null : { kind: "relay.port", frame: { type: MessageType.RELAY_PORT, port } };
+    }
+    default:
+      return null;
+  }
 }
 
 /**
