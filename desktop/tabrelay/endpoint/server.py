@@ -198,7 +198,7 @@ class _TabrelayMcp(MCPServer[Any]):
         spec = BY_NAME.get(name)
         if spec is None:
             return error_result(f"unknown tool {name!r}; list the tools to see what exists")
-        if spec not in self._endpoint.listed_tools():
+        if spec.expert and spec not in self._endpoint.listed_tools():  # the rest always are
             return error_result(
                 f"{name} is turned off; the person can enable it in Tabrelay's settings"
             )
