@@ -181,6 +181,26 @@ test("a restarted worker re-adopts the sessions its predecessor attached", async
   assert.equal(fake.callsTo("debugger.attach").length, 1);
 });
 
+test("a tab a previous worker attached but did not record is adopted, another debugger's is refused", async () => {
+  const { fake, run } = setup();
+  await run("debugger.attach", { tabId: 1 });
+  // A new worker whose record of tab 1 was lost: Chrome answers that a debugger is attached.
+  const api = bindChromeApi(fake.chrome);
+  const restarted = new DebuggerSessions({ api, onEvent: () => {}, onChange: () => {}, cue: false });
+  const tabs = new TabRegistry({ api, isAttached: (id) => restarted.isAttached(id), isSharedByPerson: () => false });
+  const router = new CommandRouter({ tabs, sessions: restarted, relayPort: () => 23001 });
+  await router.handle({ method: "debugger.attach", params: { tabId: 1 } });
+  assert.equal(restarted.isAttached(1), true, "its own session, adopted");
+  // DevTools holds tab 3: the extension's harmless command fails there, so it is not adopted.
+  fake.attached.add(3);
+  fake.onCommand(async (_method, _params, tabId) => {
+    if (tabId === 3) throw new Error("Debugger is not attached to the tab with id: 3.");
+    return {};
+  });
+  await rejectsWith(router.handle({ method: "debugger.attach", params: { tabId: 3 } }), "detached");
+  assert.equal(restarted.isAttached(3), false);
+});
+
 test("debugger events are forwarded with their tab", () => {
   const { sessions, events } = setup();
   sessions.handleEvent({ tabId: 1 }, "Page.loadEventFired", { timestamp: 1 });

@@ -123,3 +123,22 @@ test("no page reads its URL's query or fragment (nothing can set the relay from 
     assert.doesNotMatch(code(file), /location\s*\.\s*(search|hash|href)|URLSearchParams/, file);
   }
 });
+
+test("errors are told apart by code: only shared/errors.js reads Chrome's messages", () => {
+  for (const file of sources("src")) {
+    if (file === join("src", "shared", "errors.js")) continue;
+    assert.doesNotMatch(
+      code(file),
+      /\.(test|match|includes|startsWith|endsWith)\(\s*(String\()?\s*(error|err|e|reason)\b|(error|err|reason)(\.message)?\s*\.\s*(match|includes|startsWith|endsWith)\(/,
+      file,
+    );
+  }
+});
+
+test("frames are built by shared/frames.js, not written as object literals", () => {
+  for (const file of sources("src")) {
+    if (file === join("src", "shared", "frames.js") || file === join("src", "shared", "validation.js")) continue;
+    assert.doesNotMatch(code(file), /\btype:\s*MessageType\./, file);
+    assert.doesNotMatch(code(file), /\{\s*id(:\s*[\w.]+)?,\s*(result|error)\b/, file);
+  }
+});

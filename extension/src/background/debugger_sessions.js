@@ -14,7 +14,7 @@
  */
 
 import { cdpBlockReason } from "../shared/denylist.js";
-import { CommandError, describeChromeError } from "../shared/errors.js";
+import { ChromeFailure, CommandError, chromeFailure, describeChromeError } from "../shared/errors.js";
 import { ErrorCode } from "../shared/protocol.js";
 import { isRestrictedUrl } from "../shared/validation.js";
 import { hideCue, showCue } from "./cue.js";
@@ -339,7 +339,7 @@ export class DebuggerSessions {
         await this.api.debugger.attach({ tabId }, version);
       } catch (error) {
         // A previous service worker may have attached and its record was lost: adopt it.
-        if (!/already attached/i.test(String(error)) || !(await this.#owns(tabId))) {
+        if (chromeFailure(error) !== ChromeFailure.ALREADY_ATTACHED || !(await this.#owns(tabId))) {
           throw describeChromeError(error, { tabId });
         }
       }

@@ -1,8 +1,11 @@
 // @ts-check
 /**
  * The error a relay command answers with: a sentence for people and a code for the app
- * (the codes of docs/protocol.md). Pure, shared by validation and the background modules.
+ * (the codes of docs/protocol.md), and the reading of Chrome's failures into codes. Pure,
+ * shared by validation and the background modules.
  */
+
+import { ErrorCode } from "./protocol.js";
 
 export class CommandError extends Error {
   /**
@@ -17,10 +20,35 @@ export class CommandError extends Error {
 }
 
 /**
- * Turn an error from a chrome.* call into a CommandError with a protocol code.
- *
- * Chrome reports these as plain messages ("No tab with id: 5.", "Cannot access a chrome://
- * URL", "Debugger is not attached to the tab with id: 5."); the app wants a code it can act on.
+ * What a chrome.* call's failure was. Chrome reports failures as plain messages ("No tab with
+ * id: 5.", "Cannot access a chrome:// URL", "Debugger is not attached to the tab with id: 5.",
+ * "Another debugger is already attached to the tab with id: 5."), with no code: chromeFailure
+ * is the one place that reads them, and everything else goes by these codes.
+ */
+export const ChromeFailure = Object.freeze({
+  NO_TAB: "no_tab",
+  RESTRICTED: "restricted",
+  NOT_ATTACHED: "not_attached",
+  ALREADY_ATTACHED: "already_attached",
+});
+
+/**
+ * @param {unknown} error what a chrome.* call threw (or rejected with)
+ * @returns {string | undefined} one of ChromeFailure, or undefined for any other failure
+ */
+export function chromeFailure(error) {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/no tab with (given )?id/i.test(message)) return ChromeFailure.NO_TAB;
+  if (/Cannot access|Cannot attach to this target|chrome:\/\/|chrome-extension:\/\/|webstore/i.test(message)) {
+    return ChromeFailure.RESTRICTED;
+  }
+  if (/not attached|Detached while handling/i.test(message)) return ChromeFailure.NOT_ATTACHED;
+  if (/already attached/i.test(message)) return ChromeFailure.ALREADY_ATTACHED;
+  return undefined;
+}
+
+/**
+ * Turn an error from a chrome.* call into a CommandError with a protocol code the app can act on.
  *
  * @param {unknown} error
  * @param {{tabId?: number}} [context]
@@ -32,23 +60,22 @@ export function describeChromeError(error, context = {}) {
   }
   const message = error instanceof Error ? error.message : String(error);
   const tab = context.tabId === undefined ? "the tab" : `tab ${context.tabId}`;
-  if (/^No tab with (given )?id/i.test(message) || /no tab with id/i.test(message)) {
-    return new CommandError(`No tab with id ${context.tabId ?? "given"}: it does not exist or was closed.`, "no_tab");
+  switch (chromeFailure(error)) {
+    case ChromeFailure.NO_TAB:
+      return new CommandError(`No tab with id ${context.tabId ?? "given"}: it does not exist or was closed.`, ErrorCode.NO_TAB);
+    case ChromeFailure.RESTRICTED:
+      return new CommandError(
+        `Tabrelay cannot use ${tab}: it shows a browser, extension or web store page (${message})`,
+        ErrorCode.RESTRICTED_URL,
+      );
+    case ChromeFailure.NOT_ATTACHED:
+      return new CommandError(`The debugger was detached from ${tab} (${message})`, ErrorCode.DETACHED);
+    case ChromeFailure.ALREADY_ATTACHED:
+      return new CommandError(
+        `Another debugger (DevTools or another extension) already controls ${tab}; close it and try again`,
+        ErrorCode.DETACHED,
+      );
+    default:
+      return new CommandError(message);
   }
-  if (/Cannot access|Cannot attach to this target|chrome:\/\/|chrome-extension:\/\/|webstore/i.test(message)) {
-    return new CommandError(
-      `Tabrelay cannot use ${tab}: it shows a browser, extension or web store page (${message})`,
-      "restricted_url",
-    );
-  }
-  if (/not attached|Detached while handling/i.test(message)) {
-    return new CommandError(`The debugger was detached from ${tab} (${message})`, "detached");
-  }
-  if (/Another debugger is already attached/i.test(message)) {
-    return new CommandError(
-      `Another debugger (DevTools or another extension) already controls ${tab}; close it and try again`,
-      "detached",
-    );
-  }
-  return new CommandError(message);
 }
