@@ -9,6 +9,7 @@ import {
   groupParams,
   isRestrictedUrl,
   isValidNonce,
+  parseAppFrame,
   parseCommand,
   parsePort,
   parseToken,
@@ -38,6 +39,41 @@ test("a command with a usable id but bad params can still be answered", () => {
   } catch (error) {
     assert.equal(/** @type {{id?: string}} */ (error).id, "7");
   }
+});
+
+test("a frame from the app is typed by its id or type; anything else is refused as a whole", () => {
+  const nonce = "A".repeat(43);
+  assert.deepEqual(parseAppFrame({ id: "1", method: "tabs.list" }), {
+    kind: "command",
+    frame: { id: "1", method: "tabs.list", params: {} },
+  });
+  assert.deepEqual(parseAppFrame({ type: "auth.challenge", protocol: 1, nonce }), {
+    kind: "auth.challenge",
+    frame: { type: "auth.challenge", protocol: 1, nonce },
+  });
+  assert.deepEqual(parseAppFrame({ type: "ping", extra: 1 }), { kind: "ping", frame: { type: "ping" } });
+  assert.deepEqual(parseAppFrame({ type: "error", code: "x".repeat(500) })?.frame, { type: "error", code: "x".repeat(100) });
+  for (const refused of [
+    null,
+    [],
+    "ping",
+    { type: "auth.challenge", protocol: "1", nonce },
+    { type: "auth.challenge", protocol: 1, nonce: "short" },
+    { type: "auth.ok" },
+    { type: "auth.ok", proof: 7 },
+    { type: "error", code: 400 },
+    { type: "relay.port", port: "23005" },
+    { type: "relay.port", port: 70000 },
+    { type: "tabs.list" },
+    {},
+  ]) {
+    assert.equal(parseAppFrame(refused), null, JSON.stringify(refused));
+  }
+  // A command that is not one can still be answered: the error carries its id.
+  assert.throws(
+    () => parseAppFrame({ id: "9", method: "tabs.get", params: "5" }),
+    (error) => error instanceof CommandError && error.code === "invalid_params" && /** @type {any} */ (error).id === "9",
+  );
 });
 
 test("tab ids are non-negative safe integers", () => {
