@@ -59,6 +59,10 @@ async def test_after_a_command_to_a_tab_the_next_look_asks_the_browser_once(
     await browser.cdp(2, "Runtime.evaluate", {"expression": "1"})  # another tab's business
     await browser.get_tab(1)
     assert methods(extension) == ["cdp.send", "tabs.get", "cdp.send"]
+    # Letting go of the app's handles in the page reads and moves nothing: still current.
+    await browser.cdp(1, "Runtime.releaseObjectGroup", {"objectGroup": "tabrelay"})
+    await browser.get_tab(1)
+    assert methods(extension) == ["cdp.send", "tabs.get", "cdp.send", "cdp.send"]
 
 
 async def test_while_a_command_to_a_tab_is_in_flight_a_look_asks_the_browser(

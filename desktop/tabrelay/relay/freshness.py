@@ -18,11 +18,16 @@ from tabrelay.protocol.messages import JsonObject
 EVERY_TAB = -1  # the key of commands that may change any tab (tab ids are never negative)
 READ_ONLY_METHODS = frozenset({"tabs.list", "tabs.get", "tabs.screenshot"})
 ANY_TAB_METHODS = frozenset({"tabs.create", "tabs.activate"})
+# CDP methods that only let go of the app's own handles in the page: they run no page script,
+# read nothing of the page and cannot move it (tools end with them, after the guard's look).
+INERT_CDP_METHODS = frozenset({"Runtime.releaseObjectGroup", "Runtime.releaseObject"})
 
 
 def touched_tabs(method: str, params: JsonObject) -> tuple[int, ...]:
     """The tabs a relay command may change (``EVERY_TAB`` for any)."""
     if method in READ_ONLY_METHODS:
+        return ()
+    if method == "cdp.send" and params.get("method") in INERT_CDP_METHODS:
         return ()
     if method in ANY_TAB_METHODS:
         return (EVERY_TAB,)
