@@ -1,37 +1,39 @@
 """The layering rule of DESIGN §9, checked on the source: who may import whom.
 
-Ranks, bottom to top: errors; protocol (pure, no I/O); config, system, store; relay; tools;
-approval; endpoint; core (the Qt-free core both front ends run); ui; the composition roots
-(cli, commands, app). A module may import its own rank or lower. Only ui/ and app.py import
-PySide6 or qasync; only endpoint/ imports mcp.
+The ranks are the rooms table of docs/architecture.md (bottom to top: errors; protocol; config,
+system, store; relay; tools; approval; endpoint; core; ui; the composition roots), so the map
+and the code cannot part. A module may import its own rank or lower, and no module imports
+itself back through others. Only ui/ and app.py import PySide6 or qasync; only endpoint/
+imports mcp.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[2] / "desktop" / "tabrelay"
-RANKS = {
-    "errors": 0,
-    "protocol": 1,
-    "config": 2,
-    "system": 2,
-    "store": 2,
-    "relay": 3,
-    "tools": 4,
-    "approval": 5,
-    "endpoint": 6,
-    "core": 7,
-    "ui": 8,
-    "cli": 9,
-    "commands": 9,
-    "app": 9,
-    "__main__": 9,
-    "__init__": 0,
-}
+MAP = Path(__file__).parents[2] / "docs" / "architecture.md"
+
+
+def ranks_of_the_map() -> dict[str, int]:
+    """The rooms table of docs/architecture.md: room (one or several, in backticks) → rank."""
+    text = MAP.read_text()
+    table = text.split("<!-- rooms:begin")[1].split("<!-- rooms:end -->")[0]
+    ranks: dict[str, int] = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or not cells[1].isdigit():
+            continue
+        for room in re.findall(r"`([^`]+)`", cells[0]):
+            ranks[room] = int(cells[1])
+    return ranks
+
+
+RANKS = {**ranks_of_the_map(), "__init__": 0}
 GUI_ONLY = ("PySide6", "qasync", "shiboken6")
 
 
@@ -48,6 +50,12 @@ def imports(module_path: Path) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append(node.module)
     return found
+
+
+def test_the_map_names_every_room_of_the_package_and_nothing_else() -> None:
+    rooms = {layer(path) for path in PACKAGE.rglob("*.py")}
+    assert set(RANKS) == rooms
+    assert RANKS["errors"] == 0 and RANKS["ui"] > RANKS["core"] > RANKS["endpoint"]
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
