@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from support.fake_extension import OTHER_EXTENSION_ID
+from support.fake_extension import OTHER_EXTENSION_ID, FakeExtension
 from support.harness import RelayHarness
 from support.mcp import mcp_client, text_of
 from tabrelay.config.settings import PolicyRule, Settings
@@ -312,3 +312,17 @@ async def test_the_expert_cdp_tool_cannot_take_the_guard_apart_or_log_typed_text
     assert relay.core.command_log is not None
     logged = " ".join(r.arguments for r in relay.core.command_log.recent(10))
     assert "hunter2-cdp" not in logged and "[secret: 11 characters]" in logged
+
+
+async def test_a_browser_that_leaves_as_it_arrives_leaves_the_registry_too(
+    relay: RelayHarness,
+) -> None:
+    # It closes right after its hello: the app's first question (tabs.list) meets a closing
+    # connection and fails before the read loop sees the close. The registry must not keep it.
+    for n in range(10):
+        extension = FakeExtension(relay.port, relay.token, instance=f"brief-{n}")
+        await extension.connect(read=False)
+        assert extension.connection is not None
+        await extension.connection.close()
+    await relay.browser_count(0)
+    assert relay.core.registry.all() == []
