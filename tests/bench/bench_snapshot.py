@@ -10,6 +10,9 @@ debugging port) lists every visible interactive element — links, buttons, inpu
 textareas, contenteditables, ARIA widgets, focusable elements, in open shadow roots and
 same-origin frames — with the names a person would read (aria-label, labels, text, value,
 placeholder, title). Each must appear in our snapshot as a line with a ref.
+
+Then the pages of 500, 2,000 and 8,000 interactive elements, timed against the peers
+(``snapshot_scale``).
 """
 
 from __future__ import annotations
@@ -23,15 +26,16 @@ from typing import Any
 from bench_latency import Agent, open_tab, sdk_agent
 from peers import PEERS, peer_session
 from rig import EXTENSION_ID, AppHome, PageServer, extension_browser, wait_for
+from snapshot_scale import scale_benchmarks
 from stats import Row, row, verdict
 
 from support.harness import running_core
 from support.mcp import mcp_client
+from tabrelay.tools.outline import MAX_NAME  # longer names are shortened with "…"
 
 PAGES = ("form", "widgets", "article", "long", "dialogs", "activity", "slow", "huge")
 SETTLE = {"slow": 1.0}  # seconds: slow.html reveals its content over 700 ms
 BYTES_PER_TOKEN = 4
-MAX_NAME = 100  # our outline shortens longer names (tools/outline.py)
 
 INTERACTIVE = r"""
 (() => {
@@ -154,7 +158,8 @@ async def snapshot_benchmarks(ctx: Any) -> list[Row]:
             except Exception as exc:
                 theirs.pop(peer.key, None)
                 errors.append(row(f"{peer.label} snapshots failed: {exc}", 0, "", group="errors"))
-    return [*size_rows(ours, elements, theirs), *errors]
+        scale = await scale_benchmarks(ctx, pages)
+    return [*size_rows(ours, elements, theirs), *errors, *scale]
 
 
 def size_rows(
