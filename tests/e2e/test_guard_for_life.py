@@ -21,6 +21,7 @@ from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
 from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.protocol.messages import TabInfo
 
 pytestmark = E2E
 
@@ -223,22 +224,31 @@ async def test_tabrelays_own_ports_spelled_another_way_are_refused_however_they_
 async def test_a_tab_that_sends_itself_to_a_blocked_site_is_refused_at_its_new_address(
     agent: Agent, app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    """The person's tab (never driven, so its loads were not guarded) sends itself on by
-    script (``location.href = ...``) to a blocked site. The app answers a tool's look at a tab
-    from its cache of the tab events, with no round trip: the event of that navigation moved
-    the cached address, so the next tool is refused there, and nothing of the site comes back.
-    (Were the event late, the tool's own command makes the look after it ask the browser.)"""
+    """The person's own window (no agent drove it or the tab that opened it, so its loads are
+    not guarded) sends itself on by script (``location.href = ...``) to a blocked site. The
+    app answers a tool's look at a tab from its cache of the tab events, with no round trip:
+    the event of that navigation moved the cached address, so the next tool is refused there
+    and nothing of the site comes back. (Were the event late, the tool's own command makes the
+    look after it ask the browser: tests/integration/test_relay_tab_cache.py.)"""
     target = secret_url(pages)
-    page = await browser.open_page(via(pages, "script", target), wait_for_load=False)
+    start = via(pages, "script", target)
+    created = await browser.cdp.send("Target.createTarget", {"url": start, "newWindow": True})
     try:
         relay = await app.browser()
 
-        def moved() -> int | None:  # the app's cache, fed by the extension's tab events
+        def opened() -> TabInfo | None:  # the app's cache, fed by the extension's tab events
+            return next((t for t in relay.tabs.values() if t.url in (start, target)), None)
+
+        first = await wait_until(opened, timeout=10, message="the tab's event")
+        assert first is not None and first.opener_id is None, "it would be guarded"
+
+        def moved() -> int | None:
             return next((t.id for t in relay.tabs.values() if t.url == target), None)
 
-        tab = await wait_until(moved, timeout=10, message="the tab's event tells the new address")
+        tab = await wait_until(moved, timeout=10, message="the event of its navigation")
+        assert tab is not None
         said = await agent.fails("browser_snapshot", tab_id=tab)
         assert "agents may not use" in said and "block list" in said, said
         await assert_unreadable(agent, tab)
     finally:
-        await page.close()
+        await browser.cdp.send("Target.closeTarget", {"targetId": created["targetId"]})
