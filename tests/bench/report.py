@@ -291,14 +291,34 @@ def render(record: dict[str, Any]) -> str:
             + ".\n"
         )
     parts += _snapshot_tables(rows)
+    parts += _listed(
+        rows,
+        "snapshot scale",
+        "Snapshot on generated pages of 500, 2,000 and 8,000 interactive elements",
+    )
+    parts += _listed(
+        rows, "snapshot breakdown", "Where our snapshot's time goes where it misses its target"
+    )
     parts += tools_list_tables(rows)
     parts += _events_tables(rows)
     parts += _idle_tables(rows)
+    parts += _listed(rows, "where idle memory goes", "Where idle memory and start-up imports go")
     parts += _reliability_table(rows)
     errors = _pick(rows, group="errors")
     if errors:
         parts.append("### Errors\n\n" + "".join(f"- {r['name']}\n" for r in errors))
     return "\n".join(parts)
+
+
+def _listed(rows: list[Row], group: str, title: str) -> list[str]:
+    """The rows of one group as a two-column table, in the order measured."""
+    found = [r for r in _pick(rows, group=group) if "met" not in r]
+    if not found:
+        return []
+    return [
+        f"### {title}\n",
+        _table(["", "measured"], [[r["name"], f"{_cell(r)} {r['unit']}".strip()] for r in found]),
+    ]
 
 
 def _snapshot_tables(rows: list[Row]) -> list[str]:
