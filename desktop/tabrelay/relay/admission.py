@@ -1,12 +1,6 @@
-"""Admission to the relay: every HTTP request before an upgrade, and who was turned away why.
-
-Every request passes the Host check (421). The health check answers anyone who passes it. The
-config endpoint hands a new credential out only inside a pairing window (``pairing.py``); the
-pairing status endpoint tells an extension what became of its request, never a credential.
-The WebSocket upgrade needs the Origin of a paired extension (403) and, for the seed protocol,
-its ``?token=`` (401); what was decided waits for the session as an ``Admitted``. Failed
-authentication is rate-limited per extension id, and only failures are: a valid credential
-always gets in. Reads no frame (``session.py`` does) and knows nothing of MCP or Qt.
+"""Admission to the relay: every HTTP request before an upgrade (Host and Origin checks, the
+pairing endpoints, the health check, the upgrade's own checks) and the record of who was turned
+away and why. It reads no frame (``session.py`` does) and knows nothing of MCP or Qt.
 """
 
 from __future__ import annotations
@@ -75,7 +69,15 @@ class Rejection:
 
 
 class Admission:
-    """Answers the relay port's HTTP requests and decides which upgrades go on to a session."""
+    """Answers the relay port's HTTP requests and decides which upgrades go on to a session.
+
+    Every request passes the Host check (421); the health check answers anyone who passes it.
+    The config endpoint hands a new credential out only inside a pairing window
+    (``pairing.py``); the pairing status endpoint tells an extension what became of its
+    request, never a credential. The upgrade needs the Origin of a paired extension (403) and,
+    for the seed protocol, its ``?token=`` (401). Failed authentication is rate-limited per
+    extension id, and only failures are: a valid credential always gets in.
+    """
 
     def __init__(
         self,

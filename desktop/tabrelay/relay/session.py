@@ -1,14 +1,6 @@
-"""One extension connection, from its admitted upgrade to its close.
-
-The handshake: the seed protocol's ``?token=`` was checked at admission; the Tabrelay protocol
-runs the challenge–response of ``protocol/handshake.py`` against the credentials of the
-extension's pairings, and the one that matches names the connection's pairing. A credential a
-rotation retired gets the app's proof and a 4410 (pair again), never a session: a browser that
-was away learns of the rotation from an app that proved itself. Then the connection becomes a
-``Browser`` in the registry (one per browser instance: a second one is refused while the first
-still answers pings), its frames are parsed strictly and dispatched, bad ones answered with an
-error frame and the connection closed after too many, and a heartbeat closes it when pongs stop.
-Close codes are ``CloseCode``. Answers no HTTP (``admission.py`` does); knows nothing of MCP or Qt.
+"""One extension connection, from its admitted upgrade to its close: the handshake, the
+``Browser`` it becomes in the registry, the dispatch of its frames, its heartbeat and its close
+codes (``CloseCode``). It answers no HTTP (``admission.py`` does) and knows nothing of MCP or Qt.
 """
 
 from __future__ import annotations
@@ -70,7 +62,16 @@ class SessionTiming:
 
 
 class ExtensionSession:
-    """Runs one admitted connection: ``run`` returns when it is closed and its browser gone."""
+    """Runs one admitted connection: ``run`` returns when it is closed and its browser gone.
+
+    The seed protocol's ``?token=`` was checked at admission; the Tabrelay protocol runs the
+    challenge–response of ``protocol/handshake.py`` against the credentials of the extension's
+    pairings, and the one that matches names the connection's pairing. A credential a rotation
+    retired gets the app's proof and a 4410 (pair again), never a session: a browser that was
+    away learns of the rotation from an app that proved itself. One browser instance has one
+    connection: a second is refused while the first still answers pings. Frames are parsed
+    strictly; a bad one is answered with an error frame, and too many close the connection.
+    """
 
     def __init__(
         self,
