@@ -29,6 +29,7 @@ from tabrelay.approval.policy import (
 )
 from tabrelay.config.settings import PolicyRule, Settings, SettingsStore
 from tabrelay.errors import ApprovalDenied
+from tabrelay.listeners import Listeners
 from tabrelay.tools.context import Progress
 from tabrelay.tools.targets import TargetView, Touches
 
@@ -101,7 +102,7 @@ class ApprovalGate:
         self.pending: dict[int, ApprovalRequest] = {}
         self._asking: dict[int, asyncio.Future[Choice]] = {}  # the approver's answer, by id
         self._paused = False
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: Listeners[[]] = Listeners("approvals")
 
     # --- state the UI shows -----------------------------------------------------------------
 
@@ -120,16 +121,10 @@ class ApprovalGate:
 
     def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Called when pending requests or the pause change; returns an unsubscribe function."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.add(listener)
 
     def _changed(self) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener()
-            # Listeners are UI code; one failing must not break approvals.
-            except Exception:
-                logger.exception("an approval listener failed")
+        self._listeners.tell()
 
     # --- the gate ---------------------------------------------------------------------------
 

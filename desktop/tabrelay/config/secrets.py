@@ -40,6 +40,7 @@ from tabrelay.config.files import atomic_write, file_lock, make_private_dir
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import SecretsPlace, Settings, SettingsStore, drop_pairings
 from tabrelay.errors import ConfigError, SecretStoreError
+from tabrelay.listeners import Listeners
 
 logger = logging.getLogger(__name__)
 
@@ -307,7 +308,7 @@ class TokenStore:
         self.place: SecretsPlace | None = None
         self.problems: list[str] = []
         self.problem: KeychainUnavailable | None = None
-        self._listeners: list[Callable[[], None]] = []  # told when ``problem`` changes
+        self._listeners: Listeners[[]] = Listeners("the secret store")  # ``problem`` changed
         self._settings: SettingsStore | None = None
 
     def use_settings(self, store: SettingsStore) -> None:
@@ -321,8 +322,7 @@ class TokenStore:
     def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` (from the calling thread) whenever ``problem`` changes; returns
         the way to stop."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.add(listener)
 
     @classmethod
     def open(
@@ -526,12 +526,8 @@ class TokenStore:
     def _set_problem(self, problem: KeychainUnavailable | None) -> None:
         changed = problem is not self.problem
         self.problem = problem
-        for listener in list(self._listeners) if changed else ():
-            try:
-                listener()
-            # Listeners are the UI's: one failing must not change what the store decided.
-            except Exception:
-                logger.exception("a secret store listener failed")
+        if changed:
+            self._listeners.tell()
 
     def _call(self, call: Callable[[], T]) -> T:
         if self.problem is not None:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tabrelay.config.files import atomic_write, file_lock, make_private_dir
 from tabrelay.errors import ConfigError, SettingsError
+from tabrelay.listeners import Listeners
 from tabrelay.protocol.constants import DEFAULT_MCP_PORT, DEFAULT_RELAY_PORT
 
 logger = logging.getLogger(__name__)
@@ -384,19 +385,13 @@ class SettingsStore:
         self._signature: Signature | None = None  # the file as this owner last read or wrote it
         self._loaded = False  # a good snapshot came from the file: a bad file cannot reset it
         self._mutex = threading.RLock()  # in-process order; the file lock orders processes
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: Listeners[[Settings]] = Listeners("the settings")
         self.current = _sealed(Settings())
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Call ``subscriber`` with every snapshot published from now on; returns the way to
         stop."""
-        self._subscribers.append(subscriber)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._subscribers.remove(subscriber)
-
-        return unsubscribe
+        return self._subscribers.add(subscriber)
 
     def load(self) -> Settings:
         """Read the file now (defaults if it does not exist) and publish what it holds.
@@ -456,13 +451,7 @@ class SettingsStore:
     def _publish(self) -> None:
         self.generation += 1
         snapshot = self.current
-        for subscriber in list(self._subscribers):
-            try:
-                subscriber(snapshot)
-            # Subscribers are other rooms' code (the core, the UI): one failing must not
-            # undo a change that is already on disk, nor keep it from the others.
-            except Exception:
-                logger.exception("a settings subscriber failed")
+        self._subscribers.tell(snapshot)  # a failing one cannot undo what is on disk
 
     def _read_locked(self) -> Settings:
         """What the file holds (a draft), or — when it is missing — defaults; a bad file is

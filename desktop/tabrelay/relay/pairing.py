@@ -39,6 +39,7 @@ from tabrelay.config.settings import (
     SettingsStore,
     drop_pairings,
 )
+from tabrelay.listeners import Listeners
 from tabrelay.protocol.constants import PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH
 
 logger = logging.getLogger(__name__)
@@ -89,21 +90,15 @@ class Pairing:
         self._refused: dict[str, float] = {}  # extension id → when it may be asked again
         self._announced: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: Listeners[[]] = Listeners("pairing")
 
     def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener`` when a question to the person starts or ends (``pending``);
         returns the way to stop."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.add(listener)
 
     def _changed(self) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener()
-            # Listeners are UI code; one failing must not break pairing.
-            except Exception:
-                logger.exception("a pairing listener failed")
+        self._listeners.tell()
 
     def settings(self) -> Settings:
         return self._store.current

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from tabrelay.errors import NoBrowserError
+from tabrelay.listeners import Listeners
 from tabrelay.relay.browser import Browser
 
 logger = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ Listener = Callable[[Change, Browser], None]
 class BrowserRegistry:
     def __init__(self) -> None:
         self._browsers: dict[str, Browser] = {}
-        self._listeners: list[Listener] = []
+        self._listeners: Listeners[[Change, Browser]] = Listeners("the browser registry")
 
     def __len__(self) -> int:
         return len(self._browsers)
@@ -80,13 +81,7 @@ class BrowserRegistry:
 
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(change, browser)`` on every change; returns an unsubscribe function."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self._listeners.add(listener)
 
     def _notify(self, change: Change, browser: Browser) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(change, browser)
-            # A listener (UI, MCP notifications) must not break the relay or other listeners.
-            except Exception:
-                logger.exception("a browser registry listener failed")
+        self._listeners.tell(change, browser)
