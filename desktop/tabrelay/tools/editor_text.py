@@ -16,6 +16,7 @@ from tabrelay.errors import CommandFailed
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import CODE_BOXES, CODE_EDITOR
 from tabrelay.tools.outline import EditorText
+from tabrelay.tools.refs import EACH_ROOT
 
 # (element) => {input, box, text, complete, label} | null, for any element in or of a code
 # editor (``CODE_EDITOR``). ``input`` takes the keys (the snapshot gives it the ref), ``box``
@@ -42,28 +43,21 @@ _FIND = r"""
 (() => {
   const editorOf = EDITOR_OF;
   const elements = [], facts = [];
-  const visit = (root) => {
+  EACH_ROOT
+  eachRoot(document, (root) => {
     for (const box of root.querySelectorAll(BOXES)) {
       const found = editorOf(box);
       if (!found || !found.input || elements.includes(found.input)) continue;
       elements.push(found.input, found.box);
       facts.push([found.text, found.complete, found.label]);
     }
-    for (const el of root.querySelectorAll('*')) {
-      if (el.shadowRoot) visit(el.shadowRoot);
-      if (el.tagName === 'IFRAME') {
-        let doc = null;
-        try { doc = el.contentDocument; } catch (error) { doc = null; }
-        if (doc) visit(doc);
-      }
-    }
-  };
-  visit(document);
+  });
   if (!elements.length) return null;
   elements.facts = facts;
   return elements;
 })()
 """.replace("EDITOR_OF", EDITOR_OF.strip()).replace("BOXES", CODE_BOXES)
+_FIND = _FIND.replace("EACH_ROOT", EACH_ROOT.strip())
 _GROUP = "tabrelay-editors"
 
 

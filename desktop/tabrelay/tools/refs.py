@@ -45,6 +45,22 @@ class Located:
 # What kind of secret a form control takes, or null: password fields (also once a "show
 # password" toggle made them type=text: their autocomplete stays), one-time codes, card details
 # (WHATWG HTML autofill field names). One definition for the pre-approval check and locate().
+# ``eachRoot(root, visit)``: calls ``visit`` on ``root``, then on every open shadow root and
+# same-origin frame document inside it, depth first: what "the whole page" means to a page script.
+EACH_ROOT = r"""
+const eachRoot = (root, visit) => {
+  visit(root);
+  for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) eachRoot(el.shadowRoot, visit);
+    if (el.tagName === 'IFRAME') {
+      let doc = null;
+      try { doc = el.contentDocument; } catch (error) { doc = null; }
+      if (doc) eachRoot(doc, visit);
+    }
+  }
+};
+"""
+
 FIELD_KIND = r"""
 (control) => {
   if (!control || control.nodeType !== 1) return null;

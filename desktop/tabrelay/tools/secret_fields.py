@@ -11,33 +11,25 @@ from __future__ import annotations
 import asyncio
 
 from tabrelay.tools.context import ToolContext
-from tabrelay.tools.refs import FIELD_KIND
+from tabrelay.tools.refs import EACH_ROOT, FIELD_KIND
 
 # An array of the secret fields that hold a value, carrying their kinds alongside; or null.
 _FIND = r"""
 (() => {
   const kindOf = FIELD_KIND;
   const fields = [], kinds = [];
-  const visit = (root) => {
+  EACH_ROOT
+  eachRoot(document, (root) => {
     for (const el of root.querySelectorAll('input, textarea, select')) {
       const kind = el.value ? kindOf(el) : null;
       if (kind) { fields.push(el); kinds.push(kind); }
     }
-    for (const el of root.querySelectorAll('*')) {
-      if (el.shadowRoot) visit(el.shadowRoot);
-      if (el.tagName === 'IFRAME') {
-        let doc = null;
-        try { doc = el.contentDocument; } catch (error) { doc = null; }
-        if (doc) visit(doc);
-      }
-    }
-  };
-  visit(document);
+  });
   if (!fields.length) return null;
   fields.kinds = kinds;
   return fields;
 })()
-""".replace("FIELD_KIND", FIELD_KIND.strip())
+""".replace("FIELD_KIND", FIELD_KIND.strip()).replace("EACH_ROOT", EACH_ROOT.strip())
 
 
 async def secret_fields(ctx: ToolContext) -> dict[int, str]:
