@@ -38,6 +38,7 @@ from tabrelay.errors import (
     TargetChanged,
     ToolError,
 )
+from tabrelay.protocol.constants import ErrorCode
 from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub
@@ -56,7 +57,6 @@ logger = logging.getLogger(__name__)
 
 MAX_CALLS_PER_CLIENT = 16
 MAX_LOGGED_STRING = 200
-NO_TAB = "no_tab"  # the code of a relay answer about a tab that is gone (CommandFailed.code)
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,7 +422,7 @@ async def _fresh(browser: Browser, tab_id: int, *, ask: bool = False) -> TabInfo
         return await browser.get_tab(tab_id, ask=ask)
     except CommandFailed as failed:
         # An extension that answers tabs.get without a code has no other way to fail it.
-        if failed.code in (NO_TAB, None):
+        if failed.code in (ErrorCode.NO_TAB, None):
             raise ToolError(_no_tab(tab_id)) from None
         raise
 
