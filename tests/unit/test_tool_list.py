@@ -64,7 +64,14 @@ def test_every_tool_and_every_argument_is_listed() -> None:
 
 
 def test_read_only_tools_are_exactly_those_allowed_without_asking() -> None:
-    assert {s.name for s in TOOLS if s.read_only} == READ_ONLY_TOOLS
+    # The catalog's read_only is the one truth the policy reads; this list pins it, so that
+    # marking a tool read-only (allowed without asking by default) is a visible decision here.
+    pinned = {
+        "browser_status", "browser_list_tabs", "browser_snapshot", "browser_find",
+        "browser_get_content", "browser_screenshot", "browser_console_messages",
+        "browser_network_requests", "browser_wait_for",
+    }  # fmt: skip
+    assert pinned == READ_ONLY_TOOLS
     for spec in TOOLS:
         if spec.read_only:  # MCP: the other hints mean nothing on a read-only tool
             assert not spec.destructive and not spec.idempotent, spec.name
