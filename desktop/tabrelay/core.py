@@ -137,7 +137,9 @@ class Core:
         self._paired: frozenset[str] = frozenset()  # pairing ids whose connections may live
         self._rotations = 0
         self._guard: NavigationGuard | None = None
-        self._guard_for: tuple[int, list[int]] = (0, [])
+        # The snapshot the guard was made for, held: compared by identity, never by id(),
+        # since a freed snapshot's address is handed to a later one (a stale block list).
+        self._guard_for: tuple[Settings | None, list[int]] = (None, [])
         self._tasks: list[asyncio.Task[None]] = []
         self._notifications: set[asyncio.Task[None]] = set()
         self._notify: asyncio.TimerHandle | None = None
@@ -278,9 +280,10 @@ class Core:
         """The navigation guard as the settings are now (one for every decision); made again
         only when the settings or the ports changed, since it reads the site lists once."""
         settings, ports = self.settings, self.own_ports()
-        if self._guard is None or self._guard_for != (id(settings), ports):
+        made_for, made_ports = self._guard_for
+        if self._guard is None or made_for is not settings or made_ports != ports:
             self._guard = NavigationGuard(settings.navigation, own_ports=ports)
-            self._guard_for = (id(settings), ports)
+            self._guard_for = (settings, ports)
         return self._guard
 
     def status(self) -> dict[str, Any]:
