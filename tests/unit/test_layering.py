@@ -19,21 +19,29 @@ PACKAGE = Path(__file__).parents[2] / "desktop" / "tabrelay"
 MAP = Path(__file__).parents[2] / "docs" / "architecture.md"
 
 
-def ranks_of_the_map() -> dict[str, int]:
-    """The rooms table of docs/architecture.md: room (one or several, in backticks) → rank."""
+ROOTS = {"cli", "commands", "app", "__main__"}
+
+
+def rows_of_the_map() -> list[tuple[set[str], int, set[str] | None]]:
+    """The rooms table of docs/architecture.md: (rooms, rank, the rooms it names as callers, or
+    None for "everyone"); rooms are in backticks, "the roots" are the composition roots."""
     text = MAP.read_text()
     table = text.split("<!-- rooms:begin")[1].split("<!-- rooms:end -->")[0]
-    ranks: dict[str, int] = {}
+    rows = []
     for line in table.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         if len(cells) < 4 or not cells[1].isdigit():
             continue
-        for room in re.findall(r"`([^`]+)`", cells[0]):
-            ranks[room] = int(cells[1])
-    return ranks
+        callers = cells[3]
+        named = set(re.findall(r"`([^`]+)`", callers)) | (
+            ROOTS if "the roots" in callers else set()
+        )
+        rows.append((set(re.findall(r"`([^`]+)`", cells[0])), int(cells[1]),
+                     None if callers == "everyone" else named))  # fmt: skip
+    return rows
 
 
-RANKS = {**ranks_of_the_map(), "__init__": 0}
+RANKS = {**{room: rank for rooms, rank, _ in rows_of_the_map() for room in rooms}, "__init__": 0}
 GUI_ONLY = ("PySide6", "qasync", "shiboken6")
 
 
@@ -56,6 +64,24 @@ def test_the_map_names_every_room_of_the_package_and_nothing_else() -> None:
     rooms = {layer(path) for path in PACKAGE.rglob("*.py")}
     assert set(RANKS) == rooms
     assert RANKS["errors"] == 0 and RANKS["ui"] > RANKS["core"] > RANKS["endpoint"]
+
+
+def test_each_room_is_called_only_by_the_rooms_the_map_names() -> None:
+    importers: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for name in imports(path):
+            parts = name.split(".")
+            if parts[0] == "tabrelay" and len(parts) > 1 and parts[1] in RANKS:
+                importers.setdefault(parts[1], set()).add(layer(path))
+    unnamed = []
+    for rooms, _, callers in rows_of_the_map():
+        if callers is None:
+            continue
+        assert callers <= set(RANKS), f"{rooms}: no such room in {callers - set(RANKS)}"
+        for room in rooms:
+            for caller in sorted(importers.get(room, set()) - rooms - callers - {"__init__"}):
+                unnamed.append(f"{caller} calls {room}")
+    assert unnamed == []
 
 
 def test_no_module_imports_a_layer_above_its_own() -> None:
