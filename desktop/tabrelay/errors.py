@@ -11,6 +11,7 @@ nothing here knows about those boundaries. The tree::
     │   ├── StartupError              (port taken, non-loopback host)
     │   ├── ProtocolViolation         (a peer sent something malformed)
     │   ├── EventsClosed              (the events a waiter listened to ended)
+    │   ├── DuplicateBrowser          (a second connection under a connected browser's id)
     │   └── BrowserError
     │       ├── NoBrowserError
     │       ├── BrowserDisconnected
@@ -78,6 +79,12 @@ class EventsClosed(RelayError):
     stopping): the waiter stops instead of waiting for events that cannot come."""
 
     title = "Events ended"
+
+
+class DuplicateBrowser(RelayError):
+    """A second connection tried to enter the registry under a connected browser's id."""
+
+    title = "Browser already connected"
 
 
 class BrowserError(RelayError):

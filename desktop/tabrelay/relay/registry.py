@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Literal
 
-from tabrelay.errors import NoBrowserError
+from tabrelay.errors import DuplicateBrowser, NoBrowserError
 from tabrelay.listeners import Listeners
 from tabrelay.relay.browser import Browser
 
@@ -60,6 +60,17 @@ class BrowserRegistry:
         return next(iter(self._browsers.values()))
 
     def add(self, browser: Browser) -> None:
+        """Take in a newly connected browser.
+
+        Raises:
+            DuplicateBrowser: another connection holds this browser id (it must be dropped
+                first): overwriting it would leave a connection no revoke could find.
+        """
+        existing = self._browsers.get(browser.id)
+        if existing is browser:
+            return
+        if existing is not None:
+            raise DuplicateBrowser(f"browser {browser.id} is already connected")
         self._browsers[browser.id] = browser
         self._notify("connected", browser)
 

@@ -99,12 +99,12 @@ class ExtensionSession:
     async def run(self) -> None:
         connection, extension_id = self._connection, self._admitted.extension_id
         hello: Hello | None = None
-        pairing_id = self._admitted.seed_pairing
+        pairing_id, credential = self._admitted.seed_pairing, None
         if pairing_id is None:
             authenticated = await self._authenticate()
             if authenticated is None:
                 return
-            hello, pairing_id = authenticated
+            hello, pairing_id, credential = authenticated
         connection.protocol.max_message_size = MAX_FRAME_AFTER_AUTH
         self._admission.accepted(extension_id)
         browser = Browser(
@@ -120,13 +120,25 @@ class ExtensionSession:
         if not await self._take_slot(browser):
             await connection.close(CloseCode.DUPLICATE_BROWSER, "this browser is already connected")
             return
+        # Nothing awaits between this check and registry.add (in _serve): a revoke or a
+        # rotation that landed while the handshake or _take_slot waited is seen here, and one
+        # that lands later finds the browser in the registry and closes it there.
+        try:
+            paired = self._still_paired(pairing_id, credential)
+        except SecretStoreError:  # the keychain locked meanwhile: it waits, never admitted
+            await self._locked()
+            return
+        if not paired:
+            await connection.close(CloseCode.NOT_PAIRED, "this browser was unpaired")
+            return
         await self._serve(browser)
 
     # --- handshake --------------------------------------------------------------------------
 
-    async def _authenticate(self) -> tuple[Hello, str] | None:
+    async def _authenticate(self) -> tuple[Hello, str, str] | None:
         """Run the challenge–response against each credential of the extension's pairings,
-        then wait for hello: hello and the matching pairing, or ``None`` if it failed (closed).
+        then wait for hello: hello, the matching pairing and its credential, or ``None`` if it
+        failed (closed).
         """
         connection, extension_id = self._connection, self._admitted.extension_id
         app_nonce = new_nonce()
@@ -159,7 +171,7 @@ class ExtensionSession:
             if not isinstance(hello, Hello):
                 await connection.close(CloseCode.PROTOCOL_ERROR, "expected hello")
                 return None
-            return hello, pairing_id
+            return hello, pairing_id, token
         except TimeoutError:
             await connection.close(CloseCode.AUTH_TIMEOUT, "authentication timed out")
         except ConnectionClosed:
@@ -248,28 +260,43 @@ class ExtensionSession:
             return hashlib.sha256(instance.encode()).hexdigest()[:8]
         return f"seed-{next(self._seed_ids)}"
 
+    def _still_paired(self, pairing_id: str, credential: str | None) -> bool:
+        """Whether the pairing this connection proved is still in force, with the credential
+        it proved (``None``: the seed protocol's, checked at admission by pairing id).
+
+        Raises:
+            SecretStoreError: the credentials cannot be read now (a locked keychain).
+        """
+        credentials = self._admission.credentials(self._admitted.extension_id)
+        return any(
+            known_id == pairing_id and (credential is None or proofs_match(token, credential))
+            for known_id, token in credentials
+        )
+
     async def _take_slot(self, browser: Browser) -> bool:
-        """Refuse a second connection of a browser instance whose first one still answers."""
-        existing = self._registry.get(browser.id)
-        if existing is None:
-            return True
-        if await existing.answers_ping(timeout=min(2.0, self._timing.pong_timeout)):
-            logger.warning("refused a second connection for browser %s", browser.id)
-            self._hub.publish(
-                HubEvent(
-                    "alert",
-                    browser.id,
-                    "duplicate_refused",
-                    params={
-                        "message": f"a second connection claiming to be {browser.name} "
-                        "was refused while the first one is healthy"
-                    },
+        """Refuse a second connection of a browser instance whose first one still answers.
+
+        The slot is looked at again after every wait: another connection replacing the same
+        dead one may have taken it meanwhile, and then that one is asked in turn.
+        """
+        while (existing := self._registry.get(browser.id)) is not None:
+            if await existing.answers_ping(timeout=min(2.0, self._timing.pong_timeout)):
+                logger.warning("refused a second connection for browser %s", browser.id)
+                self._hub.publish(
+                    HubEvent(
+                        "alert",
+                        browser.id,
+                        "duplicate_refused",
+                        params={
+                            "message": f"a second connection claiming to be {browser.name} "
+                            "was refused while the first one is healthy"
+                        },
+                    )
                 )
-            )
-            return False
-        self._drop(existing, "replaced by a new connection")
-        with contextlib.suppress(ConnectionClosed):
-            await existing.close(CloseCode.HEARTBEAT_LOST, "replaced by a new connection")
+                return False
+            self._drop(existing, "replaced by a new connection")
+            with contextlib.suppress(ConnectionClosed):
+                await existing.close(CloseCode.HEARTBEAT_LOST, "replaced by a new connection")
         return True
 
     # --- after authentication ---------------------------------------------------------------
