@@ -65,6 +65,10 @@ LEARN_TABS_TIMEOUT = 10.0
 NOTICE_TIMEOUT = 10.0  # a notice to MCP clients that one of them does not read is given up
 NOTIFY_DELAY = 0.2  # coalesce bursts of tab changes into one list-changed notification
 PRUNE_INTERVAL = 3600.0
+APPLY_ATTEMPTS = 3  # a settings change that fails to apply is tried this often at once…
+APPLY_RETRY_DELAY = 0.1  # …this many seconds apart (growing), then at every upkeep tick
+
+Closing = tuple[CloseCode, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +132,7 @@ class Core:
         self._loop_thread = 0
         self._published = asyncio.Event()
         self._applied = 0  # the owner's generation the applier has applied
+        self._apply_failed = False  # the newest snapshot failed to apply: upkeep retries it
         self._settled = asyncio.Condition()
         self._unsubscribe_settings = self.settings_store.subscribe(self._settings_published)
         self.runner: ToolRunner | None = None
@@ -439,20 +444,46 @@ class Core:
 
     async def _applier(self) -> None:
         """The one task that applies settings, whoever changed them (this process or
-        another), newest first and in order. A caller's cancellation never cuts it short."""
+        another), newest first and in order. A caller's cancellation never cuts it short.
+
+        A snapshot that fails to apply is tried again a few times at once, then at every
+        upkeep tick (``_tend``) until it applies; meanwhile it is not counted as applied, so
+        ``settled`` waiters time out rather than believe it."""
         while True:
             await self._published.wait()
             self._published.clear()
             generation = self.settings_store.generation  # before current: never ahead of it
-            try:
-                await self._apply(self.settings_store.current)
-            # The applier must outlive a transient failure (a locked keychain, a relay that
-            # cannot close a connection): log it; the next change applies again.
-            except Exception:
-                logger.exception("applying a settings change failed")
+            if not await self._apply_with_retries(generation):
+                self._apply_failed = True
+                continue
+            self._apply_failed = False
             async with self._settled:
                 self._applied = generation
                 self._settled.notify_all()
+
+    async def _apply_with_retries(self, generation: int) -> bool:
+        """Apply the snapshot in force, up to ``APPLY_ATTEMPTS`` times: whether it applied."""
+        for attempt in range(1, APPLY_ATTEMPTS + 1):
+            try:
+                await self._apply(self.settings_store.current)
+                return True
+            # The applier must outlive a transient failure (a broken secret file, a locked
+            # keychain): log it and try again; what failed was not recorded as done.
+            except Exception:
+                logger.exception(
+                    "applying settings change %d failed (attempt %d of %d)",
+                    generation,
+                    attempt,
+                    APPLY_ATTEMPTS,
+                )
+            if attempt < APPLY_ATTEMPTS:
+                await asyncio.sleep(APPLY_RETRY_DELAY * attempt)
+        logger.error(
+            "settings change %d is not applied; trying again every %.0f s",
+            generation,
+            UNLOCK_LOOK_INTERVAL,
+        )
+        return False
 
     async def settled(self, *, timeout: float = SETTLE_TIMEOUT) -> None:
         """Wait until every snapshot published so far is applied (connections of unpaired
@@ -489,6 +520,8 @@ class Core:
         keychain elsewhere; forget retired credentials once they expire."""
         while True:
             await asyncio.sleep(UNLOCK_LOOK_INTERVAL)
+            if self._apply_failed:
+                self._published.set()  # the applier tries the snapshot in force again
             try:
                 if self.tokens.problem is not None:
                     unlocked = await asyncio.to_thread(self.tokens.unlocked_meanwhile)
@@ -503,21 +536,27 @@ class Core:
                 logger.exception("settings upkeep failed")
 
     async def _apply(self, settings: Settings) -> None:
+        """Apply one snapshot. What was applied (the pairings whose connections may live, the
+        rotations and secrets seen) is recorded only once their connections are closed: a
+        failure part way leaves it to be done again, never half-done and marked done."""
         if self.endpoint is not None and settings is not self._told:
             # browser_cdp turned on or off: clients hear of it, in the background: a client
             # that stops reading must not hold back the closing of unpaired browsers below
             self._told = settings
             self._spawn(self._tell_clients(self.endpoint, settings))
-        closing = (CloseCode.NOT_PAIRED, "this browser was unpaired")
-        if settings.rotations != self._rotations:  # they may pair again at once
-            self._rotations = settings.rotations
-            closing = (CloseCode.TOKEN_ROTATED, "every browser credential was replaced")
+        rotated = settings.rotations != self._rotations  # they may pair again at once
+        closing = (
+            (CloseCode.TOKEN_ROTATED, "every browser credential was replaced")
+            if rotated
+            else (CloseCode.NOT_PAIRED, "this browser was unpaired")
+        )
         paired = frozenset(p.id for p in settings.pairings)
-        gone = self._paired - paired
+        # Unpaired browsers go first: closing them needs no secret, so a secret store that
+        # fails below cannot keep them connected.
+        await self._close_pairings(self._paired - paired, closing)
         self._paired = paired
         moved = self.tokens.follow(settings)  # `tabrelay secrets use` in another process
         if moved or settings.secrets_revision != self._secrets_revision:
-            self._secrets_revision = settings.secrets_revision
             if self.tokens.problem is not None and not moved:
                 # Another process just used the secrets: the keychain may be open again.
                 with contextlib.suppress(SecretStoreError):
@@ -527,11 +566,16 @@ class Core:
             await self._load_secrets()
             for name in known - set(self._client_tokens):
                 self.gate.forget_client(name)
-            gone |= {
+            replaced = {
                 pairing_id
                 for pairing_id, token in previous.items()
                 if not hmac.compare_digest(token, self._credentials.get(pairing_id, ""))
             }
+            await self._close_pairings(replaced, closing)
+            self._secrets_revision = settings.secrets_revision
+        self._rotations = settings.rotations
+
+    async def _close_pairings(self, gone: set[str] | frozenset[str], closing: Closing) -> None:
         if gone and self.relay is not None:
             await self.relay.close_pairings(set(gone), *closing)
             logger.info("unpaired %s; their connections are closed", ", ".join(sorted(gone)))

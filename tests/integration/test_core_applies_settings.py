@@ -8,9 +8,12 @@ from collections.abc import Callable
 
 import pytest
 
+from support.fake_extension import EXTENSION_ID
 from support.harness import RelayHarness
-from tabrelay.config.settings import Settings
+from tabrelay.config.settings import Settings, SettingsStore
 from tabrelay.errors import NavigationBlocked
+from tabrelay.protocol.constants import CloseCode
+from tabrelay.relay.pairing import Pairing
 
 CHANGES = 300
 
@@ -41,3 +44,29 @@ async def test_every_block_list_change_is_in_force_even_at_a_reused_address(
             with pytest.raises(NavigationBlocked):
                 core.guard().check(f"https://{site}/")
     assert reused, "no snapshot reused a freed address: the test proved nothing"
+
+
+async def test_a_revoke_whose_secrets_cannot_be_read_still_closes_the_browser_and_is_retried(
+    relay: RelayHarness,
+) -> None:
+    """The revoke lands while the secret file is unreadable: loading the secrets fails, yet the
+    unpaired browser is closed, the change is not claimed applied, and once the file reads
+    again the app applies it without another change."""
+    unpaired = await relay.extension(instance="first")
+    await relay.pair()  # a second pairing stays, so loading the secrets reads the file
+    [pairing_id] = [b.pairing_id for b in relay.core.registry.all()]
+    assert pairing_id is not None
+    secrets = relay.paths.secrets_file
+    # As `tabrelay pair revoke` does, then the file breaks before the app applies it: no await
+    # between, so the applier meets the broken file.
+    Pairing(SettingsStore(relay.paths.settings_file), relay.tokens).revoke(pairing_id)
+    readable = secrets.read_bytes()
+    secrets.write_text("{ not json", encoding="utf-8")
+    assert await unpaired.wait_closed(3) == CloseCode.NOT_PAIRED
+    with pytest.raises(TimeoutError):  # never "applied" while it is not
+        await relay.core.settled(timeout=0.5)
+    secrets.write_bytes(readable)
+    await relay.core.settled(timeout=5)
+    assert [p for p, _ in relay.core.credentials_for(EXTENSION_ID)] == [
+        p.id for p in relay.core.settings.pairings
+    ]
