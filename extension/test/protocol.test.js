@@ -6,6 +6,7 @@ import {
   CloseCode,
   DEFAULT_RELAY_PORT,
   EXTENDED_METHODS,
+  exceedsFrameLimit,
   KEEPALIVE_INTERVAL_MS,
   MessageType,
   RELAY_HOST,
@@ -35,4 +36,13 @@ test("protocol constants cannot be changed at run time", () => {
   for (const frozen of [SEED_METHODS, EXTENDED_METHODS, MessageType, CloseCode]) {
     assert.ok(Object.isFrozen(frozen));
   }
+});
+
+test("a frame's size is its UTF-8 bytes, as the app counts them", () => {
+  assert.equal(exceedsFrameLimit("a".repeat(10), 10), false);
+  assert.equal(exceedsFrameLimit("a".repeat(11), 10), true);
+  assert.equal(exceedsFrameLimit("\u20ac".repeat(3), 9), false); // 3 code units, 9 bytes
+  assert.equal(exceedsFrameLimit("\u20ac".repeat(4), 9), true); // 4 code units, 12 bytes
+  assert.equal(exceedsFrameLimit("\u{1F600}", 4), false); // 2 code units, 4 bytes
+  assert.equal(exceedsFrameLimit("\u{1F600}a", 4), true);
 });

@@ -431,6 +431,25 @@ test("an event larger than the app takes is left out and the connection stays", 
   assert.equal(connection.send(pingFrame()), true, "still connected");
 });
 
+test("an event under the limit in characters but over it in UTF-8 bytes is left out too", async () => {
+  const { connection, socket } = setup();
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  const before = socket().sent.length;
+  // 12 Mi euro signs: 12 Mi UTF-16 code units (under 32 MiB) but 36 MiB on the wire.
+  const text = "\u20ac".repeat(12 * 1024 * 1024);
+  assert.equal(connection.send(cdpEventFrame(1, "Runtime.consoleAPICalled", { text })), false);
+  assert.equal(socket().sent.length, before, "nothing went on the wire");
+  // The same count of ASCII characters fits, and is sent.
+  const ascii = "x".repeat(12 * 1024 * 1024);
+  assert.equal(connection.send(cdpEventFrame(1, "Runtime.consoleAPICalled", { text: ascii })), true);
+  // Just over the limit in bytes, with only a few multi-byte characters, is left out.
+  const edge = "x".repeat(32 * 1024 * 1024 - 200) + "\u20ac".repeat(100);
+  assert.equal(connection.send(cdpEventFrame(1, "Runtime.consoleAPICalled", { text: edge })), false);
+  assert.equal(connection.send(pingFrame()), true, "still connected");
+});
+
 test("while connected the extension pings every 20 seconds", async () => {
   const { connection, socket, timers } = setup();
   connection.start();

@@ -20,6 +20,7 @@ import {
   KEEPALIVE_INTERVAL_MS,
   MAX_FRAME_AFTER_AUTH,
   MAX_FRAME_BEFORE_AUTH,
+  exceedsFrameLimit,
   PROTOCOL_VERSION,
   RELAY_HOST,
   RELAY_PATH,
@@ -181,7 +182,7 @@ export class RelaySession {
       const data = JSON.stringify(frame);
       // Larger than the app takes: sending it would close the connection (1009), and with it
       // the guard on every tab. A page can make such an event (a huge console message).
-      if (data.length > MAX_FRAME_AFTER_AUTH) {
+      if (exceedsFrameLimit(data, MAX_FRAME_AFTER_AUTH)) {
         console.warn("Tabrelay: an event too large for the app was left out");
         return false;
       }
@@ -248,7 +249,7 @@ export class RelaySession {
       this.#fail("unverified", "it sent a message before the handshake finished");
       return;
     }
-    if (data.length > MAX_FRAME_BEFORE_AUTH) {
+    if (exceedsFrameLimit(data, MAX_FRAME_BEFORE_AUTH)) {
       this.#fail("unverified", "it sent an oversized frame before authenticating");
       return;
     }
@@ -325,7 +326,7 @@ export class RelaySession {
    * @param {string} data
    */
   #dispatch(data) {
-    if (data.length > MAX_FRAME_AFTER_AUTH) {
+    if (exceedsFrameLimit(data, MAX_FRAME_AFTER_AUTH)) {
       this.#socket.close(1009, "frame too big");
       return;
     }

@@ -77,6 +77,21 @@ export const CloseCode = Object.freeze({
 /** Frame caps in bytes (the app closes with 1009 beyond them; the extension does the same). */
 export const MAX_FRAME_BEFORE_AUTH = 16 * 1024;
 export const MAX_FRAME_AFTER_AUTH = 32 * 1024 * 1024;
+
+const utf8 = new TextEncoder();
+
+/**
+ * Whether a text frame is larger than `limit` bytes on the wire (UTF-8), as the app counts:
+ * `data.length` counts UTF-16 code units, and a code unit takes up to three bytes.
+ * @param {string} data
+ * @param {number} limit
+ * @returns {boolean}
+ */
+export function exceedsFrameLimit(data, limit) {
+  if (data.length * 3 <= limit) return false; // fits whatever the characters are: no encoding
+  if (data.length > limit) return true; // each code unit is at least one byte
+  return utf8.encode(data).byteLength > limit;
+}
 export const MAX_ID_LENGTH = 64;
 export const MAX_METHOD_LENGTH = 200;
 
