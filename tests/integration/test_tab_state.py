@@ -190,3 +190,106 @@ async def test_a_call_cancelled_at_any_await_of_the_tabs_set_up_leaves_nothing_b
     assert tabs.get(browser.id, 2) is None
     assert browser.pending_count == 0
     assert runner.active_calls == 0
+
+
+async def show_restricted_page(extension: FakeExtension, tab_id: int) -> None:
+    """The tab goes to a page Tabrelay may not use (chrome://newtab): the extension says it was
+    removed, though it still exists."""
+    await extension.send({"type": "tab_event", "event": "removed", "tab": {"id": tab_id}})
+
+
+async def show_page(extension: FakeExtension, tab_id: int, url: str) -> None:
+    """The same tab shows a page Tabrelay may use again."""
+    extension.tabs[tab_id]["url"] = url
+    await extension.send({"type": "tab_event", "event": "updated", "tab": extension.tabs[tab_id]})
+
+
+def enables(extension: FakeExtension) -> list[str]:
+    return [
+        c["params"]["method"]
+        for c in extension.commands
+        if c["method"] == "cdp.send" and c["params"]["method"].endswith(".enable")
+    ]
+
+
+async def test_a_tab_back_from_a_page_tabrelay_may_not_use_keeps_its_state_again(
+    relay: RelayHarness,
+) -> None:
+    extension, browser, tabs = await connected(relay)
+    await use(relay, 1)
+    await show_restricted_page(extension, 1)
+    await wait_until(lambda: tabs.get(browser.id, 1) is None, timeout=5, message="state dropped")
+
+    await show_page(extension, 1, "https://example.com/again")
+    await wait_until(lambda: 1 in browser.tabs, timeout=5, message="tab 1 listed again")
+    await use(relay, 1)
+    state = tabs.get(browser.id, 1)
+    assert state is not None, "the tab exists again: its state is kept"
+    assert state.session.guarded, "an agent uses it: the windows it opens are guarded"
+    ref = state.refs.assign(RefTarget(7, "main", "loader-2"))
+
+    # The next call finds the same state: the ref still names its element, the domains are
+    # not enabled again.
+    enabled_before = len(enables(extension))
+    await use(relay, 1)
+    assert tabs.get(browser.id, 1) is state and state.refs.get(ref) is not None
+    assert len(enables(extension)) == enabled_before
+
+
+async def test_a_call_on_a_tab_closed_meanwhile_brings_no_state_back_whatever_comes_after(
+    relay: RelayHarness,
+) -> None:
+    extension, browser, tabs = await connected(relay)
+    await use(relay, 1, 2)
+    await close_tab(extension, 1)
+    await wait_until(lambda: tabs.get(browser.id, 1) is None, timeout=5, message="tab 1 dropped")
+    # News of other tabs (one back from a restricted page) does not bring tab 1 back.
+    await show_restricted_page(extension, 2)
+    await show_page(extension, 2, "https://example.org/again")
+    await wait_until(lambda: 2 in browser.tabs, timeout=5, message="tab 2 listed again")
+    tabs.tab(browser.id, 1).agent_opened = True
+    tabs.tab(browser.id, 1).session.guarded = True
+    assert tabs.get(browser.id, 1) is None
+
+
+async def test_after_a_browser_restart_its_new_tabs_keep_state_under_old_tab_ids(
+    relay: RelayHarness,
+) -> None:
+    """Chrome numbers tabs from 1 again when it restarts; its id (the extension's instance)
+    stays. A tab closed before the restart says nothing about the new tab with its id."""
+    extension, browser, tabs = await connected(relay)
+    await use(relay, 1)
+    await close_tab(extension, 1)
+    await wait_until(lambda: tabs.get(browser.id, 1) is None, timeout=5, message="tab 1 dropped")
+    await extension.close()
+    await relay.browser_count(0)
+
+    await relay.extension()  # the restarted browser: its tab 1 is a new tab
+    await relay.browser_count(1)
+    [again] = relay.core.registry.all()
+    assert again.id == browser.id
+    await use(relay, 1)
+    assert tabs.get(browser.id, 1) is not None
+
+
+async def test_a_ref_is_never_handed_out_again_after_the_browser_reconnects(
+    relay: RelayHarness,
+) -> None:
+    """The extension reconnects (its service worker restarted) while the page stays: the tab's
+    state was dropped with the connection, and the element a new snapshot names gets a new ref,
+    so the old one cannot name another element."""
+    extension, browser, tabs = await connected(relay)
+    await use(relay, 1)
+    old = tabs.tab(browser.id, 1).refs.assign(RefTarget(7, "main", "loader-1"))
+    await extension.close()
+    await relay.browser_count(0)
+    await relay.extension()
+    await relay.browser_count(1)
+    await use(relay, 1)
+
+    new = tabs.tab(browser.id, 1).refs.assign(RefTarget(8, "main", "loader-1"))
+    assert new != old
+    token = await relay.add_client()
+    async with mcp_client(relay.base_mcp(), token) as client:
+        clicked = await client.call_tool("browser_click", {"tab_id": 1, "ref": old})
+    assert clicked.is_error and text_of(clicked) == STALE.format(ref=old)

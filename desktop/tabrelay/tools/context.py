@@ -25,7 +25,7 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.sessions import TabSessions
-from tabrelay.tools.tab_state import RefsView, TabState, TabStates
+from tabrelay.tools.tab_state import TabState, TabStates
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 TargetKind = Literal["none", "browser", "tab"]  # what the endpoint resolves for a tool
@@ -128,13 +128,9 @@ class ToolContext:
 
     @property
     def state(self) -> TabState:
-        """Everything kept about the target tab (a dict lookup)."""
+        """Everything kept about the target tab: made on first use, and a throwaway (kept
+        nowhere) once the tab is gone (``TabStates.tab``)."""
         return self.tabs.tab(self.need_browser().id, self.need_tab().id)
-
-    @property
-    def refs(self) -> RefsView:
-        """``refs.tab(browser_id, tab_id)``: a tab's refs (the snapshot hands them out)."""
-        return self.tabs.refs
 
     @property
     def objects(self) -> str:

@@ -3,8 +3,9 @@
 ``TabObserver`` reads CDP and tab events from the hub (for tabs whose Runtime, Log, Network and
 Page domains are enabled) into each tab's bounded ``TabLog``, so browser_console_messages and
 browser_network_requests answer from memory, and a tool can tell at once that a JavaScript
-dialog is blocking the page. It also tells ``TabStates`` what ends state: a tab closed, a frame
-showing a new document. It keeps nothing itself.
+dialog is blocking the page. It also tells ``TabStates`` when a frame shows a new document (a
+closed tab needs no word from it: ``TabStates`` follows the browser's tab list). It keeps
+nothing itself.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 from tabrelay.errors import EventsClosed
 from tabrelay.relay.events import EventHub, HubEvent, Subscription
 from tabrelay.tools.tab_state import (
-    MAX_CONSOLE,
     MAX_REQUESTS,
     ConsoleMessage,
     Dialog,
@@ -26,14 +26,12 @@ from tabrelay.tools.tab_state import (
     TabStates,
 )
 
-__all__ = ["MAX_CONSOLE", "MAX_REQUESTS", "ConsoleMessage", "Dialog", "Request", "TabLog"]
-
 
 class TabObserver:
     def __init__(self, hub: EventHub, tabs: TabStates) -> None:
         self._tabs = tabs
         self._subscription: Subscription = hub.subscribe(
-            maxlen=50_000, accept=lambda e: e.kind in ("cdp", "tab")
+            maxlen=50_000, accept=lambda e: e.kind == "cdp"
         )
 
     def tab(self, browser_id: str, tab_id: int) -> TabLog:
@@ -50,13 +48,9 @@ class TabObserver:
         self._subscription.close()
 
     def observe(self, event: HubEvent) -> None:
-        if event.tab_id is None:
+        if event.tab_id is None or event.kind != "cdp":
             return
         key = (event.browser_id, event.tab_id)
-        if event.kind == "tab":
-            if event.method == "removed":
-                self._tabs.closed(*key)
-            return
         handler = _HANDLERS.get(event.method)
         if handler is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError):  # odd params: skip it

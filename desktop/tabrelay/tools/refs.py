@@ -16,9 +16,6 @@ from typing import Any
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
-from tabrelay.tools.tab_state import MAX_REFS_PER_TAB, RefTarget, TabRefs
-
-__all__ = ["MAX_REFS_PER_TAB", "STALE", "Located", "RefTarget", "TabRefs", "locate"]
 
 STALE = (
     "ref {ref} is from an earlier version of the page (it navigated or re-rendered); take a new "

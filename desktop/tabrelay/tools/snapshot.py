@@ -20,8 +20,8 @@ from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editor_text import editor_texts
 from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
-from tabrelay.tools.refs import RefTarget
 from tabrelay.tools.secret_fields import secret_fields
+from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.wait import until_parsed
 
 
@@ -91,8 +91,8 @@ async def find(ctx: ToolContext, params: FindParams) -> ToolResult:
 
 async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outline:
     """Read the page and build its outline, assigning refs."""
-    browser, tab = ctx.need_browser(), ctx.need_tab()
-    refs = ctx.refs.tab(browser.id, tab.id)
+    tab = ctx.need_tab()
+    refs = ctx.state.refs
     # Independent reads go out together: each is a round trip through the extension.
     tree, main_nodes, layout, view, editors, secrets = await asyncio.gather(
         ctx.cdp("Page.getFrameTree"),

@@ -2,10 +2,11 @@
 
 A ``TabState`` per (browser id, tab id) holds the refs snapshots handed out, what the event
 stream said (console, network, an open dialog), the debugger session's bookkeeping, whether an
-agent opened the tab, and when the person was last alerted about it. State dies with what it
-describes: a tab's when the extension says it closed, a browser's tabs' when it disconnects,
-a document's refs when its frame shows a new document. No I/O: the observer feeds it the
-events, the browser registry tells it who disconnected, and readers get it by a dict lookup.
+agent opened the tab, and when the person was last alerted about it. State lives exactly as
+long as its browser's tab list (``Browser.tabs``, kept by the extension's tab events) holds the
+tab: it goes when the tab leaves that list (closed, or showing a page Tabrelay may not use) or
+the browser disconnects, and a document's refs go when its frame shows a new document. No I/O:
+the browser registry tells it what changed, and the observer which frame navigated.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ Key = tuple[str, int]  # (browser id, tab id)
 MAX_REFS_PER_TAB = 20_000
 MAX_CONSOLE = 500
 MAX_REQUESTS = 500
-# Chrome never reuses a tab id in a browser's life: a closed tab's key is remembered (bounded)
-# so a call still running on it cannot bring its state back after the drop.
-CLOSED_REMEMBERED = 1024
 _REF = re.compile(r"e([1-9][0-9]{0,9})")
 
 
@@ -38,16 +36,30 @@ class RefTarget:
     loader_id: str
 
 
-class TabRefs:
-    """The refs handed out for one tab; the same node keeps its ref across snapshots.
-
-    Refs count up for the tab's whole life and are never handed out twice, so a ref of a
-    released document is known as stale (``issued``) rather than unknown.
-    """
+class RefNumbers:
+    """Where ref numbers come from: one count for every tab of a ``TabStates``, across tab
+    closes and browser reconnects, so no ref is ever handed out twice (a tab's state made again
+    after a reconnect would otherwise count from e1 for the same document)."""
 
     def __init__(self) -> None:
         self._counter = itertools.count(1)
-        self._issued = 0
+        self.last = 0
+
+    def take(self) -> int:
+        self.last = next(self._counter)
+        return self.last
+
+
+class TabRefs:
+    """The refs handed out for one tab; the same node keeps its ref across snapshots.
+
+    Ref numbers come from ``numbers`` (shared by every tab; one of its own if none is given) and
+    are never handed out twice, so a ref of a released document is known as stale (``issued``)
+    rather than unknown.
+    """
+
+    def __init__(self, numbers: RefNumbers | None = None) -> None:
+        self._numbers = numbers if numbers is not None else RefNumbers()
         self._by_node: dict[RefTarget, str] = {}
         self._targets: OrderedDict[str, RefTarget] = OrderedDict()
         self._loaders: dict[str, str] = {}  # frame id → the document its refs are of
@@ -62,8 +74,7 @@ class TabRefs:
         if self._loaders.get(target.frame_id, target.loader_id) != target.loader_id:
             self.release_frame(target.frame_id, keep=target.loader_id)
         self._loaders[target.frame_id] = target.loader_id
-        self._issued = next(self._counter)
-        ref = f"e{self._issued}"
+        ref = f"e{self._numbers.take()}"
         self._by_node[target] = ref
         self._targets[ref] = target
         if len(self._targets) > MAX_REFS_PER_TAB:
@@ -75,9 +86,10 @@ class TabRefs:
         return self._targets.get(ref)
 
     def issued(self, ref: str) -> bool:
-        """Whether ``ref`` was handed out for this tab (it may have been released since)."""
+        """Whether ``ref`` was handed out (for this tab or, sharing numbers, another; it may
+        have been released since)."""
         match = _REF.fullmatch(ref)
-        return match is not None and int(match.group(1)) <= self._issued
+        return match is not None and int(match.group(1)) <= self._numbers.last
 
     def release_frame(self, frame_id: str, *, keep: str | None = None) -> None:
         """Forget the refs of ``frame_id``'s documents other than ``keep``."""
@@ -184,17 +196,17 @@ class TabState:
 class TabStates:
     """The one owner of per-tab state; see the module docstring.
 
-    ``tab()`` creates a tab's state on first use, but never for a tab that closed or a browser
-    that is not connected (a call still running on it gets a throwaway state), so nothing that
-    outlives its tab can be left behind.
+    ``tab()`` creates a tab's state on first use, but keeps it only for a tab its connected
+    browser lists: a call still running on a tab that closed (or went to a page Tabrelay may
+    not use) gets a throwaway state, so nothing that outlives its tab can be left behind, and
+    the same tab back on a page Tabrelay may use gets state that is kept again.
     """
 
     def __init__(self, registry: BrowserRegistry) -> None:
         self._registry = registry
         self._tabs: dict[Key, TabState] = {}
-        self._closed: OrderedDict[Key, None] = OrderedDict()
+        self._numbers = RefNumbers()
         self._unsubscribe = registry.add_listener(self._browser_changed)
-        self.refs = RefsView(self)
 
     def __len__(self) -> int:
         return len(self._tabs)
@@ -207,12 +219,13 @@ class TabStates:
         return self._tabs.get((browser_id, tab_id))
 
     def tab(self, browser_id: str, tab_id: int) -> TabState:
-        """The tab's state, made on first use (kept only while the tab and browser live)."""
+        """The tab's state, made on first use (kept only while its browser lists the tab)."""
         key = (browser_id, tab_id)
         state = self._tabs.get(key)
         if state is None:
-            state = TabState(key)
-            if key not in self._closed and self._registry.get(browser_id) is not None:
+            state = TabState(key, refs=TabRefs(self._numbers))
+            browser = self._registry.get(browser_id)
+            if browser is not None and tab_id in browser.tabs:
                 self._tabs[key] = state
         return state
 
@@ -220,12 +233,9 @@ class TabStates:
         return [s for s in self._tabs.values() if s.key[0] == browser_id]
 
     def closed(self, browser_id: str, tab_id: int) -> None:
-        """The tab closed: its state goes, and stays gone."""
-        key = (browser_id, tab_id)
-        self._tabs.pop(key, None)
-        self._closed[key] = None
-        while len(self._closed) > CLOSED_REMEMBERED:
-            self._closed.popitem(last=False)
+        """A tool closed the tab: its state goes now (the browser's tab event, which takes the
+        tab off its list, may come after the tool's answer)."""
+        self._tabs.pop((browser_id, tab_id), None)
 
     def navigated(
         self, browser_id: str, tab_id: int, frame_id: str, loader_id: str, *, main: bool
@@ -243,19 +253,13 @@ class TabStates:
         """Stop listening to the browser registry and forget everything."""
         self._unsubscribe()
         self._tabs.clear()
-        self._closed.clear()
 
     def _browser_changed(self, change: Change, browser: Browser) -> None:
+        # Told synchronously as the browser applies a tab event or a tab list, so a state is
+        # never dropped for an older word than the list it is checked against.
         if change == "disconnected":
-            for key in [k for k in self._tabs if k[0] == browser.id]:
-                del self._tabs[key]
-
-
-class RefsView:
-    """``ctx.refs.tab(browser_id, tab_id)``: the refs of one tab, for the snapshot."""
-
-    def __init__(self, states: TabStates) -> None:
-        self._states = states
-
-    def tab(self, browser_id: str, tab_id: int) -> TabRefs:
-        return self._states.tab(browser_id, tab_id).refs
+            gone = [k for k in self._tabs if k[0] == browser.id]
+        else:
+            gone = [k for k in self._tabs if k[0] == browser.id and k[1] not in browser.tabs]
+        for key in gone:
+            del self._tabs[key]

@@ -375,7 +375,7 @@ async def _frame(ctx: ToolContext, ref: str | None) -> str:
     """
     if ref is None:
         return "main frame"
-    target = ctx.refs.tab(ctx.need_browser().id, ctx.need_tab().id).get(ref)
+    target = ctx.state.refs.get(ref)
     tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
     if target is None or target.frame_id == tree["frame"]["id"]:
         return "main frame"
