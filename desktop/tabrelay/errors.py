@@ -109,8 +109,8 @@ class TooManyPendingCommands(BrowserError):
 
 class CommandFailed(BrowserError):
     """The extension answered a command with an error; ``code`` says why, when known (an
-    ``ErrorCode`` of the protocol, or the app's own ``unsupported``): decide by it, never by
-    the message's words."""
+    ``ErrorCode`` of the protocol; a method the extension did not announce is its
+    ``unknown_method`` too): decide by it, never by the message's words."""
 
     title = "Browser command failed"
 

@@ -197,7 +197,7 @@ test("a tab a previous worker attached but did not record is adopted, another de
     if (tabId === 3) throw new Error("Debugger is not attached to the tab with id: 3.");
     return {};
   });
-  await rejectsWith(router.handle({ method: "debugger.attach", params: { tabId: 3 } }), "detached");
+  await rejectsWith(router.handle({ method: "debugger.attach", params: { tabId: 3 } }), "another_debugger");
   assert.equal(restarted.isAttached(3), false);
 });
 

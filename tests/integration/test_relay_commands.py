@@ -19,6 +19,7 @@ from tabrelay.errors import (
     NoBrowserError,
     TooManyPendingCommands,
 )
+from tabrelay.protocol.constants import ErrorCode
 
 
 async def test_every_seed_method_round_trips_for_a_seed_extension(relay: RelayHarness) -> None:
@@ -56,8 +57,9 @@ async def test_every_seed_method_round_trips_for_a_seed_extension(relay: RelayHa
 async def test_seed_extension_is_not_offered_extended_methods(relay: RelayHarness) -> None:
     extension = await relay.extension(seed=True)
     await relay.browser_count(1)
-    with pytest.raises(CommandFailed, match=r"does not support tabs\.close"):
+    with pytest.raises(CommandFailed, match=r"does not support tabs\.close") as failed:
         await relay.core.registry.resolve().close_tab(1)
+    assert failed.value.code == ErrorCode.UNKNOWN_METHOD  # the protocol's code, as if it answered
     assert extension.commands == []
 
 

@@ -75,8 +75,9 @@ class ErrorCode(enum.StrEnum):
     RESTRICTED_URL = "restricted_url"  # chrome://, an extension or the Web Store
     BLOCKED_METHOD = "blocked_method"  # the CDP denylist
     CANCELED_BY_USER = "canceled_by_user"  # the person cancelled the debugging bar
-    DETACHED = "detached"
-    UNKNOWN_METHOD = "unknown_method"
+    DETACHED = "detached"  # the debugger was detached from the tab (or it was let go)
+    ANOTHER_DEBUGGER = "another_debugger"  # DevTools or another extension holds the tab
+    UNKNOWN_METHOD = "unknown_method"  # also the app's own, for a method not announced
     INVALID_PARAMS = "invalid_params"
 
 

@@ -48,7 +48,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_COMMAND_TIMEOUT = 30.0
 DEFAULT_MAX_PENDING = 4096
 PING_FRAME = encode(Ping().to_wire())
-UNSUPPORTED = "unsupported"  # CommandFailed.code of a method the extension did not announce
 
 
 class Channel(Protocol):
@@ -148,7 +147,7 @@ class Browser:
         if method not in self.methods:
             raise CommandFailed(
                 f"{self.name} does not support {method}; update the Tabrelay extension",
-                code=UNSUPPORTED,
+                code=ErrorCode.UNKNOWN_METHOD,  # as the extension would answer it
             )
         if method == "cdp.send":
             reason = cdp_block_reason(str(params.get("method", "")))

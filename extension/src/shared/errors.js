@@ -26,15 +26,17 @@ export class CommandError extends Error {
  * is the one place that reads them, and everything else goes by these codes.
  */
 export const ChromeFailure = Object.freeze({
-  NO_TAB: "no_tab",
-  RESTRICTED: "restricted",
-  NOT_ATTACHED: "not_attached",
-  ALREADY_ATTACHED: "already_attached",
+  // Symbols, not strings: a Chrome failure is read here and never goes on the wire, so it
+  // cannot be mistaken for (or sent as) one of the protocol's ErrorCode strings.
+  NO_TAB: Symbol("chrome: no tab"),
+  RESTRICTED: Symbol("chrome: restricted page"),
+  NOT_ATTACHED: Symbol("chrome: debugger not attached"),
+  ALREADY_ATTACHED: Symbol("chrome: another debugger attached"),
 });
 
 /**
  * @param {unknown} error what a chrome.* call threw (or rejected with)
- * @returns {string | undefined} one of ChromeFailure, or undefined for any other failure
+ * @returns {symbol | undefined} one of ChromeFailure, or undefined for any other failure
  */
 export function chromeFailure(error) {
   const message = error instanceof Error ? error.message : String(error);
@@ -73,7 +75,7 @@ export function describeChromeError(error, context = {}) {
     case ChromeFailure.ALREADY_ATTACHED:
       return new CommandError(
         `Another debugger (DevTools or another extension) already controls ${tab}; close it and try again`,
-        ErrorCode.DETACHED,
+        ErrorCode.ANOTHER_DEBUGGER,
       );
     default:
       return new CommandError(message);

@@ -107,6 +107,7 @@ export const ErrorCode = Object.freeze({
   BLOCKED_METHOD: "blocked_method",
   CANCELED_BY_USER: "canceled_by_user",
   DETACHED: "detached",
+  ANOTHER_DEBUGGER: "another_debugger",
   UNKNOWN_METHOD: "unknown_method",
   INVALID_PARAMS: "invalid_params",
 });
