@@ -27,6 +27,15 @@ OTHER_EXTENSION_ID = "ponmlkjihgfedcbaponmlkjihgfedcba"
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
+class ExtensionError(Exception):
+    """A command's failure, answered with its ``code`` when it has one (not in the seed
+    protocol), as the real extension does (``errors.describeChromeError``)."""
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class AppNotVerified(Exception):
     """The server could not prove it knows the token: the extension obeys nothing."""
 
@@ -229,6 +238,8 @@ class FakeExtension:
             self.obeyed += 1
         except Exception as exc:
             reply = {"id": message["id"], "error": str(exc)}
+            if isinstance(exc, ExtensionError) and exc.code and not self.seed:  # seed: no codes
+                reply["code"] = exc.code
         with contextlib.suppress(ConnectionClosed):
             await self.send(reply)
 
@@ -254,7 +265,7 @@ class FakeExtension:
     async def _tabs_get(self, params: dict[str, Any]) -> dict[str, Any]:
         tab = self.tabs.get(params["tabId"])
         if tab is None:
-            raise LookupError(f"No tab with id: {params['tabId']}.")
+            raise ExtensionError(f"No tab with id: {params['tabId']}.", code="no_tab")
         return dict(tab, attached=tab["id"] in self.attached)
 
     async def _tabs_create(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -304,7 +315,7 @@ class FakeExtension:
         tab_id, method = params["tabId"], params["method"]
         args = params.get("params") or {}
         if tab_id not in self.tabs:
-            raise LookupError(f"No tab with id: {tab_id}.")
+            raise ExtensionError(f"No tab with id: {tab_id}.", code="no_tab")
         if tab_id not in self.attached:
             await self._attach({"tabId": tab_id})
         self.cdp_calls.append((tab_id, method, args))

@@ -250,6 +250,12 @@ class ToolRunner:
                 now = await _fresh(ctx.need_browser(), ctx.tab.id)
             except ToolError:
                 return result  # the page closed its tab (a click on "close"): nothing to hide
+            except CommandFailed as failed:  # the tab may be anywhere now: fail closed
+                raise ToolError(
+                    f"could not look at tab {ctx.tab.id} after {spec.name} ran "
+                    f"({failed.message}), so its result is withheld (it may come from a site "
+                    "agents may not use); look at the tab again and retry"
+                ) from None
             self._refuse_blocked(ctx, spec, now, after=True)
         return result
 
@@ -418,11 +424,19 @@ def _active_tab(tabs: list[TabInfo]) -> TabInfo | None:
 
 
 async def _fresh(browser: Browser, tab_id: int, *, ask: bool = False) -> TabInfo:
+    """The tab now.
+
+    Raises:
+        ToolError: it does not exist: the browser said so by ``ErrorCode.NO_TAB`` (a seed
+            extension, which has no tabs.get, has the tab looked for in tabs.list, and its
+            absence gets that code too).
+        CommandFailed: the browser failed to say (any other failure, or one without a code):
+            whether the tab exists is not known.
+    """
     try:
         return await browser.get_tab(tab_id, ask=ask)
     except CommandFailed as failed:
-        # An extension that answers tabs.get without a code has no other way to fail it.
-        if failed.code in (ErrorCode.NO_TAB, None):
+        if failed.code == ErrorCode.NO_TAB:
             raise ToolError(_no_tab(tab_id)) from None
         raise
 
