@@ -52,7 +52,11 @@ test("a frame from the app is typed by its id or type; anything else is refused 
     frame: { type: "auth.challenge", protocol: 1, nonce },
   });
   assert.deepEqual(parseAppFrame({ type: "ping", extra: 1 }), { kind: "ping", frame: { type: "ping" } });
-  assert.deepEqual(parseAppFrame({ type: "error", code: "x".repeat(500) })?.frame, { type: "error", code: "x".repeat(100) });
+  // The limits are docs/protocol.md's, the same the app's parser applies (protocol.js constants).
+  const longest = { type: "error", code: "x".repeat(1024), message: "m".repeat(64 * 1024) };
+  assert.deepEqual(parseAppFrame(longest)?.frame, longest, "kept whole up to the limits");
+  const proof = "P".repeat(128);
+  assert.deepEqual(parseAppFrame({ type: "auth.ok", proof })?.frame, { type: "auth.ok", proof });
   for (const refused of [
     null,
     [],
@@ -62,6 +66,11 @@ test("a frame from the app is typed by its id or type; anything else is refused 
     { type: "auth.ok" },
     { type: "auth.ok", proof: 7 },
     { type: "error", code: 400 },
+    { type: "error", code: "x" },
+    { type: "error", code: "x", message: 5 },
+    { type: "error", code: "x".repeat(1025), message: "m" },
+    { type: "error", code: "x", message: "m".repeat(64 * 1024 + 1) },
+    { type: "auth.ok", proof: "P".repeat(129) },
     { type: "relay.port", port: "23005" },
     { type: "relay.port", port: 70000 },
     { type: "tabs.list" },

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 # Names only one side has, on purpose. Anything else must exist on both sides, equal.
 # The extension knows its own id (chrome.runtime.id); the app needs the pinned one.
-APP_ONLY = {"DEFAULT_MCP_PORT", "MAX_NESTING_DEPTH", "MAX_ERROR_LENGTH", "TABRELAY_EXTENSION_ID"}
+APP_ONLY = {"DEFAULT_MCP_PORT", "MAX_NESTING_DEPTH", "TABRELAY_EXTENSION_ID"}
 EXTENSION_ONLY = {
     "RELAY_HOST",
     "KEEPALIVE_INTERVAL_MS",

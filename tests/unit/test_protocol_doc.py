@@ -16,15 +16,17 @@ from typing import Any
 
 import pytest
 
+from support.app_frames import parse_app_message, parse_frame
 from tabrelay.errors import ProtocolViolation
+from tabrelay.protocol.constants import MAX_CODE_LENGTH, MAX_ERROR_LENGTH, MAX_PROOF_LENGTH
 from tabrelay.protocol.messages import (
     AppMessage,
+    AuthOk,
     Command,
     CommandError,
+    ErrorNotice,
     ExtensionMessage,
-    parse_app_message,
     parse_extension_message,
-    parse_frame,
 )
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -84,6 +86,10 @@ def test_each_frame_parses_only_as_the_direction_it_travels() -> None:
         ({"type": "auth.ok"}, "bad_field"),
         ({"type": "relay.port", "port": "23005"}, "bad_field"),
         ({"type": "error", "code": "x"}, "bad_field"),
+        ({"type": "error", "code": "x", "message": 5}, "bad_field"),
+        ({"type": "error", "code": "x" * (MAX_CODE_LENGTH + 1), "message": "m"}, "bad_field"),
+        ({"type": "error", "code": "x", "message": "m" * (MAX_ERROR_LENGTH + 1)}, "bad_field"),
+        ({"type": "auth.ok", "proof": "P" * (MAX_PROOF_LENGTH + 1)}, "bad_field"),
         ({"type": "hello-there"}, "unknown_type"),
     ],
 )
@@ -98,3 +104,11 @@ def test_commands_and_errors_keep_what_the_wire_omits_absent() -> None:
     assert parse_app_message('{"id": "1", "method": "tabs.list"}') == Command("1", "tabs.list")
     assert Command("1", "tabs.list").to_wire() == {"id": "1", "method": "tabs.list", "params": {}}
     assert CommandError("2", "gone").to_wire() == {"id": "2", "error": "gone"}
+
+
+def test_app_frames_are_kept_whole_up_to_the_documented_limits() -> None:
+    """The same limits as the extension's parseAppFrame (extension/test/validation.test.js)."""
+    longest = ErrorNotice("x" * MAX_CODE_LENGTH, "m" * MAX_ERROR_LENGTH)
+    assert parse_app_message(json.dumps(longest.to_wire())) == longest
+    proof = AuthOk("P" * MAX_PROOF_LENGTH)
+    assert parse_app_message(json.dumps(proof.to_wire())) == proof

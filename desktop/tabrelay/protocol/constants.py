@@ -99,9 +99,12 @@ class CloseCode(enum.IntEnum):
 MAX_FRAME_BEFORE_AUTH = 16 * 1024
 MAX_FRAME_AFTER_AUTH = 32 * 1024 * 1024
 MAX_NESTING_DEPTH = 256
+# Field caps in characters (docs/protocol.md); both sides' parsers refuse a frame beyond them.
 MAX_ID_LENGTH = 64
 MAX_METHOD_LENGTH = 200
-MAX_ERROR_LENGTH = 64 * 1024
+MAX_PROOF_LENGTH = 128  # nonces and proofs (base64url; 43 in practice)
+MAX_CODE_LENGTH = 1024  # an error's code
+MAX_ERROR_LENGTH = 64 * 1024  # an error's message
 
 # Challenge–response (DESIGN §4.4): HMAC-SHA256 under the relay token over
 # "tabrelay/<version> <role> <port> <app nonce> <extension nonce>".

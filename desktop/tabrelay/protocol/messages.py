@@ -3,9 +3,10 @@
 Every frame type is a frozen dataclass with ``to_wire()`` (the JSON object it is on the wire);
 ``docs/protocol.md`` shows one example of each, and a test parses them back. The app parses
 what an extension sends with ``parse_extension_message``, which raises ``ProtocolViolation``
-naming what was wrong (never echoing the payload); ``parse_app_message`` reads the app's frames
-(the tests' extension). Unknown extra fields are ignored so newer peers keep working. No I/O,
-no asyncio.
+naming what was wrong (never echoing the payload). The app never reads its own frames, so no
+parser of them lives here (the tests' reader is ``tests/support/app_frames.py``; the
+extension's is ``parseAppFrame``); the limits both apply are ``constants``'. Unknown extra
+fields are ignored so newer peers keep working. No I/O, no asyncio.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from typing import Any, TypeVar
 
 from tabrelay.errors import ProtocolViolation
 from tabrelay.protocol.constants import (
+    MAX_CODE_LENGTH,
     MAX_ERROR_LENGTH,
     MAX_ID_LENGTH,
     MAX_METHOD_LENGTH,
     MAX_NESTING_DEPTH,
+    MAX_PROOF_LENGTH,
     TAB_EVENT_KINDS,
     MessageType,
 )
@@ -304,31 +307,6 @@ def parse_extension_message(text: str) -> ExtensionMessage:
     return _by_type(obj, _PARSERS)
 
 
-def parse_app_message(text: str) -> AppMessage:
-    """Parse one text frame sent by the app (what an extension reads).
-
-    Raises:
-        ProtocolViolation: as ``parse_extension_message``.
-    """
-    obj = _require_object(decode_json(text), "message")
-    if "id" in obj:
-        return _parse_command(obj)
-    return _by_type(obj, _APP_PARSERS)
-
-
-def parse_frame(text: str) -> AppMessage | ExtensionMessage:
-    """Parse a frame of either direction, told apart by its keys (the protocol document's
-    examples): ``id`` with ``method`` is a command, ``id`` otherwise an answer.
-
-    Raises:
-        ProtocolViolation: as ``parse_extension_message``.
-    """
-    obj = _require_object(decode_json(text), "message")
-    if "id" in obj:
-        return _parse_command(obj) if "method" in obj else _parse_response(obj)
-    return _by_type(obj, _ANY_PARSERS)
-
-
 def encode(message: JsonObject) -> str:
     """Serialize a message for the wire (compact, no NaN)."""
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -350,15 +328,6 @@ def _parse_id(raw_id: object, what: str) -> str:
     return raw_id
 
 
-def _parse_command(obj: JsonObject) -> Command:
-    params = obj.get("params", {})
-    return Command(
-        id=_parse_id(obj["id"], "command"),
-        method=_require_str(obj.get("method"), "method", limit=MAX_METHOD_LENGTH),
-        params=_require_object({} if params is None else params, "params"),
-    )
-
-
 def _parse_response(obj: JsonObject) -> CommandResult | CommandError:
     raw_id = _parse_id(obj["id"], "response")
     has_result, has_error = "result" in obj, "error" in obj
@@ -376,14 +345,14 @@ def _parse_response(obj: JsonObject) -> CommandResult | CommandError:
     return CommandError(
         raw_id,
         error[:MAX_ERROR_LENGTH],
-        _optional_str(code, "code", limit=MAX_TEXT_LENGTH),
+        _optional_str(code, "code", limit=MAX_CODE_LENGTH),
     )
 
 
 def _parse_auth_response(obj: JsonObject) -> AuthResponse:
     return AuthResponse(
-        nonce=_require_str(obj.get("nonce"), "nonce", limit=128),
-        proof=_require_str(obj.get("proof"), "proof", limit=128),
+        nonce=_require_str(obj.get("nonce"), "nonce", limit=MAX_PROOF_LENGTH),
+        proof=_require_str(obj.get("proof"), "proof", limit=MAX_PROOF_LENGTH),
     )
 
 
@@ -429,20 +398,6 @@ def _parse_tab_event(obj: JsonObject) -> TabEvent:
     return TabEvent(event, TabInfo.from_wire(obj.get("tab")))
 
 
-def _parse_auth_challenge(obj: JsonObject) -> AuthChallenge:
-    return AuthChallenge(
-        protocol=_require_int(obj.get("protocol"), "protocol"),
-        nonce=_require_str(obj.get("nonce"), "nonce", limit=128),
-    )
-
-
-def _parse_error_notice(obj: JsonObject) -> ErrorNotice:
-    return ErrorNotice(
-        code=_require_str(obj.get("code"), "code", limit=MAX_TEXT_LENGTH),
-        message=_require_str(obj.get("message"), "message", limit=MAX_ERROR_LENGTH),
-    )
-
-
 _PARSERS: dict[str, Callable[[JsonObject], ExtensionMessage]] = {
     MessageType.AUTH_RESPONSE: _parse_auth_response,
     MessageType.HELLO: _parse_hello,
@@ -451,18 +406,6 @@ _PARSERS: dict[str, Callable[[JsonObject], ExtensionMessage]] = {
     MessageType.TAB_EVENT: _parse_tab_event,
     MessageType.PING: lambda _obj: Ping(),
     MessageType.PONG: lambda _obj: Pong(),
-}
-_APP_PARSERS: dict[str, Callable[[JsonObject], AppMessage]] = {
-    MessageType.AUTH_CHALLENGE: _parse_auth_challenge,
-    MessageType.AUTH_OK: lambda obj: AuthOk(_require_str(obj.get("proof"), "proof", limit=128)),
-    MessageType.ERROR: _parse_error_notice,
-    MessageType.RELAY_PORT: lambda obj: RelayPort(_require_int(obj.get("port"), "port")),
-    MessageType.PING: lambda _obj: Ping(),
-    MessageType.PONG: lambda _obj: Pong(),
-}
-_ANY_PARSERS: dict[str, Callable[[JsonObject], AppMessage | ExtensionMessage]] = {
-    **_PARSERS,
-    **_APP_PARSERS,
 }
 
 

@@ -39,7 +39,7 @@ import { MessageType, PROTOCOL_VERSION } from "./protocol.js";
  * @typedef {object} AppErrorFrame the app rejected a frame of the extension's
  * @property {"error"} type
  * @property {string} code
- * @property {string} [message]
+ * @property {string} message
  */
 
 /**

@@ -92,8 +92,12 @@ export function exceedsFrameLimit(data, limit) {
   if (data.length > limit) return true; // each code unit is at least one byte
   return utf8.encode(data).byteLength > limit;
 }
+/** Field caps in characters (docs/protocol.md); both sides' parsers refuse a frame beyond them. */
 export const MAX_ID_LENGTH = 64;
 export const MAX_METHOD_LENGTH = 200;
+export const MAX_PROOF_LENGTH = 128; // nonces and proofs (base64url; 43 in practice)
+export const MAX_CODE_LENGTH = 1024; // an error's code
+export const MAX_ERROR_LENGTH = 64 * 1024; // an error's message
 
 /** Challenge–response (DESIGN §4.4): 32-byte nonces, roles in the proof's message. */
 export const NONCE_BYTES = 32;

@@ -10,7 +10,15 @@
  */
 
 import { CommandError } from "./errors.js";
-import { ErrorCode, MAX_ID_LENGTH, MAX_METHOD_LENGTH, MessageType } from "./protocol.js";
+import {
+  ErrorCode,
+  MAX_CODE_LENGTH,
+  MAX_ERROR_LENGTH,
+  MAX_ID_LENGTH,
+  MAX_METHOD_LENGTH,
+  MAX_PROOF_LENGTH,
+  MessageType,
+} from "./protocol.js";
 
 const MAX_URL_LENGTH = 8 * 1024;
 const MAX_GROUP_TABS = 500;
@@ -72,10 +80,6 @@ export function parseCommand(message) {
   return { id, method, params: /** @type {Record<string, unknown>} */ (params ?? {}) };
 }
 
-/** Longest `code` and `message` of an app's error frame that the extension keeps. */
-const MAX_APP_ERROR_CODE = 100;
-const MAX_APP_ERROR_MESSAGE = 1024;
-
 /**
  * One frame from the app, typed: a command (any frame with an `id`, checked by parseCommand),
  * or the unsolicited frame its `type` names, with the fields docs/protocol.md gives it.
@@ -99,18 +103,15 @@ export function parseAppFrame(message) {
       return { kind: "auth.challenge", frame: { type: MessageType.AUTH_CHALLENGE, protocol: /** @type {number} */ (protocol), nonce } };
     }
     case MessageType.AUTH_OK:
-      return typeof message.proof === "string" ? { kind: "auth.ok", frame: { type: MessageType.AUTH_OK, proof: message.proof } } : null;
+      return isText(message.proof, MAX_PROOF_LENGTH) ? { kind: "auth.ok", frame: { type: MessageType.AUTH_OK, proof: message.proof } } : null;
     case MessageType.PING:
       return { kind: "ping", frame: { type: MessageType.PING } };
     case MessageType.PONG:
       return { kind: "pong", frame: { type: MessageType.PONG } };
     case MessageType.ERROR: {
       const { code, message: text } = message;
-      if (typeof code !== "string" || (text !== undefined && typeof text !== "string")) return null;
-      /** @type {import("./frames.js").AppErrorFrame} */
-      const frame = { type: MessageType.ERROR, code: code.slice(0, MAX_APP_ERROR_CODE) };
-      if (text !== undefined) frame.message = text.slice(0, MAX_APP_ERROR_MESSAGE);
-      return { kind: "error", frame };
+      if (!isText(code, MAX_CODE_LENGTH) || !isText(text, MAX_ERROR_LENGTH)) return null;
+      return { kind: "error", frame: { type: MessageType.ERROR, code, message: text } };
     }
     case MessageType.RELAY_PORT: {
       const port = typeof message.port === "number" ? parsePort(message.port) : null;
@@ -119,6 +120,15 @@ export function parseAppFrame(message) {
     default:
       return null;
   }
+}
+
+/**
+ * @param {unknown} value
+ * @param {number} limit
+ * @returns {value is string} a string of at most `limit` characters
+ */
+function isText(value, limit) {
+  return typeof value === "string" && value.length <= limit;
 }
 
 /**
