@@ -83,6 +83,23 @@ def test_each_change_is_published_once_in_order_and_an_own_write_is_not_read_bac
     assert store.current.relay_port == 24005
 
 
+def test_a_change_is_called_exactly_once_so_it_may_count_and_collect(home: Paths) -> None:
+    """What callers rely on (``Pairing.revoke`` collects what it removed in its change)."""
+    store = SettingsStore(home.settings_file)
+    store.load()
+    calls: list[int] = []
+
+    def change(settings: Settings) -> None:
+        calls.append(settings.revision)
+        settings.relay_port += 1
+
+    store.update(change)
+    SettingsStore(home.settings_file).update(change)  # another process wrote meanwhile
+    store.update(change)
+    assert len(calls) == 3
+    assert store.current.relay_port == 23001 + 3
+
+
 def test_changes_from_many_threads_lose_nothing_and_publish_in_the_order_they_landed(
     home: Paths,
 ) -> None:

@@ -420,8 +420,8 @@ class SettingsStore:
         """Apply ``change`` to a draft of the settings on disk, write them back atomically
         and publish the new snapshot. Blocking: call it from a worker thread in the app.
 
-        ``change`` gets a mutable draft (never the snapshot in force) and may be called more
-        than once.
+        ``change`` gets a mutable draft (never the snapshot in force) and is called exactly
+        once, under the file lock: it must not block or call back into the store.
 
         Raises:
             SettingsError: ``change`` produced invalid settings (nothing is written) or the

@@ -5,8 +5,11 @@
  * is told meanwhile.
  *
  * Only an app that proved itself may make the extension fetch a new credential or forget its
- * pairing; a program squatting the port can make it wait, nothing more (THREATS R5). An
- * authentication rejection is permanent until the person pairs again (or sets another port).
+ * pairing (THREATS R5). A program squatting the port learns nothing and is obeyed in nothing,
+ * but it can stop the extension: an authentication rejection (4401) comes before any proof —
+ * the real app cannot prove a credential it does not know — so one from the port is taken as
+ * final (after looking on the other ports) until the person presses Pair or sets another port
+ * (docs/protocol.md, close codes). Everything else a squatter can say only makes it wait.
  * It neither opens sockets nor asks the app anything but the health probe.
  */
 
