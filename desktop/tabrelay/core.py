@@ -234,7 +234,7 @@ class Core:
             await self.endpoint.start()
         except BaseException:
             await self.relay.stop()
-            self.command_log.close()
+            await asyncio.to_thread(self.command_log.close)  # it waits for the writer
             raise
         if opts.write_instance_file:
             self._write_instance_file()
@@ -273,7 +273,7 @@ class Core:
             await self.relay.stop()
         self.hub.close()
         if self.command_log is not None:
-            self.command_log.close()
+            await asyncio.to_thread(self.command_log.close)  # it waits for the writer
         if self.options.write_instance_file:
             self._remove_instance_file()
 

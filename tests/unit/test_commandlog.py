@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -129,3 +130,27 @@ def test_a_closed_log_refuses_a_row_instead_of_losing_it(tmp_path: Path) -> None
     log.close()
     with pytest.raises(RuntimeError, match="closed"):
         log.submit(entry(1))
+
+
+def test_a_stuck_writer_keeps_no_reader_nor_the_quit_waiting_past_its_bound(
+    tmp_path: Path,
+) -> None:
+    """A hung disk holds the writer: the reads answer with what is stored and closing returns,
+    each within its bound; the rows are stored, and the file closed, once the writer moves."""
+    log = CommandLog(tmp_path / "c.db", flush_timeout=0.2, close_timeout=0.2)
+    moving = threading.Event()
+    log.add_listener(lambda stored: moving.wait(10))  # the writer is stuck after its first row
+    log.submit(entry(1))
+    log.submit(entry(2))
+    started = time.monotonic()
+    assert not log.flush()
+    assert log.count() == 1
+    assert not log.close(), "closing says the writer was still storing rows"
+    assert time.monotonic() - started < 3
+    moving.set()
+    again = CommandLog(tmp_path / "c.db")
+    deadline = time.monotonic() + 5
+    while again.count() < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert again.count() == 2, "the rows submitted before the close are stored"
+    again.close()

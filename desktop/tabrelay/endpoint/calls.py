@@ -38,6 +38,7 @@ from tabrelay.errors import (
     TargetChanged,
     ToolError,
 )
+from tabrelay.listeners import Listeners
 from tabrelay.protocol.constants import ErrorCode
 from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
@@ -45,7 +46,7 @@ from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
 from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
-from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult, settle
+from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.sessions import TabSessions
@@ -90,7 +91,7 @@ class ToolRunner:
         self._guard = guard
         self._status = status
         self._running: Counter[str] = Counter()
-        self._activity_listeners: list[Callable[[int], None]] = []
+        self._activity_listeners: Listeners[[int]] = Listeners("the running tool calls")
 
     @property
     def active_calls(self) -> int:
@@ -98,19 +99,13 @@ class ToolRunner:
         return sum(self._running.values())
 
     def add_activity_listener(self, listener: Callable[[int], None]) -> Callable[[], None]:
-        """Call ``listener(active_calls)`` whenever a call starts or ends."""
-        self._activity_listeners.append(listener)
-        return lambda: self._activity_listeners.remove(listener)
+        """Call ``listener(active_calls)`` whenever a call starts or ends (a failing one is
+        logged and cannot break the call); returns the way to stop."""
+        return self._activity_listeners.add(listener)
 
     def _activity(self, delta: int, client: str) -> None:
         self._running[client] += delta
-        count = self.active_calls
-        for listener in list(self._activity_listeners):
-            try:
-                listener(count)
-            # A listener is UI code; it must not break the call.
-            except Exception:
-                logger.exception("an activity listener failed")
+        self._activity_listeners.tell(self.active_calls)
 
     async def call(
         self, spec: ToolSpec, arguments: dict[str, Any], caller: Caller, progress: Progress
@@ -125,23 +120,25 @@ class ToolRunner:
                 f"{caller.client} already has {MAX_CALLS_PER_CLIENT} calls running; wait for "
                 "them to finish"
             )
-            await self._record(row, started, "error", error=error)
+            self._record(row, started, "error", error=error)
             raise error
         self._activity(+1, caller.client)
         try:
             result = await self._call(spec, arguments, caller, progress, row)
         except ApprovalDenied as denied:
             row.decision = denied.decision
-            await self._record(row, started, "denied", error=denied)
+            self._record(row, started, "denied", error=denied)
             raise
         except CommandTimeout as error:
-            await self._record(row, started, "timeout", error=error)
+            self._record(row, started, "timeout", error=error)
             raise
         except TabrelayError as error:
-            await self._record(row, started, "error", error=error)
+            self._record(row, started, "error", error=error)
             raise
         except asyncio.CancelledError:
-            await settle(self._record(row, started, "cancelled"), self.background)
+            # Recorded here and now: submitting a row never waits, so a cancel cannot cut it
+            # short, and nothing is left to the background work that stopping cancels.
+            self._record(row, started, "cancelled")
             raise
         # The error boundary for what no tool meant to raise (a page answering in a shape the
         # tool did not expect): the agent gets a sentence it can act on, the log a row and the
@@ -153,11 +150,11 @@ class ToolRunner:
                 f"({type(exc).__name__}). Look at the page again (browser_snapshot) and retry; "
                 "if it fails again, tell the person: the details are in Tabrelay's log."
             )
-            await self._record(row, started, "error", error=internal)
+            self._record(row, started, "error", error=internal)
             raise internal from None
         finally:
             self._activity(-1, caller.client)
-        await self._record(row, started, "ok", size=result.size)
+        self._record(row, started, "ok", size=result.size)
         return result
 
     async def close(self) -> None:
@@ -316,7 +313,7 @@ class ToolRunner:
             )
         ctx.tab = tab
 
-    async def _record(
+    def _record(
         self,
         row: _Row,
         started: float,

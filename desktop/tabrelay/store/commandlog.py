@@ -6,9 +6,10 @@ where a navigation goes, described by the caller), how the call was approved or 
 duration and result size. The schema's version is SQLite's ``user_version``; opening an older
 file adds what it lacks. Retention prunes by count and age. One connection guarded by a lock.
 A tool call's row is ``submit``-ted: the log's one writer thread stores the rows in the order
-they came, after the call has its answer; ``flush`` and ``close`` wait until every row
-submitted before is stored, so none is lost on the way out. Listeners hear about each new row
-(the dashboard's live view), on the writer thread.
+they came, after the call has its answer; ``flush`` and ``close`` wait (bounded) until every
+row submitted before is stored, so none is lost on the way out. They and the reads block the
+calling thread: never call them on the event loop. Listeners hear about each new row (the
+dashboard's live view), on the writer thread.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tabrelay.config.files import make_private_dir, make_private_file
+from tabrelay.listeners import Listeners
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,10 @@ SCHEMA_VERSION = 1
 # What each version adds to the one before it (a file made by the first release is version 0).
 MIGRATIONS = {1: "ALTER TABLE commands ADD COLUMN targets TEXT"}
 EXPORT_FORMATS = ("jsonl", "csv")
+# How long a read waits for the rows submitted before it, and closing for the last rows: a
+# store takes milliseconds; a disk or lock that hangs must not hang a reader or a quit with it.
+FLUSH_TIMEOUT = 5.0
+CLOSE_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +84,13 @@ COLUMNS = [f.name for f in fields(CommandEntry) if f.name != "id"]
 
 
 class CommandLog:
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        flush_timeout: float = FLUSH_TIMEOUT,
+        close_timeout: float = CLOSE_TIMEOUT,
+    ) -> None:
         make_private_dir(path.parent)
         # SQLite creates a database with the umask's mode, and its -wal, -shm and -journal with
         # the database's (os_unix.c, findCreateFileMode): a 0600 database keeps all private.
@@ -86,6 +98,8 @@ class CommandLog:
         for companion in ("-wal", "-shm", "-journal"):
             make_private_file(path.with_name(path.name + companion), create=False)
         self.path = path
+        self.flush_timeout = flush_timeout
+        self.close_timeout = close_timeout
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
@@ -93,7 +107,7 @@ class CommandLog:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across app crashes
             self._migrate()
-        self._listeners: list[Callable[[CommandEntry], None]] = []
+        self._listeners: Listeners[[CommandEntry]] = Listeners("the command log")
         self._queue: queue.SimpleQueue[CommandEntry | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None  # started by the first submit
         self._writer_lock = threading.Lock()
@@ -125,14 +139,32 @@ class CommandLog:
             self._db.execute("ROLLBACK")
             raise
 
-    def close(self) -> None:
-        """Store every row submitted so far, then close the file."""
+    def close(self) -> bool:
+        """Store every row submitted so far, then close the file.
+
+        Blocks the calling thread (run it off the event loop) until the writer is done, at most
+        ``close_timeout`` seconds; ``False`` if it was still storing rows then: it closes the
+        file itself once they are stored, and the app's log says so.
+        """
         with self._writer_lock:
+            if self._closed:
+                return True
             writer, self._writer = self._writer, None
             self._closed = True
-        if writer is not None:
-            self._queue.put(None)  # after every row submitted before: the writer stops
-            writer.join()
+        if writer is None:
+            self._close_file()
+            return True
+        self._queue.put(None)  # after every row submitted before: the writer stops, then closes
+        writer.join(self.close_timeout)
+        if writer.is_alive():
+            logger.warning(
+                "the command log is still storing rows after %g s; it closes when they are in",
+                self.close_timeout,
+            )
+            return False
+        return True
+
+    def _close_file(self) -> None:
         with self._lock:
             self._db.close()
 
@@ -155,16 +187,22 @@ class CommandLog:
             self._queue.put(entry)
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every row submitted so far is stored; ``False`` if ``timeout`` passed.
+        """Wait until every row submitted so far is stored; ``False`` if ``timeout`` (default
+        ``flush_timeout``) seconds passed first.
 
-        The reads below flush first, so a reader sees every call that has been answered.
+        Blocks the calling thread (never call it on the event loop). The reads below flush
+        first, so a reader sees every call that has been answered, or, when the writer is stuck
+        (a hung disk), what is stored by then.
         """
         with self._writer_lock:
             wanted = self._submitted
             if threading.current_thread() is self._writer:  # a listener reading: it is stored
                 return True
         with self._progress:
-            return self._progress.wait_for(lambda: self._written >= wanted, timeout)
+            return self._progress.wait_for(
+                lambda: self._written >= wanted,
+                self.flush_timeout if timeout is None else timeout,
+            )
 
     def _write_rows(self) -> None:
         while (entry := self._queue.get()) is not None:
@@ -178,10 +216,12 @@ class CommandLog:
                 with self._progress:
                     self._written += 1
                     self._progress.notify_all()
+        self._close_file()  # ``close`` asked for it: every row before it is stored
 
     def add_listener(self, listener: Callable[[CommandEntry], None]) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        """Tell ``listener`` of each row stored from now on, on the writer thread (a failing
+        one is logged and loses nothing); returns the way to stop."""
+        return self._listeners.add(listener)
 
     def record(self, entry: CommandEntry) -> CommandEntry:
         """Store one row (committed when this returns) and tell the listeners."""
@@ -193,17 +233,13 @@ class CommandLog:
                 values,
             )
         stored = CommandEntry(**{**asdict(entry), "id": cursor.lastrowid})
-        for listener in list(self._listeners):
-            try:
-                listener(stored)
-            # Listeners are the UI; a failing one must not lose the row or the call.
-            except Exception:
-                logger.exception("a command log listener failed")
+        self._listeners.tell(stored)
         return stored
 
     def recent(self, limit: int = 100, *, search: str | None = None) -> list[CommandEntry]:
         """The newest rows first; ``search`` matches client, tool, origin, arguments, what
-        the call touches, error and decision."""
+        the call touches, error and decision. Blocks (``flush``, then a query): not on the
+        event loop."""
         self.flush()
         sql = "SELECT * FROM commands"
         params: list[Any] = []
@@ -221,6 +257,7 @@ class CommandLog:
         return [_entry(row) for row in rows]
 
     def since(self, after_id: int) -> list[CommandEntry]:
+        """The rows after ``after_id``, oldest first. Blocks (``flush``): not on the event loop."""
         self.flush()
         with self._lock:
             rows = self._db.execute(
@@ -229,6 +266,7 @@ class CommandLog:
         return [_entry(row) for row in rows]
 
     def count(self) -> int:
+        """How many rows are stored. Blocks (``flush``): not on the event loop."""
         self.flush()
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM commands").fetchone()[0])
@@ -247,7 +285,8 @@ class CommandLog:
             return self._db.total_changes - before
 
     def export(self, fmt: str) -> Iterator[str]:
-        """All rows, oldest first, as JSON lines or CSV text chunks.
+        """All rows, oldest first, as JSON lines or CSV text chunks. Blocks (``flush``, then a
+        query): not on the event loop.
 
         Raises:
             ValueError: an unknown format.
