@@ -1,7 +1,7 @@
 """browser_snapshot keeps secret fields' values to itself, by the rule browser_get_content and
-the typing tools use (``refs.FIELD_KIND``): one-time codes, card details, passwords a "show
-password" toggle turned into text, fields drawn as dots; in shadow roots and frames too. Plain
-fields still show what they hold. Real Chromium, the real extension, a real MCP client."""
+the typing tools use (``page_scripts.FIELD_KIND``): one-time codes, card details, passwords a
+"show password" toggle turned into text, fields drawn as dots; in shadow roots and frames too.
+Plain fields still show what they hold. Real Chromium, the real extension, a real MCP client."""
 
 from __future__ import annotations
 

@@ -22,7 +22,8 @@ from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editor_text import EDITOR_OF
 from tabrelay.tools.editors import CODE_BOXES
-from tabrelay.tools.refs import FIELD_KIND, QUERY, STALE, node_id_of
+from tabrelay.tools.page_scripts import FIELD_KIND, QUERY
+from tabrelay.tools.refs import STALE, node_id_of
 
 # (root, mode) => {html} | {value, code} | {secret} | {missing}: one element (or the body).
 _READ = r"""
@@ -99,7 +100,7 @@ _READ = r"""
 """.replace("EDITOR_OF", EDITOR_OF.strip()).replace("FIELD_KIND", FIELD_KIND.strip())
 _READ = _READ.replace("BOXES", CODE_BOXES)
 _READ_THIS = f"function (mode) {{ return ({_READ.strip()})(this, mode); }}"
-# The part to read (the selector's element, found as ``refs.QUERY`` finds it, or the body),
+# The part to read (the selector's element, found as ``page_scripts.QUERY`` finds it, or the body),
 # read. An invalid selector is said as such, not thrown: a DOMException's text is the page's.
 _INVALID = "invalid_selector"
 _READ_PART = (

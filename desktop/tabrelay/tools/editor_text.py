@@ -16,7 +16,7 @@ from tabrelay.errors import CommandFailed
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import CODE_BOXES, CODE_EDITOR
 from tabrelay.tools.outline import EditorText
-from tabrelay.tools.refs import EACH_ROOT
+from tabrelay.tools.page_scripts import EACH_ROOT
 
 # (element) => {input, box, text, complete, label} | null, for any element in or of a code
 # editor (``CODE_EDITOR``). ``input`` takes the keys (the snapshot gives it the ref), ``box``

@@ -16,6 +16,7 @@ from typing import Any
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
+from tabrelay.tools.page_scripts import FIELD_KIND, QUERY
 
 STALE = (
     "ref {ref} is from an earlier version of the page (it navigated or re-rendered); take a new "
@@ -39,39 +40,6 @@ class Located:
     editor: str | None = None
 
 
-# What kind of secret a form control takes, or null: password fields (also once a "show
-# password" toggle made them type=text: their autocomplete stays), one-time codes, card details
-# (WHATWG HTML autofill field names). One definition for the pre-approval check and locate().
-# ``eachRoot(root, visit)``: calls ``visit`` on ``root``, then on every open shadow root and
-# same-origin frame document inside it, depth first: what "the whole page" means to a page script.
-EACH_ROOT = r"""
-const eachRoot = (root, visit) => {
-  visit(root);
-  for (const el of root.querySelectorAll('*')) {
-    if (el.shadowRoot) eachRoot(el.shadowRoot, visit);
-    if (el.tagName === 'IFRAME') {
-      let doc = null;
-      try { doc = el.contentDocument; } catch (error) { doc = null; }
-      if (doc) eachRoot(doc, visit);
-    }
-  }
-};
-"""
-
-FIELD_KIND = r"""
-(control) => {
-  if (!control || control.nodeType !== 1) return null;
-  if (String(control.type || '').toLowerCase() === 'password') return 'password';
-  // A text field drawn as dots, the way some sites hide a password or a PIN.
-  const security = getComputedStyle(control).webkitTextSecurity;
-  if (security && security !== 'none') return 'password';
-  const tokens = String(control.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
-  if (tokens.includes('current-password') || tokens.includes('new-password')) return 'password';
-  if (tokens.includes('one-time-code')) return 'one-time code';
-  if (tokens.some((t) => t.startsWith('cc-'))) return 'card detail';
-  return null;
-}
-"""
 _CONTROL = r"""
 (node) => {
   const el = node.nodeType === 1 ? node : node.parentElement;
@@ -151,21 +119,6 @@ _VISIBLE_LABEL = """
 function () {
   return Array.from(this.labels).find((l) => l.getBoundingClientRect().width > 0);
 }
-"""
-
-# Finds an element by CSS selector in the document and, failing that, in open shadow roots.
-QUERY = r"""
-((selector) => {
-  const deep = (root) => {
-    const found = root.querySelector(selector);
-    if (found) return found;
-    for (const host of root.querySelectorAll('*')) {
-      if (host.shadowRoot) { const inner = deep(host.shadowRoot); if (inner) return inner; }
-    }
-    return null;
-  };
-  return deep(document);
-})
 """
 
 

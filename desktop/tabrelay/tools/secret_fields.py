@@ -1,9 +1,10 @@
 """Which fields of a page hold a secret, for the snapshot to leave their values out.
 
-The rule is ``refs.FIELD_KIND`` (passwords, also once a "show password" toggle made them text,
-fields drawn as dots, one-time codes, card details), the one ``browser_get_content`` and the
-typing tools use, run in the page over the document, its open shadow roots and same-origin
-frames. Only fields that hold something are looked up: an empty one shows nothing anyway.
+The rule is ``page_scripts.FIELD_KIND`` (passwords, also once a "show password" toggle made
+them text, fields drawn as dots, one-time codes, card details), the one ``browser_get_content``
+and the typing tools use, run in the page over the document, its open shadow roots and
+same-origin frames. Only fields that hold something are looked up: an empty one shows nothing
+anyway.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from tabrelay.tools.context import ToolContext
-from tabrelay.tools.refs import EACH_ROOT, FIELD_KIND
+from tabrelay.tools.page_scripts import EACH_ROOT, FIELD_KIND
 
 # An array of the secret fields that hold a value, carrying their kinds alongside; or null.
 _FIND = r"""
