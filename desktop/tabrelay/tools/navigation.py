@@ -8,6 +8,7 @@ What an acting tool's click or key leads to is ``aftermath.py``'s.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -21,6 +22,13 @@ WaitUntil = Literal["load", "domcontentloaded", "none"]
 _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 _ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
 BLOCKED = "net::ERR_BLOCKED_BY_CLIENT"  # what Chrome says of a request the guard failed
+
+
+class LoadCode(enum.StrEnum):
+    """The ``CommandFailed.code`` of a page that did not load: the app's own, not a wire code
+    (``protocol.constants.ErrorCode``): Chrome answered ``Page.navigate``, with ``errorText``."""
+
+    NET_ERROR = "net_error"  # the network or the server failed the load (net::ERR_…)
 
 
 class NavigateParams(TabParams):
@@ -79,7 +87,7 @@ async def open_url(
             stopped, why = log.stopped
             raise NavigationBlocked(f"blocked after a redirect to {stopped[:200]}: {why}")
         if error:
-            raise CommandFailed(f"could not open {url}: {error}", code="net_error")
+            raise CommandFailed(f"could not open {url}: {error}", code=LoadCode.NET_ERROR)
         return result
 
     return await _until_loaded(ctx, go, wait_until, timeout)
