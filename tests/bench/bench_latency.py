@@ -482,7 +482,7 @@ PARTS = {
     "transport": "client SDK + HTTP transport (total − server)",
     "sdk": "MCP SDK server: session, JSON-RPC, SSE (server − tool)",
     "runner": "tool runner: validate, tab, policy, waiting for events",
-    "log": "command log row (thread hop + SQLite commit)",
+    "log": "command log row (handed to the log's writer thread)",
     "relay_other": "relay: tabs.get and other non-CDP calls (wall time)",
     "relay_cdp": "relay: the tool's CDP commands (wall time)",
     "floor": "the same CDP commands straight to Chromium",

@@ -44,7 +44,7 @@ class CallTimes:
 
     asgi: float = 0.0  # POST /mcp handled by the server, request in to last byte out
     endpoint: float = 0.0  # McpEndpoint.call: our tool runner, after the MCP SDK's dispatch
-    log: float = 0.0  # the command log row (a thread hop and a SQLite commit)
+    log: float = 0.0  # handing the command log row to the log's writer thread
     commands: list[RelayCommand] = field(default_factory=list)
 
     @property
@@ -113,10 +113,10 @@ class Probe:
             finally:
                 probe.current.endpoint += (time.perf_counter() - started) * 1000
 
-        async def timed_record(self: ToolRunner, *args: Any, **kw: Any) -> None:
-            started = time.perf_counter()
+        def timed_record(self: ToolRunner, *args: Any, **kw: Any) -> None:
+            started = time.perf_counter()  # handing the row to the log's writer thread
             try:
-                await record(self, *args, **kw)
+                record(self, *args, **kw)
             finally:
                 probe.current.log += (time.perf_counter() - started) * 1000
 
