@@ -2,7 +2,8 @@
 Chromium through the real extension: the elements a call resolves (a ref read with
 browser_get_content, a selector or ref it acts on) live in one object group that is released
 however the call ends — answered, failed, or cancelled at any of its awaits, answers arriving
-after the cancel included.
+after the cancel included. The snapshot's look at code editors too: it uses its call's group,
+so two snapshots at once do not let go of each other's objects.
 
 Each object the page hands out is seen where the relay delivers answers (``Browser.resolve``),
 so objects whose answer came after the call was cancelled count too; afterwards each is asked
@@ -16,7 +17,7 @@ import uuid
 from typing import Any
 
 from e2e.conftest import E2E
-from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
 from e2e.test_cancellation import CALLER, CancelAt, _cancel_once, _settled, no_progress
 from tabrelay.config.settings import PolicyRule, SettingsStore
 from tabrelay.errors import CommandFailed
@@ -107,3 +108,63 @@ async def test_a_call_cancelled_at_any_await_leaves_no_page_object_behind(
         relay.send_command = hook._send  # type: ignore[method-assign]
         relay.resolve = resolve  # type: ignore[method-assign]
     assert cancelled >= 20, f"only {cancelled} cancellations were injected"
+
+
+async def test_a_snapshot_of_a_code_editor_cancelled_at_any_await_leaves_no_page_object_behind(
+    app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    runner = app.harness.core.runner
+    assert runner is not None
+    relay = await app.browser()
+    url = pages.url(f"editors/codemirror5.html?run={uuid.uuid4().hex[:8]}")
+    opened = await runner.call(BY_NAME["browser_new_tab"], {"url": url}, CALLER, no_progress)
+    tab = int(opened.data["tab_id"])  # type: ignore[index]
+    page = await browser.attach_page(url)
+    await wait_until(
+        lambda: page.evaluate("window.editorReady === true"),
+        timeout=15,
+        message="CodeMirror 5 loads its editor",
+    )
+    text = "select * from facts where id > 1"  # what the page's editor holds
+
+    # Two snapshots at once each read the editor: neither lets go of the other's objects.
+    both = await asyncio.gather(
+        *(
+            runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)
+            for _ in range(4)
+        )
+    )
+    assert all(f'value="{text}"' in s.text for s in both), [s.text for s in both]
+
+    seen: set[str] = set()
+    resolve = relay.resolve
+
+    def watched(message: CommandResult | CommandError) -> bool:
+        if isinstance(message, CommandResult):
+            seen.update(object_ids(message.result))
+        return resolve(message)
+
+    relay.resolve = watched  # type: ignore[method-assign]
+    hook = CancelAt(relay)
+    relay.send_command = hook.send_command  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    cancelled = 0
+    try:
+        for n, after_answer in ((n, a) for n in range(1, 60) for a in (False, True)):
+            seen.clear()
+            call = {"tab_id": tab}
+            finished = await _cancel_once(
+                runner, hook, loop, "browser_snapshot", call, n, after_answer
+            )
+            await _settled(runner, relay)
+            where = f"a snapshot {'finished' if finished else 'cancelled'}"
+            where += "" if finished else f" {'after' if after_answer else 'at'} command {n}"
+            assert await alive(relay, tab, set(seen)) == set(), where
+            if finished:
+                assert seen, "the snapshot asked for no page object: the test proves nothing"
+                break
+            cancelled += 1
+    finally:
+        relay.send_command = hook._send  # type: ignore[method-assign]
+        relay.resolve = resolve  # type: ignore[method-assign]
+    assert cancelled >= 10, f"only {cancelled} cancellations were injected"

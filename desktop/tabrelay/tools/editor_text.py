@@ -9,9 +9,6 @@ like) need none of this: their value is in the tree. This module only reads; it 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-
 from tabrelay.errors import CommandFailed
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import CODE_BOXES, CODE_EDITOR
@@ -58,7 +55,6 @@ _FIND = r"""
 })()
 """.replace("EDITOR_OF", EDITOR_OF.strip()).replace("BOXES", CODE_BOXES)
 _FIND = _FIND.replace("EACH_ROOT", EACH_ROOT.strip())
-_GROUP = "tabrelay-editors"
 
 
 async def editor_texts(ctx: ToolContext) -> dict[int, EditorText]:
@@ -66,50 +62,19 @@ async def editor_texts(ctx: ToolContext) -> dict[int, EditorText]:
 
     One round trip when the page has none; three more otherwise, whatever their number. An
     editor that went away meanwhile is left out: the snapshot then shows what the tree says.
+    The objects live in the call's object group (released when the call ends).
     """
     try:
-        listing = await ctx.cdp(
-            "Runtime.evaluate",
-            {"expression": _FIND, "objectGroup": _GROUP, "returnByValue": False},
-        )
+        found = await ctx.page_elements(_FIND, facts="facts")
     except CommandFailed:
         return {}  # the page is between documents: the snapshot says so by itself
-    array = listing.get("result", {}).get("objectId")
-    if listing.get("exceptionDetails") or not array:
-        return {}
-    try:
-        listed, read = await asyncio.gather(
-            ctx.cdp("Runtime.getProperties", {"objectId": array, "ownProperties": True}),
-            ctx.cdp(
-                "Runtime.callFunctionOn",
-                {
-                    "objectId": array,
-                    "functionDeclaration": "function () { return this.facts; }",
-                    "returnByValue": True,
-                },
-            ),
-        )
-        facts = read.get("result", {}).get("value") or []
-        elements = {
-            int(p["name"]): p["value"]["objectId"]
-            for p in listed.get("result", [])
-            if p.get("name", "").isdigit() and p.get("value", {}).get("objectId")
-        }
-        order = sorted(elements)
-        described = await asyncio.gather(
-            *(ctx.cdp("DOM.describeNode", {"objectId": elements[i]}) for i in order)
-        )
-    except CommandFailed:
-        return {}
-    finally:
-        with contextlib.suppress(CommandFailed):
-            await ctx.cdp("Runtime.releaseObjectGroup", {"objectGroup": _GROUP})
-    backend = {i: int(d["node"]["backendNodeId"]) for i, d in zip(order, described, strict=True)}
-    found: dict[int, EditorText] = {}
-    for index, (text, complete, label) in enumerate(facts):
-        node = backend.get(2 * index)
-        if node is not None:
-            found[node] = EditorText(
-                str(text), bool(complete), backend.get(2 * index + 1), str(label)
+    facts = found.facts if isinstance(found.facts, list) else []
+    texts: dict[int, EditorText] = {}
+    for index, fact in enumerate(facts):
+        node = found.nodes.get(2 * index)
+        if node is not None and isinstance(fact, list) and len(fact) == 3:
+            text, complete, label = fact
+            texts[node] = EditorText(
+                str(text), bool(complete), found.nodes.get(2 * index + 1), str(label)
             )
-    return found
+    return texts

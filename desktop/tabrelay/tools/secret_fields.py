@@ -9,8 +9,6 @@ anyway.
 
 from __future__ import annotations
 
-import asyncio
-
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.page_scripts import EACH_ROOT, FIELD_KIND
 
@@ -45,26 +43,8 @@ async def secret_fields(ctx: ToolContext) -> dict[int, str]:
         CommandFailed: the page could not be read (between documents): the snapshot cannot
             say which values to leave out, so it is not taken.
     """
-    listing = await ctx.cdp("Runtime.evaluate", {"expression": _FIND, "objectGroup": ctx.objects})
-    array = listing.get("result", {}).get("objectId")
-    if listing.get("exceptionDetails") or not array:
+    found = await ctx.page_elements(_FIND, facts="kinds")
+    kinds = found.facts
+    if found.failed is not None or not isinstance(kinds, list):
         return {}
-    listed, kinds = await asyncio.gather(
-        ctx.cdp("Runtime.getProperties", {"objectId": array, "ownProperties": True}),
-        ctx.call_on(array, "function () { return this.kinds; }"),
-    )
-    elements = {
-        int(p["name"]): p["value"]["objectId"]
-        for p in listed.get("result", [])
-        if p.get("name", "").isdigit() and p.get("value", {}).get("objectId")
-    }
-    order = sorted(elements)
-    described = await asyncio.gather(
-        *(ctx.cdp("DOM.describeNode", {"objectId": elements[i]}) for i in order)
-    )
-    names: list[str] = kinds.get("result", {}).get("value") or []
-    return {
-        int(d["node"]["backendNodeId"]): str(names[i])
-        for i, d in zip(order, described, strict=True)
-        if i < len(names)
-    }
+    return {node: str(kinds[i]) for i, node in found.nodes.items() if i < len(kinds)}
