@@ -8,9 +8,12 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
+
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import PageServer
+from tabrelay.tools.outline import UNCHECKED_VALUE
 
 pytestmark = E2E
 
@@ -47,5 +50,25 @@ async def test_a_snapshot_never_shows_what_a_secret_field_holds(
         "browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Name"), text="x"
     )
     assert said.startswith("Typed"), said
+    found = await agent.ok("browser_find", tab_id=tab, text="SECRET-")
+    assert found.startswith("Nothing on the page matches"), found
+
+
+@pytest.mark.parametrize("how", ["query", "getter"])
+async def test_a_page_that_breaks_the_look_for_secret_fields_shows_no_field_s_value(
+    agent: Agent, pages: PageServer, how: str
+) -> None:
+    """The page's own scripts can make the look fail (it runs in the page's world): then no
+    field's value is shown at all, rather than every value."""
+    tab = await agent.open(
+        pages.url(f"tools/broken_secrets.html?break={how}&t={uuid.uuid4().hex[:8]}")
+    )
+    snapshot = await agent.snapshot(tab)
+    assert "SECRET" not in snapshot and "PLAIN" not in snapshot, snapshot
+    for name in ("Name", "Code", "Card number", "Expiry month", "Card note"):
+        line = next((s.strip() for s in snapshot.splitlines() if f'"{name}" [' in s), name)
+        assert re.search(r"\[e\d+\]", line), line  # still there to act on
+        assert UNCHECKED_VALUE in line, line
+    assert re.search(r'button "Pay" \[e\d+\]', snapshot), snapshot
     found = await agent.ok("browser_find", tab_id=tab, text="SECRET-")
     assert found.startswith("Nothing on the page matches"), found

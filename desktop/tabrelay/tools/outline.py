@@ -65,6 +65,8 @@ MAX_OPTION = 100
 MAX_OPTIONS = 30
 READ_WHOLE = "(shortened; browser_get_content ref={ref} reads it whole)"
 HIDDEN_VALUE = "(a {kind} field: its value is not shown)"
+# The page kept Tabrelay from telling which fields hold secrets: no value is shown (fail closed).
+UNCHECKED_VALUE = "(its value is not shown: the page kept Tabrelay from checking it for secrets)"
 PARTIAL_EDITOR = "(only the lines the editor shows)"
 
 
@@ -131,6 +133,7 @@ def build_outline(
     script_focus: frozenset[int] = frozenset(),
     editors: Mapping[int, EditorText] | None = None,
     secrets: Mapping[int, str] | None = None,
+    hide_values: bool = False,
 ) -> Outline:
     """The outline of the main frame (``frames[0]``) with child frames nested at their owners.
 
@@ -139,11 +142,13 @@ def build_outline(
     laid out inline (their text joins the line around them); ``script_focus`` those focusable
     only by script (``tabindex="-1"``); ``editors`` the text of code editors by the backend node
     of their input; ``secrets`` the kind of secret each field holding one takes (its value and
-    its options are left out).
+    its options are left out); ``hide_values`` leaves out every value and option (which fields
+    hold secrets is not known).
     """
     builder = _Builder(frames, assign_ref, clickable, visible, max_depth, base_url)
     builder.inline, builder.script_focus = inline, script_focus
     builder.secrets = secrets or {}
+    builder.hide_values = hide_values
     builder.use_editors(editors or {})
     builder.frame(frames[0], depth=0)
     return _without_echoed_labels(builder.outline, max_depth)
@@ -177,6 +182,7 @@ class _Builder:
         self.script_focus: frozenset[int] = frozenset()
         self.editors: Mapping[int, EditorText] = {}
         self.secrets: Mapping[int, str] = {}
+        self.hide_values = False
         self.boxes: set[int] = set()  # backend nodes of code editors' boxes
         self.in_editor = 0
         self.outline = Outline()
@@ -410,6 +416,8 @@ class _Builder:
         secret = self.secrets.get(node.get("backendDOMNodeId", -1))
         if secret is not None:
             parts.append(HIDDEN_VALUE.format(kind=secret))
+        elif self.hide_values and value not in (None, "") and role not in ("link", "heading"):
+            parts.append(UNCHECKED_VALUE)
         elif value not in (None, "") and role not in ("link", "heading"):
             multiline = (
                 editor is not None
@@ -420,7 +428,7 @@ class _Builder:
             text, cut = _cut(text, MAX_VALUE)
             shortened = shortened or cut
             parts.append(f"value={json.dumps(text, ensure_ascii=False)}")
-        if role == "combobox" and secret is None:
+        if role == "combobox" and secret is None and not self.hide_values:
             options, cut = _options(node, nodes)
             shortened = shortened or cut
             if options:

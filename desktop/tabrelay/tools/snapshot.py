@@ -119,7 +119,8 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         inline=_inline(layout),
         script_focus=_script_focus(layout),
         editors=editors,
-        secrets=secrets,
+        secrets=secrets or {},
+        hide_values=secrets is None,  # the look failed: fail closed
     )
 
 
