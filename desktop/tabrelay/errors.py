@@ -108,9 +108,10 @@ class TooManyPendingCommands(BrowserError):
 
 
 class CommandFailed(BrowserError):
-    """The extension answered a command with an error; ``code`` says why, when known (an
-    ``ErrorCode`` of the protocol; a method the extension did not announce is its
-    ``unknown_method`` too): decide by it, never by the message's words."""
+    """A browser command failed; ``code`` says why, when known: an ``ErrorCode`` of the
+    protocol when the extension answered with an error (a method it did not announce is its
+    ``unknown_method`` too), or the app's own for what Chrome answered without one
+    (``tools.navigation.LoadCode``). Decide by it, never by the message's words."""
 
     title = "Browser command failed"
 
