@@ -18,8 +18,15 @@ from typing import Any
 
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
-from e2e.test_cancellation import CALLER, CancelAt, _cancel_once, _settled, no_progress
-from tabrelay.config.settings import PolicyRule, SettingsStore
+from e2e.test_cancellation import (
+    CALLER,
+    CancelAt,
+    _cancel_once,
+    _settled,
+    agent_tab,
+    no_progress,
+)
+from support.harness import allow_everything
 from tabrelay.errors import CommandFailed
 from tabrelay.protocol.messages import CommandError, CommandResult
 from tabrelay.relay.browser import Browser
@@ -40,6 +47,29 @@ def object_ids(value: Any) -> set[str]:
     return set()
 
 
+def watch_objects(relay: Browser) -> tuple[set[str], CancelAt]:
+    """Every object id the relay delivers from now on, answers after a cancel included, and the
+    hook that cancels a call at its n-th command."""
+    seen: set[str] = set()
+    resolve = relay.resolve
+
+    def watched(message: CommandResult | CommandError) -> bool:
+        if isinstance(message, CommandResult):
+            seen.update(object_ids(message.result))
+        return resolve(message)
+
+    relay.resolve = watched  # type: ignore[method-assign]
+    hook = CancelAt(relay)
+    relay.send_command = hook.send_command  # type: ignore[method-assign]
+    return seen, hook
+
+
+def stop_watching(relay: Browser) -> None:
+    """The relay's own methods again (the instance's wrappers hid them)."""
+    vars(relay).pop("resolve")
+    vars(relay).pop("send_command")
+
+
 async def alive(browser: Browser, tab: int, objects: set[str]) -> set[str]:
     """The objects the page still holds."""
     held = set()
@@ -55,33 +85,15 @@ async def alive(browser: Browser, tab: int, objects: set[str]) -> set[str]:
 async def test_a_call_cancelled_at_any_await_leaves_no_page_object_behind(
     app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    core = app.harness.core
-    runner = core.runner
-    assert runner is not None
-    await asyncio.to_thread(
-        SettingsStore(app.paths.settings_file).update,
-        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow")),
-    )
-    relay = await app.browser()
+    await asyncio.to_thread(allow_everything, app.paths)
     url = pages.url(f"tools/article.html?run={uuid.uuid4().hex[:8]}")
-    opened = await runner.call(BY_NAME["browser_new_tab"], {"url": url}, CALLER, no_progress)
-    tab = int(opened.data["tab_id"])  # type: ignore[index]
+    runner, relay, tab = await agent_tab(app, url)
     snapshot = (
         await runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)
     ).text
     ref = snapshot.split("[", 1)[1].split("]", 1)[0]  # the page's first ref
 
-    seen: set[str] = set()
-    resolve = relay.resolve
-
-    def watched(message: CommandResult | CommandError) -> bool:
-        if isinstance(message, CommandResult):
-            seen.update(object_ids(message.result))
-        return resolve(message)
-
-    relay.resolve = watched  # type: ignore[method-assign]
-    hook = CancelAt(relay)
-    relay.send_command = hook.send_command  # type: ignore[method-assign]
+    seen, hook = watch_objects(relay)
     loop = asyncio.get_running_loop()
     cases: list[tuple[str, dict[str, Any]]] = [
         ("browser_get_content", {"ref": ref}),
@@ -105,20 +117,15 @@ async def test_a_call_cancelled_at_any_await_leaves_no_page_object_behind(
                     break
                 cancelled += 1
     finally:
-        relay.send_command = hook._send  # type: ignore[method-assign]
-        relay.resolve = resolve  # type: ignore[method-assign]
+        stop_watching(relay)
     assert cancelled >= 20, f"only {cancelled} cancellations were injected"
 
 
 async def test_a_snapshot_of_a_code_editor_cancelled_at_any_await_leaves_no_page_object_behind(
     app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    runner = app.harness.core.runner
-    assert runner is not None
-    relay = await app.browser()
     url = pages.url(f"editors/codemirror5.html?run={uuid.uuid4().hex[:8]}")
-    opened = await runner.call(BY_NAME["browser_new_tab"], {"url": url}, CALLER, no_progress)
-    tab = int(opened.data["tab_id"])  # type: ignore[index]
+    runner, relay, tab = await agent_tab(app, url)
     page = await browser.attach_page(url)
     await wait_until(
         lambda: page.evaluate("window.editorReady === true"),
@@ -136,17 +143,7 @@ async def test_a_snapshot_of_a_code_editor_cancelled_at_any_await_leaves_no_page
     )
     assert all(f'value="{text}"' in s.text for s in both), [s.text for s in both]
 
-    seen: set[str] = set()
-    resolve = relay.resolve
-
-    def watched(message: CommandResult | CommandError) -> bool:
-        if isinstance(message, CommandResult):
-            seen.update(object_ids(message.result))
-        return resolve(message)
-
-    relay.resolve = watched  # type: ignore[method-assign]
-    hook = CancelAt(relay)
-    relay.send_command = hook.send_command  # type: ignore[method-assign]
+    seen, hook = watch_objects(relay)
     loop = asyncio.get_running_loop()
     cancelled = 0
     try:
@@ -165,6 +162,5 @@ async def test_a_snapshot_of_a_code_editor_cancelled_at_any_await_leaves_no_page
                 break
             cancelled += 1
     finally:
-        relay.send_command = hook._send  # type: ignore[method-assign]
-        relay.resolve = resolve  # type: ignore[method-assign]
+        stop_watching(relay)
     assert cancelled >= 10, f"only {cancelled} cancellations were injected"

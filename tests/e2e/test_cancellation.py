@@ -23,8 +23,9 @@ import pytest
 from e2e.cdp import CdpError
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
+from support.harness import allow_everything
 from support.watchdog import LoopWatch
-from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.config.settings import SettingsStore
 from tabrelay.endpoint.calls import Caller, ToolRunner
 from tabrelay.relay.browser import Browser
 from tabrelay.tools.catalog import BY_NAME
@@ -38,6 +39,15 @@ SETTLE_TIMEOUT = 5.0
 
 async def no_progress(done: float, total: float | None, message: str | None) -> None:
     pass
+
+
+async def agent_tab(app: AppUnderTest, url: str) -> tuple[ToolRunner, Browser, int]:
+    """The app's tool runner, its browser, and a tab an agent opened on ``url``."""
+    runner = app.harness.core.runner
+    assert runner is not None
+    relay = await app.browser()
+    opened = await runner.call(BY_NAME["browser_new_tab"], {"url": url}, CALLER, no_progress)
+    return runner, relay, int(opened.data["tab_id"])  # type: ignore[index]
 
 
 class CancelAt:
@@ -110,16 +120,9 @@ async def test_every_acting_and_waiting_tool_cancelled_at_each_await_leaves_noth
     app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer, uploads: Path
 ) -> None:
     core = app.harness.core
-    runner = core.runner
-    assert runner is not None
-    await asyncio.to_thread(
-        SettingsStore(app.paths.settings_file).update,
-        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow")),
-    )
-    relay = await app.browser()
+    await asyncio.to_thread(allow_everything, app.paths)
     url = pages.url(f"tools/cancel.html?run={uuid.uuid4().hex[:8]}")
-    opened = await runner.call(BY_NAME["browser_new_tab"], {"url": url}, CALLER, no_progress)
-    tab = int(opened.data["tab_id"])  # type: ignore[index]
+    runner, relay, tab = await agent_tab(app, url)
     page = await browser.attach_page(url)
     snapshot = (
         await runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)

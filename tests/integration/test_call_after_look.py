@@ -10,16 +10,9 @@ from typing import Any
 import pytest
 
 from support.fake_extension import ExtensionError, FakeExtension
-from support.harness import running_core
+from support.harness import allow_everything, running_core
 from support.mcp import mcp_client, text_of
 from tabrelay.config.paths import Paths
-from tabrelay.config.settings import PolicyRule, SettingsStore
-
-
-def allow_everything(paths: Paths) -> None:
-    SettingsStore(paths.settings_file).update(
-        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow"))
-    )
 
 
 def fail_the_next_look(extension: FakeExtension, error: dict[str, Any]) -> None:

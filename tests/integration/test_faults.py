@@ -17,17 +17,11 @@ from typing import Any
 
 import pytest
 
-from support.harness import running_core
+from support.harness import allow_everything, running_core
 from support.mcp import mcp_client, text_of
 from tabrelay.config.paths import Paths
-from tabrelay.config.settings import PolicyRule, SettingsStore
+from tabrelay.config.settings import SettingsStore
 from tabrelay.errors import StartupError
-
-
-def allow_everything(paths: Paths) -> None:
-    SettingsStore(paths.settings_file).update(
-        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow"))
-    )
 
 
 async def test_the_extension_dropping_mid_call_fails_the_call_at_once_with_a_clear_error(

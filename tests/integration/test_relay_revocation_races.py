@@ -26,6 +26,14 @@ async def _pings_seen(extension: FakeExtension, count: int) -> None:
             await asyncio.sleep(0.005)
 
 
+async def _a_dead_browser(relay: RelayHarness) -> tuple[FakeExtension, str, int]:
+    """A paired browser that stopped answering pings: it, its pairing, the pings it has had."""
+    dead = await relay.extension(instance="same", answer_pings=False)
+    [pairing_id] = [b.pairing_id for b in relay.core.registry.all()]
+    assert pairing_id is not None
+    return dead, pairing_id, sum('"ping"' in str(f) for f in dead.received)
+
+
 async def _revoke(relay: RelayHarness, pairing_id: str) -> None:
     """Unpair as the dashboard does, and wait until the running app applied it."""
     pairing = Pairing(relay.core.settings_store, relay.tokens)
@@ -37,10 +45,7 @@ async def test_a_revoke_while_a_new_connection_waits_for_the_old_one_closes_the_
     home: Paths,
 ) -> None:
     async with running_core(home, pong_timeout=PONG_TIMEOUT) as relay:
-        dead = await relay.extension(instance="same", answer_pings=False)
-        [pairing_id] = [b.pairing_id for b in relay.core.registry.all()]
-        assert pairing_id is not None
-        pings = sum('"ping"' in str(f) for f in dead.received)
+        dead, pairing_id, pings = await _a_dead_browser(relay)
         new = FakeExtension(relay.port, relay.token, instance="same")
         relay.extensions.append(new)
         await new.connect()
@@ -56,10 +61,7 @@ async def test_two_connections_replacing_one_dead_browser_leave_one_that_a_revok
     home: Paths,
 ) -> None:
     async with running_core(home, pong_timeout=PONG_TIMEOUT) as relay:
-        dead = await relay.extension(instance="same", answer_pings=False)
-        [pairing_id] = [b.pairing_id for b in relay.core.registry.all()]
-        assert pairing_id is not None
-        pings = sum('"ping"' in str(f) for f in dead.received)
+        dead, pairing_id, pings = await _a_dead_browser(relay)
         first = FakeExtension(relay.port, relay.token, instance="same")
         second = FakeExtension(relay.port, relay.token, instance="same")
         relay.extensions += [first, second]

@@ -14,7 +14,7 @@ from support.fake_extension import EXTENSION_ID, FakeExtension
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
-from tabrelay.config.settings import SettingsStore
+from tabrelay.config.settings import PolicyRule, SettingsStore
 from tabrelay.core import Core, CoreOptions
 from tabrelay.relay.pairing import Pairing
 from tabrelay.system.logs import Redactor
@@ -165,6 +165,13 @@ def pair(
         for extension_id in extension_ids
         if not paired.is_paired(extension_id)
     }
+
+
+def allow_everything(paths: Paths) -> None:
+    """A person's rule ahead of time: every tool allowed everywhere, so no call waits for them."""
+    SettingsStore(paths.settings_file).update(
+        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow"))
+    )
 
 
 def allow_pairing(paths: Paths, *extension_ids: str) -> None:
