@@ -28,6 +28,7 @@ from tabrelay.protocol.messages import (
     Ping,
     Pong,
     RelayPort,
+    by_type,
     decode_json,
     parse_extension_message,
 )
@@ -43,13 +44,7 @@ def parse_app_message(text: str) -> AppMessage:
     obj = _object(decode_json(text), "message")
     if "id" in obj:
         return _command(obj)
-    kind = obj.get("type")
-    if not isinstance(kind, str):
-        raise ProtocolViolation("no_type", "message has neither an 'id' nor a string 'type'")
-    parser = _PARSERS.get(kind)
-    if parser is None:
-        raise ProtocolViolation("unknown_type", "unknown message type")
-    return parser(obj)
+    return by_type(obj, _PARSERS)
 
 
 def parse_frame(text: str) -> AppMessage | ExtensionMessage:

@@ -304,7 +304,7 @@ def parse_extension_message(text: str) -> ExtensionMessage:
     obj = _require_object(decode_json(text), "message")
     if "id" in obj:
         return _parse_response(obj)
-    return _by_type(obj, _PARSERS)
+    return by_type(obj, _PARSERS)
 
 
 def encode(message: JsonObject) -> str:
@@ -312,7 +312,8 @@ def encode(message: JsonObject) -> str:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _by_type(obj: JsonObject, parsers: dict[str, Callable[[JsonObject], _M]]) -> _M:
+def by_type(obj: JsonObject, parsers: dict[str, Callable[[JsonObject], _M]]) -> _M:
+    """Parse a message that is not an answer by its ``type``, with the parser ``parsers`` has."""
     kind = obj.get("type")
     if not isinstance(kind, str):
         raise ProtocolViolation("no_type", "message has neither an 'id' nor a string 'type'")
