@@ -190,10 +190,13 @@ async def test_a_bad_settings_file_while_the_app_runs_keeps_what_is_in_force_and
 # --- cancellation -----------------------------------------------------------------------------
 
 
-async def _drive(coro: Coroutine[Any, Any, Any], cancel_at: int | None) -> int:
+async def _drive(
+    coro: Coroutine[Any, Any, Any], cancel_at: int | None, seen: list[int] | None = None
+) -> int:
     """Run ``coro`` as a task would, and cancel it at its ``cancel_at``-th suspension as
     ``Task.cancel`` does (the awaited future is cancelled, or a bare yield gets the
-    exception). Returns how many times it suspended."""
+    exception). Returns how many times it suspended; ``seen`` gets each suspension as it
+    comes."""
     suspensions = 0
     send: Callable[[], Any] = lambda: coro.send(None)  # noqa: E731
     while True:
@@ -209,6 +212,8 @@ async def _drive(coro: Coroutine[Any, Any, Any], cancel_at: int | None) -> int:
                 send = lambda: coro.throw(asyncio.CancelledError())  # noqa: E731
         elif isinstance(yielded, asyncio.Future):
             yielded._asyncio_future_blocking = False
+            if seen is not None:
+                seen.append(suspensions)
             await asyncio.wait({yielded})
         else:
             await asyncio.sleep(0)
@@ -255,14 +260,31 @@ async def test_a_catch_up_cancelled_at_any_await_loses_nothing(
     it may be cancelled anywhere): the change it went for is applied all the same."""
     catch_up: Callable[[], Coroutine[Any, Any, None]] = relay.core._catch_up
     extension, name, token = await _another_process_revokes_and_adds(relay, home, 0)
-    awaits = await _drive(catch_up(), None)
+    awaits = await _held_back(relay, catch_up(), None)
     await _nothing_lost(relay, extension, name, token)
     assert awaits >= 2
     for at in range(awaits):
         extension, name, token = await _another_process_revokes_and_adds(relay, home, at + 1)
         with pytest.raises(asyncio.CancelledError):
-            await _drive(catch_up(), at)
+            await _held_back(relay, catch_up(), at)
         await _nothing_lost(relay, extension, name, token)
+
+
+async def _held_back(
+    relay: RelayHarness, coro: Coroutine[Any, Any, Any], cancel_at: int | None
+) -> int:
+    """``_drive`` a change that waits until it is applied (a catch-up, a rotation) while the
+    applier cannot record it (it does so under the core's condition, held here until the
+    change waits on it): otherwise the applier, woken by the app's own watcher or the change's
+    own write, may finish first and leave nothing to wait for, so the awaits met would depend
+    on timing."""
+    seen: list[int] = []
+    async with relay.core._settled:
+        driving = asyncio.ensure_future(_drive(coro, cancel_at, seen))
+        async with asyncio.timeout(10):
+            while len(seen) < 2 and not driving.done():
+                await asyncio.sleep(0.005)
+    return await driving
 
 
 async def test_a_rotation_cancelled_at_any_await_loses_nothing(
@@ -278,10 +300,10 @@ async def test_a_rotation_cancelled_at_any_await_loses_nothing(
         await relay.browser_count(1)
         rotations = relay.core.settings.rotations
         if awaits is None:
-            awaits = await _drive(relay.core.rotate_relay_token(), None)
+            awaits = await _held_back(relay, relay.core.rotate_relay_token(), None)
         else:
             try:
-                await _drive(relay.core.rotate_relay_token(), at)
+                await _held_back(relay, relay.core.rotate_relay_token(), at)
             except asyncio.CancelledError:
                 cancelled += 1
             at += 1
