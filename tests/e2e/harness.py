@@ -508,15 +508,25 @@ class ExtensionBrowser:
     async def storage(self, area: str) -> dict[str, Any]:
         return await self.in_worker(f"chrome.storage.{area}.get(null)")  # type: ignore[no-any-return]
 
+    async def open_options(self) -> Page:
+        """The options page once it has drawn the connection state: until then its headline is
+        empty, and the text that fills it moves every control below, so a click aimed before
+        would land beside its target."""
+        page = await self.open_page(OPTIONS_URL)
+        await wait_until(
+            lambda: page.evaluate(
+                "document.getElementById('port').value !== ''"
+                " && document.getElementById('headline').textContent !== ''"
+            ),
+            timeout=5,
+            message="the options page shows the port and the connection",
+        )
+        return page
+
     async def set_relay_port(self, port: int) -> None:
         """Type the port into the options page and press Save, as the person would."""
-        page = await self.open_page(OPTIONS_URL)
+        page = await self.open_options()
         try:
-            await wait_until(
-                lambda: page.evaluate("document.getElementById('port').value !== ''"),
-                timeout=5,
-                message="the options page shows the port",
-            )
             await page.type_into("#port", str(port))
             await page.click("#save-port")
             await wait_until(
@@ -531,9 +541,16 @@ class ExtensionBrowser:
 
     async def paste_token(self, token: str) -> None:
         """Pair by hand: paste the relay token into the options page and save it."""
-        page = await self.open_page(OPTIONS_URL)
+        page = await self.open_options()
         try:
-            await page.click("summary")
+
+            async def opened() -> bool:
+                # The state line above can still change length under the click; aim again.
+                if not await page.evaluate("document.querySelector('details').open"):
+                    await page.click("summary")
+                return bool(await page.evaluate("document.querySelector('details').open"))
+
+            await wait_until(opened, timeout=5, message="the options page opens Pair by hand")
             await page.type_into("#token", token)
             await page.click("#save-token")
             await wait_until(
