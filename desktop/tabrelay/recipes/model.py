@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tabrelay.errors import TabrelayError
 
-FORMAT = 1  # the file format; a file of a newer format is refused with a clear error
+FORMAT: Literal[1] = 1  # the file format; a file of a newer format is refused with a clear error
 MAX_STEPS = 1_000
 MAX_TEXT = 10_000
 MAX_NAME = 80
