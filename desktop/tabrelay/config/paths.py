@@ -80,6 +80,16 @@ class Paths:
         return self.data_dir / "instance.json"
 
     @property
+    def recipes_dir(self) -> Path:
+        """Saved recipes, one readable JSON file each (``recipes/store.py``)."""
+        return self.data_dir / "recipes"
+
+    @property
+    def recordings_dir(self) -> Path:
+        """The agent sessions and demonstrations being recorded (``recipes/recorder.py``)."""
+        return self.recipes_dir / "recordings"
+
+    @property
     def own_dirs(self) -> tuple[Path, ...]:
         """The folders that hold Tabrelay's files and nothing else, none inside another."""
         dirs = [self.config_dir, self.data_dir, self.log_dir, self.secrets_dir]

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tabrelay.config.settings import Settings
 from tabrelay.errors import CommandTimeout, EventsClosed, TabrelayError, ToolError
 from tabrelay.protocol.messages import TabInfo
+from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.tools.guard import NavigationGuard
@@ -125,6 +126,7 @@ class ToolContext:
     tabs: TabStates  # everything kept per tab (refs, events, sessions, who opened it)
     status: Callable[[], dict[str, Any]] = field(default=lambda: {})
     sessions: TabSessions | None = None  # to guard a tab a tool opens before it loads a page
+    recipes: RecipeStore | None = None  # the saved recipes (browser_run_recipe reads them)
     # Input commands still running after a dialog blocked the page (kept so they finish).
     background: set[asyncio.Future[Any]] = field(default_factory=set)
     # What this call holds down in the page (a mouse button, a key), each with the CDP event
