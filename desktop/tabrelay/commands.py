@@ -131,11 +131,11 @@ def pair_list(args: argparse.Namespace, paths: Paths) -> int:
         print("No browser is paired. Open the Tabrelay extension's popup to pair it.")
     for paired in settings.pairings:
         label = f"  {paired.label}" if paired.label else ""
-        print(f"{paired.id}  {paired.extension_id}{label}  paired {_when(paired.paired_at)}")
+        print(f"{paired.id}  {paired.extension_id}{label}  paired {when(paired.paired_at)}")
     now = time.time()
     for grant in settings.pairing_grants:
         if grant.expires_at > now:
-            print(f"(allowed to pair until {_when(grant.expires_at)}: {grant.extension_id})")
+            print(f"(allowed to pair until {when(grant.expires_at)}: {grant.extension_id})")
     return 0
 
 
@@ -233,7 +233,7 @@ def client_list(args: argparse.Namespace, paths: Paths) -> int:
     if not clients:
         print("No MCP client yet. Create one with `tabrelay client add NAME`.")
     for client in clients:
-        print(f"{client.name}  created {_when(client.created_at)}")
+        print(f"{client.name}  created {when(client.created_at)}")
     return 0
 
 
@@ -379,5 +379,6 @@ def doctor(args: argparse.Namespace, paths: Paths) -> int:
     return 1 if any(c.status == "fail" for c in checks) else 0
 
 
-def _when(timestamp: float) -> str:
+def when(timestamp: float) -> str:
+    """A time as the commands print it."""
     return datetime.datetime.fromtimestamp(timestamp).strftime("%Y-%m-%d %H:%M")
