@@ -4,6 +4,12 @@ Publishing never blocks and never awaits. Each subscriber has its own bounded qu
 falls behind, its oldest events are dropped and counted, so one slow dashboard cannot stall
 the relay or starve another subscriber. Closing a subscription wakes whoever waits on it with
 ``EventsClosed``: a waiter never spins on a source that can send nothing more.
+
+A tab can be muted while the person has it to themselves (a handoff): its CDP events and tab
+events (all but its closing) then reach only the subscriptions made with ``hears_muted`` (what
+must answer the tab whatever happens: the navigation guard's paused requests, Tabrelay's own
+page code), never the dashboard's live events or the tab's observer log. Muting is counted, so
+two owners can mute the same tab and each unmute only their own.
 """
 
 from __future__ import annotations
@@ -41,8 +47,10 @@ class Subscription:
         *,
         maxlen: int,
         accept: Callable[[HubEvent], bool] | None,
+        hears_muted: bool = False,
     ) -> None:
         self._hub = hub
+        self.hears_muted = hears_muted
         self._queue: deque[HubEvent] = deque(maxlen=maxlen)
         self._ready = asyncio.Event()
         self._accept = accept
@@ -104,7 +112,9 @@ class EventHub:
 
     def __init__(self) -> None:
         self._subscriptions: list[Subscription] = []
+        self._muted: dict[tuple[str, int], int] = {}  # (browser id, tab id) → how many mute it
         self.published = 0
+        self.withheld = 0  # events of muted tabs kept from a subscription that does not hear them
 
     @property
     def subscriber_count(self) -> int:
@@ -115,8 +125,10 @@ class EventHub:
         *,
         maxlen: int = 10_000,
         accept: Callable[[HubEvent], bool] | None = None,
+        hears_muted: bool = False,
     ) -> Subscription:
-        subscription = Subscription(self, maxlen=maxlen, accept=accept)
+        """A new subscription; with ``hears_muted`` it also gets the events of muted tabs."""
+        subscription = Subscription(self, maxlen=maxlen, accept=accept, hears_muted=hears_muted)
         self._subscriptions.append(subscription)
         return subscription
 
@@ -124,9 +136,41 @@ class EventHub:
         if subscription in self._subscriptions:
             self._subscriptions.remove(subscription)
 
+    def mute(self, browser_id: str, tab_id: int) -> Callable[[], None]:
+        """Keep the tab's events from every subscription that does not hear muted tabs, until
+        the returned unmute is called (calling it again does nothing)."""
+        key = (browser_id, tab_id)
+        self._muted[key] = self._muted.get(key, 0) + 1
+        done = False
+
+        def unmute() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            left = self._muted.get(key, 0) - 1
+            if left > 0:
+                self._muted[key] = left
+            else:
+                self._muted.pop(key, None)
+
+        return unmute
+
+    def muted(self, browser_id: str, tab_id: int) -> bool:
+        return (browser_id, tab_id) in self._muted
+
     def publish(self, event: HubEvent) -> None:
         self.published += 1
+        private = (
+            event.tab_id is not None
+            and event.kind in ("cdp", "tab")
+            and not (event.kind == "tab" and event.method == "removed")
+            and (event.browser_id, event.tab_id) in self._muted
+        )
         for subscription in self._subscriptions:
+            if private and not subscription.hears_muted:
+                self.withheld += 1
+                continue
             subscription.offer(event)
 
     def close(self) -> None:
