@@ -146,7 +146,7 @@ def test_select_hover_and_press_key_with_and_without_a_target() -> None:
     assert record("browser_press_key", {"key": "Escape", "repeat": 2})[0] == [
         Step(action="press", key="Escape", repeat=2, page_url=PAGE)
     ]
-    assert record("browser_press_key", {"key": "Enter", "ref": "e1"}, {"ref": NAME})[0] == [
+    assert record("browser_press_key", {"key": "Enter", "ref": "e1"}, {"element": NAME})[0] == [
         Step(action="press", key="Enter", target=NAME, page_url=PAGE)
     ]
 

@@ -87,9 +87,9 @@ def steps_of_call(
     """The steps a successful call of ``tool`` stands for, and the parameters they use.
 
     ``locators`` are those ``tools.locators.capture_targets`` captured before the call ran
-    (keys "ref", "fields.<i>"); ``secret(path)`` says whether an argument holds a secret;
-    ``page_url`` is where the call ran; ``result`` is what it returned. A tool not in
-    ``RECORDED`` gives no steps.
+    (keys "ref", "element" for press_key's target, "fields.<i>"); ``secret(path)`` says
+    whether an argument holds a secret; ``page_url`` is where the call ran; ``result`` is
+    what it returned. A tool not in ``RECORDED`` gives no steps.
     """
     made = _Made(secret=secret, page_url=page_url)
     _record(made, tool, params, locators, result)
@@ -203,7 +203,7 @@ def _record(
         case "browser_press_key":
             target = None
             if p.ref is not None or p.selector is not None:
-                target = _target(made, locators, "ref", p, f"press {p.key} in")
+                target = _target(made, locators, "element", p, f"press {p.key} in")
                 if target is None:
                     return
             made.step(f"pressing {p.key}", action="press", key=p.key, repeat=p.repeat,
