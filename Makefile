@@ -69,7 +69,7 @@ launcher:
 serve: $(RUN_STAMP)
 	$(BIN)/tabrelay serve
 
-test: system-test node $(TEST_STAMP) lint editors
+test: system-test node $(TEST_STAMP) lint editors typescript-check
 	node --test extension/test/
 	$(BIN)/pytest
 
@@ -92,6 +92,18 @@ $(EDITORS)/node_modules/.stamp: $(EDITORS)/package.json $(EDITORS)/package-lock.
 
 $(EDITORS)/build/.stamp: $(EDITORS)/node_modules/.stamp $(EDITORS)/build.mjs $(wildcard $(EDITORS)/src/*.js)
 	node $(EDITORS)/build.mjs
+	touch $@
+
+# The TypeScript compiler, @playwright/test and Node's types at the versions the lock pins, to
+# type-check the scripts recipes export to (tests/unit/test_recipe_export_code.py). No browser:
+# the install scripts are not run.
+TSCHECK := tests/typescript_check
+.PHONY: typescript-check
+typescript-check: $(TSCHECK)/node_modules/.stamp
+
+$(TSCHECK)/node_modules/.stamp: $(TSCHECK)/package.json $(TSCHECK)/package-lock.json | node
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory apt-npm
+	cd $(TSCHECK) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --ignore-scripts --prefer-offline
 	touch $@
 
 # The peers come from npm (npx); trayer (from system-test) gives Xvfb a system tray for the
