@@ -6,8 +6,8 @@ Network by default, changeable per tab). A tab an agent used is also *guarded*: 
 requests (pages, frames, redirects, form posts) pause until ``interception.py`` has let them
 through the navigation guard, for as long as the tab stays attached. A tab nobody used for the
 idle time (a setting) is detached again, which removes Chrome's "started debugging this
-browser" bar. The bookkeeping lives in each tab's ``TabState`` (``tab_state.py``), which dies
-with the tab.
+browser" bar, unless something holds it (an open handoff, a demonstration: ``hold``). The
+bookkeeping lives in each tab's ``TabState`` (``tab_state.py``), which dies with the tab.
 """
 
 from __future__ import annotations
@@ -57,6 +57,27 @@ class TabSessions:
         """Choose the domains for a tab (the dashboard's per-tab toggles)."""
         self._tabs.tab(browser_id, tab_id).session.domains = tuple(domains)
 
+    def hold(self, browser_id: str, tab_id: int) -> Callable[[], None]:
+        """Keep the tab's session from the idle detach (a handoff is open on it, a demonstration
+        records it) until the returned release is called; calling it again does nothing. A tab
+        that closes takes its holds with it."""
+        session = self._tabs.tab(browser_id, tab_id).session
+        session.holds += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                session.holds -= 1
+                session.last_used = time.monotonic()  # idle from now, not from before the hold
+
+        return release
+
+    def held(self, browser_id: str, tab_id: int) -> bool:
+        state = self._tabs.get(browser_id, tab_id)
+        return state is not None and state.session.holds > 0
+
     async def prepare(self, browser: Browser, tab_id: int, *, guard: bool = False) -> None:
         """Attach (if needed) and enable the tab's domains that are not enabled yet; with
         ``guard`` (an agent uses the tab), hold its document requests for the guard from now on.
@@ -104,7 +125,7 @@ class TabSessions:
         for state in self._tabs:
             (browser_id, tab_id), used = state.key, state.session.last_used
             browser = self._registry.get(browser_id)
-            if used is None or used > cutoff or browser is None:
+            if used is None or used > cutoff or browser is None or state.session.holds > 0:
                 continue
             if tab_id not in browser.attached_tabs:
                 continue

@@ -173,6 +173,9 @@ class SessionState:
     domains: tuple[str, ...] | None = None  # the person's choice; None: the default
     last_used: float | None = None  # time.monotonic() of the last use
     guarded: bool = False  # an agent drives the tab: its document requests pass the guard
+    # Owners that need the session kept (an open handoff, a demonstration being recorded): the
+    # idle detach leaves the tab alone while any holds it. Theirs, so a detach keeps it.
+    holds: int = 0
 
     def reset(self) -> None:
         """The session ended (detached): nothing is enabled, nothing is held for the guard."""
@@ -191,6 +194,7 @@ class TabState:
     session: SessionState = field(default_factory=SessionState)
     agent_opened: bool = False  # an agent opened it: in scope whatever the person shared
     alerted: float | None = None  # time.monotonic() of the last "stopped a load" alert
+    handoff: str | None = None  # the open handoff's id while the person has the tab
 
 
 class TabStates:
