@@ -49,7 +49,7 @@ RECORDABLE = frozenset(
 # and the ways to count what a locator's fields name in a document. ``budget`` bounds the work
 # on huge pages: past its deadline a count answers "unknown" (-1), and an unknown is never one.
 _HELPERS = r"""
-const MAX_SCAN = 20000;
+const MAX_SCAN = 200000;  // elements looked at for shadow roots; the deadline bounds the rest
 const norm = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
 const FIELD_TAGS = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
 const tagOf = (el) => String(el.tagName || '').toUpperCase();
@@ -115,6 +115,9 @@ const roleOf = (el) => {
 // Hidden from the accessibility tree: get_by_role skips these, and so do we.
 const hiddenForAria = (el) => {
   if (el.closest('[aria-hidden="true"]')) return true;
+  // A closed <select> draws no options, yet they are in the tree (as Playwright and Chrome say).
+  const select = tagOf(el) === 'OPTION' ? el.closest('select') : null;
+  if (select) el = select;
   if (el.checkVisibility) return !el.checkVisibility({visibilityProperty: true});
   return el.getClientRects().length === 0;
 };
@@ -316,7 +319,8 @@ const matching = (roots, way, value, name, budget, limit) => {
   return found;
 };
 // Ids a framework made up (React's :r1:, ember123, long hex) change on the next render.
-const generated = (id) => /\d{3,}|^[:_]|[:]|[0-9a-f]{8,}/i.test(id) || id.length > 40;
+const generated = (id) => /\d{3,}|^[:_]|[:]|[0-9a-f]{8,}/i.test(id) || id.length > 40
+  || id.split(/[-_.]/).some((t) => /\d[a-z]/i.test(t) && /\d.*\d/.test(t));
 const cssPath = (el) => {
   const parts = [];
   for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
@@ -430,7 +434,8 @@ _FIND_SCRIPT = (
   const nearby = [];
   const near = new Set();
   const pick = (el, strong) => {
-    if (near.has(el) || nearby.length >= 40) return;
+    // A select's options are its possible values: none is offered (a card's expiry, say).
+    if (near.has(el) || nearby.length >= 40 || el.closest('select, datalist')) return;
     const role = roleOf(el);
     if (!role || hiddenForAria(el)) return;
     const name = nameOf(el, role) || '';
