@@ -1,6 +1,7 @@
 """Write the tray state icons and the app icon as SVG, and render their PNG sizes.
 
-Run from the repository root: ``.venv/bin/python resources/icons/build_icons.py``. The SVGs
+Run from the repository root: ``.venv/bin/python resources/icons/build_icons.py [NAME…]`` (every
+icon, or only those named, e.g. ``tray-waiting``). The SVGs
 are the source; the PNGs are checked in so the app and the installers need no renderer. The
 glyph is the extension's (a tab with an arrow) so the tray and the toolbar look related.
 """
@@ -18,6 +19,7 @@ SLATE = "#5F6B7A"
 GREEN = "#1E8E3E"
 AMBER = "#F9AB00"
 RED = "#D93025"
+BLUE = "#1A73E8"
 
 TRAY_SIZES = (16, 22, 24, 32, 48, 64)
 APP_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
@@ -46,6 +48,10 @@ PAUSE_BARS = """  <rect x="43.5" y="42" width="4" height="14" rx="1" fill="#FFFF
 EXCLAMATION = """  <rect x="47" y="40" width="4" height="11" rx="2" fill="#FFFFFF"/>
   <circle cx="49" cy="55.5" r="2.3" fill="#FFFFFF"/>
 """
+# A person's hand, raised: the agent handed the person a tab and waits for Done.
+HAND = """  <path d="M44 56v-9.5a1.6 1.6 0 0 1 3.2 0V45a1.6 1.6 0 0 1 3.2 0v-1a1.6 1.6 0 0 1 \
+3.2 0v2a1.6 1.6 0 0 1 3.2 0V52a5 5 0 0 1-5 5h-3.6a5 5 0 0 1-4.2-2.3z" fill="#FFFFFF"/>
+"""
 WORKING_DOTS = """  <circle cx="43.5" cy="49" r="2.2" fill="#FFFFFF"/>
   <circle cx="49" cy="49" r="2.2" fill="#FFFFFF"/>
   <circle cx="54.5" cy="49" r="2.2" fill="#FFFFFF"/>
@@ -57,6 +63,7 @@ ICONS: dict[str, str] = {
     "tray-connected": glyph(ORANGE),
     "tray-working": glyph(ORANGE) + badge(GREEN, WORKING_DOTS),
     "tray-paused": glyph(SLATE) + badge(AMBER, PAUSE_BARS),
+    "tray-waiting": glyph(ORANGE) + badge(BLUE, HAND),
     "tray-attention": glyph(ORANGE) + badge(RED, EXCLAMATION),
     "tabrelay": glyph(ORANGE),
 }
@@ -76,7 +83,13 @@ def main() -> int:
     from PySide6.QtSvg import QSvgRenderer
 
     app = QGuiApplication(sys.argv[:1])
+    wanted = set(sys.argv[1:]) or set(ICONS)
+    if unknown := wanted - set(ICONS):
+        print(f"no icon named {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
     for name, body in ICONS.items():
+        if name not in wanted:
+            continue
         source = HERE / f"{name}.svg"
         source.write_text(svg(body), encoding="utf-8")
         renderer = QSvgRenderer(str(source))

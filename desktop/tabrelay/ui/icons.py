@@ -25,6 +25,7 @@ class TrayState(enum.Enum):
     CONNECTED = "connected"
     WORKING = "working"
     PAUSED = "paused"
+    WAITING = "waiting"  # an agent handed the person a tab and waits for Done
     ATTENTION = "attention"
 
 
@@ -33,6 +34,7 @@ STATE_TEXT = {
     TrayState.CONNECTED: "connected",
     TrayState.WORKING: "an agent is working",
     TrayState.PAUSED: "agent access paused",
+    TrayState.WAITING: "an agent waits for you to finish in a tab",
     TrayState.ATTENTION: "needs your attention",
 }
 _FALLBACK_COLOURS = {
@@ -40,6 +42,7 @@ _FALLBACK_COLOURS = {
     TrayState.CONNECTED: "#E8710A",
     TrayState.WORKING: "#1E8E3E",
     TrayState.PAUSED: "#5F6B7A",
+    TrayState.WAITING: "#1A73E8",
     TrayState.ATTENTION: "#D93025",
 }
 
