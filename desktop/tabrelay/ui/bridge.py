@@ -7,7 +7,9 @@ the CDP stream arrives in batches about ten times a second, never one signal per
 the Events page exists (the dashboard is built on first use) it also keeps the newest events,
 as they came, for the page to start from. What the person's status shows (settings, the
 keychain, a browser asking to pair or refused) is not polled: the bridge subscribes to each of
-its owners and re-reads the status on the GUI thread when one of them speaks.
+its owners and re-reads the status on the GUI thread when one of them speaks. Open handoffs,
+recordings and demonstrations each come through one ``ChangeSignal``: their listeners may be
+told on any thread, and the pages hear one ``changed`` a little later on the GUI thread.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 
@@ -31,6 +34,47 @@ logger = logging.getLogger(__name__)
 EVENT_INTERVAL = 0.1  # seconds between event batches: about ten inserts a second
 BROWSER_COALESCE = 0.1
 EVENT_QUEUE = 20_000  # the hub drops the oldest beyond this while the UI is busy
+CHANGE_COALESCE = 0.05  # seconds: a burst of recorded steps is one repaint
+
+# An owner's ``add_listener``: takes a callback (told with whatever the owner tells), returns
+# the way to stop.
+AddListener = Callable[[Any], Callable[[], None]]
+
+
+class ChangeSignal(QObject):
+    """One owner's listeners as one Qt signal on the GUI thread, coalesced.
+
+    ``watch(owner.add_listener)`` subscribes; the owner may tell from the loop or a worker
+    thread, with any arguments. ``changed`` is emitted once per burst, ``coalesce`` seconds
+    after the first change of it; the page re-reads the owner then.
+    """
+
+    changed = Signal()
+    _told = Signal()  # from any thread
+
+    def __init__(self, *, coalesce: float = CHANGE_COALESCE, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._timer = QTimer(self, singleShot=True, interval=max(0, int(coalesce * 1000)))
+        self._timer.timeout.connect(self.changed)
+        self._told.connect(self._schedule, Qt.ConnectionType.QueuedConnection)
+
+    def watch(self, add_listener: AddListener) -> None:
+        self._unsubscribe.append(add_listener(self._heard))
+
+    def _heard(self, *_args: Any, **_kwargs: Any) -> None:
+        self._told.emit()
+
+    @Slot()
+    def _schedule(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def close(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        self._timer.stop()
 
 
 class CoreBridge(QObject):
@@ -65,6 +109,9 @@ class CoreBridge(QObject):
         self._settings_seen: tuple[object, ...] = ()
         # The Events page's ring, kept here until the page takes it (take_recent_events).
         self._recent: deque[HubEvent] | None = deque(maxlen=CAPACITY)
+        # Open handoffs; recordings and demonstrations (the Recipes page and the tray).
+        self.handoffs_changed = ChangeSignal(parent=self)
+        self.recordings_changed = ChangeSignal(parent=self)
 
         self._browsers_timer = QTimer(self, singleShot=True, interval=int(BROWSER_COALESCE * 1000))
         self._browsers_timer.timeout.connect(self.browsers_changed)
@@ -89,12 +136,17 @@ class CoreBridge(QObject):
         self._events = core.hub.subscribe(maxlen=EVENT_QUEUE)
         self._alerts = core.hub.subscribe(maxlen=100, accept=lambda e: e.kind == "alert")
         self._settings_seen = self._settings_signature()
+        self.handoffs_changed.watch(core.handoffs.add_listener)
+        self.recordings_changed.watch(core.recorder.add_listener)
+        self.recordings_changed.watch(core.demonstrations.add_listener)
         self._event_timer.start()
 
     def close(self) -> None:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
+        self.handoffs_changed.close()
+        self.recordings_changed.close()
         for subscription in (self._events, self._alerts):
             if subscription is not None:
                 subscription.close()

@@ -1,9 +1,10 @@
-"""The dashboard window: Tabs, Events, Commands, Clients and Approvals (DESIGN §7).
+"""The dashboard window: Tabs, Events, Commands, Clients, Approvals and Recipes (DESIGN §7).
 
 Closing it hides it; Tabrelay keeps running in the tray (or, without a tray, until Quit). A
-banner at the top says what needs the person: agent access paused, a keychain that cannot be
-read (Unlock / Use a file instead), a browser asking to pair or refused, a settings file that
-was set aside, secrets kept in a file.
+banner at the top says what needs the person: an agent waiting for them to finish something in
+a tab (Done / Cancel), agent access paused, a keychain that cannot be read (Unlock / Use a file
+instead), a browser asking to pair or refused, a settings file that was set aside, secrets kept
+in a file.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ from tabrelay.ui.clients_page import ClientsPage
 from tabrelay.ui.commands_page import CommandsPage
 from tabrelay.ui.connect_dialog import endpoint_url
 from tabrelay.ui.events_page import EventsPage
+from tabrelay.ui.handoffs_view import HandoffsBanner
 from tabrelay.ui.icons import app_icon
-from tabrelay.ui.tabs_page import TabsPage
+from tabrelay.ui.recipe_dialogs import TabChoice
+from tabrelay.ui.recipes_page import RecipesPage
+from tabrelay.ui.tabs_page import TabsPage, collect_rows
 from tabrelay.ui.tasks import BackgroundTasks
 from tabrelay.ui.tray import TrayActions
 from tabrelay.ui.windows import bring_to_front
@@ -44,7 +48,7 @@ BANNER_STYLE = {
 
 
 class DashboardWindow(QMainWindow):
-    PAGES = ("Tabs", "Events", "Commands", "Clients", "Approvals")
+    PAGES = ("Tabs", "Events", "Commands", "Clients", "Approvals", "Recipes")
 
     def __init__(
         self,
@@ -72,6 +76,14 @@ class DashboardWindow(QMainWindow):
         self.approvals_page = ApprovalsPage(
             core, bridge, tasks, show_dialog=actions.show_approvals, deny_all=deny_all
         )
+        self.recipes_page = RecipesPage(
+            core.recorder,
+            core.recipes,
+            core.demonstrations,
+            bridge.recordings_changed.changed,
+            tasks,
+            tabs=lambda: tab_choices(core),
+        )
         self.pages = QTabWidget(self)
         for name, page in zip(
             self.PAGES,
@@ -81,11 +93,13 @@ class DashboardWindow(QMainWindow):
                 self.commands_page,
                 self.clients_page,
                 self.approvals_page,
+                self.recipes_page,
             ),
             strict=True,
         ):
             self.pages.addTab(page, name)
 
+        self.handoffs_banner = HandoffsBanner(core.handoffs, bridge.handoffs_changed.changed)
         self.paused_banner = QWidget(self)
         self.paused_banner.setStyleSheet(BANNER_STYLE["paused"])
         paused_layout = QHBoxLayout(self.paused_banner)
@@ -120,6 +134,7 @@ class DashboardWindow(QMainWindow):
 
         central = QWidget(self)
         layout = QVBoxLayout(central)
+        layout.addWidget(self.handoffs_banner)
         layout.addWidget(self.paused_banner)
         layout.addWidget(self.keychain_banner)
         layout.addWidget(self.warning_banner)
@@ -156,6 +171,12 @@ class DashboardWindow(QMainWindow):
         self.pause_action.setCheckable(True)
         self.pause_action.toggled.connect(lambda checked: self.tray_actions.set_paused(checked))
         agents.addAction(self.pause_action)
+        record = agents.addAction("Record what I do…")
+        record.triggered.connect(lambda _checked=False: self.record_demonstration())
+
+    def record_demonstration(self) -> None:
+        self.show_page("Recipes")
+        self.recipes_page.record()
 
     # --- state ------------------------------------------------------------------------------
 
@@ -208,3 +229,11 @@ class DashboardWindow(QMainWindow):
         # The window hides; the app (relay, MCP endpoint, approvals) keeps running.
         event.ignore()
         self.hide()
+
+
+def tab_choices(core: Core) -> list[TabChoice]:
+    """The connected tabs, as the Tabs page lists them, to record a demonstration in."""
+    return [
+        TabChoice(row.browser_id, row.tab.id, row.tab.title, row.tab.url, row.browser_name)
+        for row in collect_rows(core)
+    ]

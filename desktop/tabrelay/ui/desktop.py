@@ -3,7 +3,8 @@
 ``app.py`` builds the approvers, the core and then this; tests do the same with a core on free
 ports. ``DesktopUi`` implements the tray's actions, turns core errors into dialogs, and keeps
 "Pause agent access" honest: pausing also denies every request already on screen or queued.
-The dashboard is built on first use: most of the time the app only sits in the tray.
+It tells the person when an agent hands them a tab. The dashboard is built on first use: most
+of the time the app only sits in the tray.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tabrelay.ui.approval_dialog import DialogApprover, tool_title
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.connect_dialog import ConnectClientDialog
 from tabrelay.ui.crash import CrashHandler
+from tabrelay.ui.handoffs_view import handoff_headline
 from tabrelay.ui.keychain import WAITING, KeychainNotice
 from tabrelay.ui.notifications import Notifier
 from tabrelay.ui.pairing import DialogPairingApprover, PairBrowserDialog
@@ -88,7 +90,9 @@ class DesktopUi(QObject):
         self.bridge.settings_changed.connect(self._status_changed)
         approver.left_unseen.connect(self._approval_unseen)
         pairing_approver.requested.connect(self._pairing_requested)
-        self.tray.icon.messageClicked.connect(self.show_approvals)
+        self.tray.icon.messageClicked.connect(self._message_clicked)
+        self._handoffs_seen = {h.id for h in core.handoffs.open()}
+        self.bridge.handoffs_changed.changed.connect(self._handoffs_changed)
         if tray_available:
             self.tray.show()
         self._status_changed()  # a keychain locked since start-up is news too
@@ -178,6 +182,26 @@ class DesktopUi(QObject):
             "warning",
         )
 
+    @Slot()
+    def _handoffs_changed(self) -> None:
+        handoffs = self.core.handoffs.open()
+        for handoff in handoffs:
+            if handoff.id not in self._handoffs_seen:
+                self.notifier.notify(
+                    "An agent hands you a tab",
+                    f"{handoff_headline(handoff)}. Press Done when you have finished.",
+                    "warning",
+                    topic="handoff",
+                )
+        self._handoffs_seen = {h.id for h in handoffs}
+
+    @Slot()
+    def _message_clicked(self) -> None:
+        if self.notifier.last_topic == "handoff":
+            self.open_dashboard()  # its banner has Done and Cancel
+        else:
+            self.show_approvals()
+
     @Slot(str)
     def _pairing_requested(self, extension_id: str) -> None:
         self.notifier.notify(
@@ -251,6 +275,23 @@ class DesktopUi(QObject):
 
     def quit(self) -> None:
         self._on_quit()
+
+    def record_demonstration(self) -> object:
+        """The Recipes page's "Record what I do…": its tab picker, over the dashboard."""
+        dashboard = self.dashboard
+        dashboard.show_page("Recipes")
+        dashboard.bring_up()
+        return dashboard.recipes_page.record()
+
+    def stop_recording(self) -> asyncio.Task[None]:
+        """End every demonstration being recorded (the tray's "Stop recording")."""
+        demonstrations = self.core.demonstrations
+
+        async def run() -> None:
+            for recording_id, _browser, _tab in demonstrations.active():
+                await demonstrations.stop(recording_id)
+
+        return self.tasks.start(run())
 
     def unlock_keychain(self) -> asyncio.Task[None]:
         """Ask the keychain again; the system's prompt is named as Tabrelay's meanwhile."""

@@ -1,16 +1,18 @@
 """The tray icon and its menu (DESIGN §7). The menu is rebuilt each time it opens.
 
 The icon shows the most urgent state that holds: needs attention (a request waits for the
-person), paused, working (a tool call is running, or just finished), connected,
-no browser. The status line and tooltip say the same in words: "Chromium 156 · 7 tabs ·
-2 clients". Each entry calls the ``TrayActions`` the desktop UI implements.
+person), waiting (an agent handed the person a tab and waits for Done), paused, working (a tool
+call is running, or just finished), connected, no browser. The status line and tooltip say the
+same in words: "Chromium 156 · 7 tabs · 2 clients". Each open handoff has its entry, with Done
+and Cancel; "Record what I do…" (or "Stop recording" while one runs) records the person. Each
+entry calls the ``TrayActions`` the desktop UI implements, or the core's ``Handoffs``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Literal, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtGui import QAction
@@ -19,7 +21,9 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 from tabrelay.core import Core
 from tabrelay.system.clients import CLIENTS
 from tabrelay.ui.bridge import CoreBridge
+from tabrelay.ui.handoffs_view import handoff_headline
 from tabrelay.ui.icons import STATE_TEXT, TrayState, tray_icon
+from tabrelay.ui.text import one_line
 
 WORKING_AFTER = 2.0  # seconds the icon keeps "working" after the last command finished
 ACTIVE_CLIENT = 600.0  # a client seen in the last ten minutes counts (as on the Clients page)
@@ -37,6 +41,8 @@ class TrayActions(Protocol):
     def quit(self) -> None: ...
     def unlock_keychain(self) -> object: ...
     def use_secrets_file(self) -> object: ...
+    def record_demonstration(self) -> object: ...
+    def stop_recording(self) -> object: ...
 
 
 def plural(count: int, word: str) -> str:
@@ -92,7 +98,12 @@ class TrayController(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(500)
         self._timer.timeout.connect(self.update_icon)
-        for signal in (bridge.browsers_changed, bridge.approvals_changed, bridge.command_logged):
+        for signal in (
+            bridge.browsers_changed,
+            bridge.approvals_changed,
+            bridge.command_logged,
+            bridge.handoffs_changed.changed,
+        ):
             signal.connect(self.update_icon)
         self.update_icon()
         self.rebuild()
@@ -111,6 +122,8 @@ class TrayController(QObject):
         core = self.core
         if core.gate.pending or self._pairing_pending() or core.attention():
             return TrayState.ATTENTION
+        if core.handoffs.open():
+            return TrayState.WAITING
         if core.gate.paused:
             return TrayState.PAUSED
         browsers = core.registry.all()
@@ -128,7 +141,13 @@ class TrayController(QObject):
             self.icon.setIcon(tray_icon(state))
         line = status_line(self.core)
         notes = self.core.attention()
-        detail = notes[0] if notes else STATE_TEXT[state]
+        handoffs = self.core.handoffs.open() if state is TrayState.WAITING else []
+        if notes:
+            detail = notes[0]
+        elif handoffs:
+            detail = handoff_headline(handoffs[0], 100)
+        else:
+            detail = STATE_TEXT[state]
         self.icon.setToolTip(f"Tabrelay — {line}\n{detail}")
         if self._status is not None and self.menu.isVisible():
             self._status.setText(line)  # live while the menu is open
@@ -157,6 +176,20 @@ class TrayController(QObject):
             pair = menu.addAction(f"{plural(pairing, 'pairing request')} waiting…")
             pair.setObjectName("pairingRequests")
             pair.triggered.connect(lambda: self.actions.show_approvals())
+        for handoff in self.core.handoffs.open():
+            # The reason is the agent's words: one line, hidden characters spelled out, and
+            # "&" doubled so it cannot set a shortcut.
+            title = one_line(f"Waiting for you: {handoff.reason}", 80).replace("&", "&&")
+            entry = menu.addMenu(title)
+            entry.menuAction().setObjectName(f"handoff:{handoff.id}")
+            entry.setToolTip(handoff_headline(handoff))
+            entry.setToolTipsVisible(True)
+            done = entry.addAction("Done")
+            done.setObjectName(f"handoff:{handoff.id}:done")
+            done.triggered.connect(lambda _=False, i=handoff.id: self.end_handoff(i, "done"))
+            cancel = entry.addAction("Cancel")
+            cancel.setObjectName(f"handoff:{handoff.id}:cancelled")
+            cancel.triggered.connect(lambda _=False, i=handoff.id: self.end_handoff(i, "cancelled"))
         menu.addSeparator()
 
         self._action("Open dashboard", "dashboard", self.actions.open_dashboard)
@@ -165,6 +198,11 @@ class TrayController(QObject):
         pause.setChecked(self.core.gate.paused)
         pause.setToolTip("Every agent call is denied at once until you resume")
         pause.toggled.connect(lambda checked: self.actions.set_paused(checked))
+        if self.core.demonstrations.active():
+            self._action("Stop recording", "stopRecording", self.actions.stop_recording)
+        else:
+            record = self._action("Record what I do…", "record", self.actions.record_demonstration)
+            record.setToolTip("Record your own steps in a tab as a recipe")
 
         clients = menu.addMenu("Connect an MCP client")
         clients.menuAction().setObjectName("connect")
@@ -187,7 +225,13 @@ class TrayController(QObject):
         menu.addSeparator()
         self._action("Quit Tabrelay", "quit", self.actions.quit)
 
-    def _action(self, text: str, name: str, slot: Callable[[], None] | None) -> QAction:
+    def end_handoff(self, handoff_id: str, outcome: Literal["done", "cancelled"]) -> bool:
+        """Done or Cancel from the menu; ``False`` if the handoff had ended already."""
+        ended = self.core.handoffs.end(handoff_id, outcome, by="tray")
+        self.update_icon()
+        return ended
+
+    def _action(self, text: str, name: str, slot: Callable[[], object] | None) -> QAction:
         action = self.menu.addAction(text)
         action.setObjectName(name)
         if slot is not None:
