@@ -7,8 +7,9 @@ GNOME Keyring. On it a throwaway Tabrelay home and the tray app itself, through
 extension asks to pair (the pairing dialog), opens the local test pages, an MCP client lists
 tabs, reads a page, takes a screenshot, navigates (approved in the dialog), tries JavaScript
 (denied), then reads the order form and clicks its button (the dialog describes and pictures
-the button; the page outlines it while the person decides). Along the way it saves PNGs into
-``docs/screenshots/``: the tray menu, the dashboard's Tabs, Events and Commands pages, both
+the button; the page outlines it while the person decides), then hands the person the form's
+tab (browser_handoff). Along the way it saves PNGs into ``docs/screenshots/``: the tray menu,
+the dashboard's Tabs, Events, Commands and Recipes pages, the dashboard's handoff banner, both
 approval dialogs, the outlined button in the page, the pairing dialog and the Connect dialog.
 """
 
@@ -175,6 +176,49 @@ def centre(window: Any, *, top: int = 40) -> None:
     window.move(
         max(0, (screen_width - size.width()) // 2),
         max(top, (screen_height - size.height()) // 2),
+    )
+
+
+ORDER_RECIPE = "Order a pizza"
+
+
+def order_recipe(url: str) -> Any:
+    """A recipe as a person would keep one from the order form: a navigation, fields, a
+    choice, a secret parameter, the button, and what the page says at the end."""
+    from tabrelay.recipes.model import Locator, Param, Recipe, Step
+
+    def field(label: str, css: str) -> Locator:
+        return Locator(role="textbox", name=label, label=label, css=css)
+
+    return Recipe(
+        name=ORDER_RECIPE,
+        created=time.time(),
+        origin="agent",
+        client="claude-code",
+        steps=[
+            Step(action="navigate", url=url),
+            Step(action="type", target=field("Name *", "#name"), text="{{name}}"),
+            Step(action="type", target=field("Email", "#email"), text="{{email}}"),
+            Step(action="type", target=field("Password", "#password"), text="{{password}}"),
+            Step(
+                action="select",
+                target=Locator(role="combobox", name="Size", label="Size", css="#size"),
+                options=["Large"],
+            ),
+            Step(
+                action="check",
+                target=Locator(role="radio", name="Express", css="#express"),
+                checked=True,
+            ),
+            Step(action="click", target=Locator(role="button", name=FORM_BUTTON, css="#submit")),
+            Step(action="expect_text", text="Thank you"),
+        ],
+        params=[
+            Param(name="name", default="Ada Lovelace"),
+            Param(name="email", default="ada@example.com"),
+            Param(name="password", secret=True),
+        ],
+        final_url=url,
     )
 
 
@@ -345,6 +389,33 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
             commands.detail.setTextCursor(touched)
             commands.detail.centerCursor()
             await capture(display, "dashboard-commands", window=dashboard)
+
+            # The Recipes page: the order form kept as a recipe, its steps beside it.
+            core.recipes.save(order_recipe(pages.url("tools/form.html")))
+            dashboard.show_page("Recipes")
+            recipes = dashboard.recipes_page
+            recipes.refresh_recordings()
+            recipes.refresh_recipes()
+            recipes.select_recipe(ORDER_RECIPE)
+            await capture(display, "dashboard-recipes", window=dashboard)
+
+            # An agent hands the person the form's tab: the dashboard's banner.
+            async with mcp_client(base, new.token, name="claude-code") as client:
+                handoff = asyncio.ensure_future(
+                    client.call_tool(
+                        "browser_handoff",
+                        {"tab_id": form_tab, "reason": "Sign in with your 2FA code"},
+                    )
+                )
+                banner = dashboard.handoffs_banner
+                await until(lambda: banner.isVisible(), "the handoff banner shows")
+                dashboard.show_page("Tabs")
+                dashboard.bring_up()
+                await capture(display, "dashboard-handoff", window=dashboard)
+                next(iter(banner.rows.values())).done_button.click()
+                ended = await asyncio.wait_for(handoff, 20)
+                if ended.is_error:
+                    raise RuntimeError(f"the handoff failed: {text_of(ended)}")
             dashboard.hide()
 
             # The Connect dialog, as the tray's "Connect an MCP client ▸ Cursor" opens it,
