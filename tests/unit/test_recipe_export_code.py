@@ -113,7 +113,12 @@ def python_literals(code: str) -> list[str]:
 
 
 def python_calls(code: str) -> list[str]:
-    """Every call in ``run()``'s body, unparsed, in order."""
+    """Every statement in ``run()``'s body, unparsed, in order, but the ``at()`` that names
+    each step for errors."""
+    return [call for call in python_steps(code) if not call.startswith("at(")]
+
+
+def python_steps(code: str) -> list[str]:
     tree = ast.parse(code)
     run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
     return [ast.unparse(stmt) for stmt in run.body]
@@ -170,9 +175,21 @@ def test_the_python_export_reads_parameters_from_the_environment_and_says_so() -
     # A secret has no default in the code; a non-secret parameter keeps its default.
     assert "param('TABRELAY_PASSWORD', what=" in code
     assert "param('TABRELAY_WHO', default='Ada', what=" in code
-    assert "executable_path=os.environ.get('CHROMIUM_PATH') or None" in code
+    assert "chromium = os.environ.get('CHROMIUM_PATH') or None" in code
+    assert "executable_path=chromium," in code
+    assert "SECRETS: tuple[str, ...] = ('password',)" in code
     assert "headless=not os.environ.get('TABRELAY_HEADED')" in code
     assert env_name(Param(name="otp_code", secret=True)) == "TABRELAY_OTP_CODE"
+
+
+def test_each_step_is_named_before_it_runs_so_a_failure_says_which() -> None:
+    steps = python_steps(export(sample(), "python"))
+    assert steps[:3] == [
+        "at('1. go to http://127.0.0.1:8000/recipes/order.html')",
+        "page.goto('http://127.0.0.1:8000/recipes/order.html')",
+        "at('2. type \\'Ada\\' into textbox \"Your name\"')",
+    ]
+    assert steps[-3] == "at('Where the recipe ended')"
 
 
 def test_a_missing_parameter_stops_the_python_script_naming_the_variable(
@@ -230,7 +247,8 @@ def test_hostile_text_is_only_ever_a_python_literal_that_reads_back(text: str) -
         "annotations", "os", "sys", "Error", "Page", "expect", "sync_playwright", "RECIPE",
         "param", "run", "main", "page", "params", "str", "dict", "d", "playwright", "browser",
         "failure", "variable", "default", "what", "value", "_", "range", "print", "AssertionError",
-        "__name__",
+        "__name__", "at", "STEP", "SECRETS", "tuple", "step", "message", "name", "chromium",
+        "where",
     }  # fmt: skip
 
 

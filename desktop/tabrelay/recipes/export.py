@@ -451,7 +451,12 @@ class _Script:
             + f"what={self.lang.literal(_what(p))}),"
             for p in r.params
         ]
-        steps = [f"{ind}{line}" if line else "" for block in body for line in [*block, ""]]
+        steps = []
+        for block in body:
+            # The comment's text, named again when the step fails.
+            title = block[0].removeprefix("# ").strip()
+            steps += [f"{ind}at({self.lang.literal(title)})", *(f"{ind}{x}" for x in block[1:]), ""]
+        secrets = ", ".join(repr(p.name) for p in r.params if p.secret)
         return "\n".join(
             [
                 *self._header(),
@@ -464,6 +469,9 @@ class _Script:
                 "from playwright.sync_api import Error, Page, expect, sync_playwright",
                 "",
                 f"RECIPE = {r.name!r}",
+                f"SECRETS: tuple[str, ...] = ({secrets}{',' if secrets else ''})"
+                "  # never printed, even in Playwright's errors",
+                "STEP = ['']  # the step running, named when it fails",
                 "",
                 "",
                 "def param(variable: str, default: str | None = None, what: str = '') -> str:",
@@ -471,6 +479,10 @@ class _Script:
                 f"{ind}if value is None:",
                 f"{ind}{ind}sys.exit(f'Set the environment variable {{variable}}: {{what}}.')",
                 f"{ind}return value",
+                "",
+                "",
+                "def at(step: str) -> None:",
+                f"{ind}STEP[0] = step",
                 "",
                 "",
                 "def run(page: Page, params: dict[str, str]) -> None:",
@@ -481,15 +493,25 @@ class _Script:
                 f"{ind}params: dict[str, str] = {{",
                 *params,
                 f"{ind}}}",
+                f"{ind}chromium = os.environ.get('CHROMIUM_PATH') or None",
                 f"{ind}with sync_playwright() as playwright:",
-                f"{ind}{ind}browser = playwright.chromium.launch(",
-                f"{ind}{ind}{ind}executable_path=os.environ.get('CHROMIUM_PATH') or None,",
-                f"{ind}{ind}{ind}headless=not os.environ.get('TABRELAY_HEADED'),",
-                f"{ind}{ind})",
+                f"{ind}{ind}try:",
+                f"{ind}{ind}{ind}browser = playwright.chromium.launch(",
+                f"{ind}{ind}{ind}{ind}executable_path=chromium,",
+                f"{ind}{ind}{ind}{ind}headless=not os.environ.get('TABRELAY_HEADED'),",
+                f"{ind}{ind}{ind})",
+                f"{ind}{ind}except Error as failure:",
+                f"{ind}{ind}{ind}where = chromium or 'the one Playwright installed'",
+                f"{ind}{ind}{ind}sys.exit(f'Could not start Chromium ({{where}}): {{failure}}')",
                 f"{ind}{ind}try:",
                 f"{ind}{ind}{ind}run(browser.new_page(), params)",
                 f"{ind}{ind}except (Error, AssertionError) as failure:",
-                f"{ind}{ind}{ind}sys.exit(f'Recipe {{RECIPE!r}} failed: {{failure}}')",
+                f"{ind}{ind}{ind}message = str(failure)",
+                f"{ind}{ind}{ind}for name in SECRETS:",
+                f"{ind}{ind}{ind}{ind}if params[name]:",
+                f"{ind}{ind}{ind}{ind}{ind}message = message.replace(params[name], '[secret]')",
+                f"{ind}{ind}{ind}sys.exit("
+                "f'Recipe {RECIPE!r} failed at step {STEP[0]}: {message}')",
                 f"{ind}{ind}finally:",
                 f"{ind}{ind}{ind}browser.close()",
                 f"{ind}print(f'Recipe {{RECIPE!r}} ran to the end.')",
