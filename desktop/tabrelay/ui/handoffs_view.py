@@ -119,11 +119,11 @@ class HandoffsBanner(QWidget):
         """Show the handoffs open now (rows that stay keep their widgets)."""
         current = {h.id: h for h in self.handoffs.open()}
         for handoff_id in [i for i in self.rows if i not in current]:
-            row = self.rows.pop(handoff_id)
-            row.hide()
-            row.deleteLater()
+            gone = self.rows.pop(handoff_id)
+            gone.hide()
+            gone.deleteLater()
         for handoff_id, handoff in current.items():
-            row = self.rows.get(handoff_id)
+            row: HandoffRow | None = self.rows.get(handoff_id)
             if row is None:
                 row = self.rows[handoff_id] = HandoffRow(handoff, self)
                 row.done_button.clicked.connect(lambda _=False, i=handoff_id: self.end(i, "done"))
