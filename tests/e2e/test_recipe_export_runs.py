@@ -1,8 +1,9 @@
 """An exported recipe runs: a recipe written by hand for the recipes app (tests/e2e/pages/recipes:
 a form with a password, a select, a checkbox, a navigation, a confirm() dialog and a result page)
-is exported to Python and run with Playwright against Debian's Chromium in a fresh profile. It
-reaches the same outcome; when the page no longer shows what the recipe expects, the script
-fails with a message that says what it looked for."""
+is exported to Python and to TypeScript and run with Playwright (the Python package, and
+@playwright/test) against Debian's Chromium in a fresh profile. It reaches the same outcome;
+when the page no longer shows what the recipe expects, the script fails with a message that
+says which step and what it looked for."""
 
 from __future__ import annotations
 
@@ -161,3 +162,57 @@ def test_a_wrong_secret_stops_the_script_at_the_step_that_expected_the_next_page
     assert "alert: Wrong password." in result.stderr
     assert wrong not in result.stderr + result.stdout
     assert 'textbox "Password": [secret]' in result.stderr
+
+
+TS_MODULES = ROOT / "tests" / "typescript_check" / "node_modules"
+
+
+def run_typescript_export(recipe: Recipe, folder: Path) -> subprocess.CompletedProcess[str]:
+    """The TypeScript export run with @playwright/test (from tests/typescript_check)."""
+    assert CHROMIUM is not None
+    cli = TS_MODULES / "@playwright" / "test" / "cli.js"
+    assert cli.is_file(), (
+        "@playwright/test is not installed (tests/typescript_check); run `make "
+        "typescript-check` (make test does it)"
+    )
+    folder.mkdir()
+    (folder / "node_modules").symlink_to(TS_MODULES, target_is_directory=True)
+    (folder / "order_tea.spec.ts").write_text(export(recipe, "typescript"), encoding="utf-8")
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(folder),
+        "CHROMIUM_PATH": CHROMIUM,
+        "TABRELAY_PASSWORD": PASSWORD,
+    }
+    process = subprocess.Popen(
+        ["node", str(cli), "test", "--reporter=line", "--workers=1", "order_tea.spec.ts"],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, _ = process.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, "")
+
+
+def test_the_typescript_export_runs_with_playwright_test_too(
+    pages: PageServer, tmp_path: Path
+) -> None:
+    passed = run_typescript_export(order_recipe(pages), tmp_path / "ok")
+    assert passed.returncode == 0, passed.stdout
+    assert "1 passed" in passed.stdout
+
+    failed = run_typescript_export(
+        order_recipe(pages, final_text="Order for Grace: 2 × tea"), tmp_path / "changed"
+    )
+    assert failed.returncode == 1, failed.stdout
+    assert "1 failed" in failed.stdout
+    assert "Where the recipe ended" in failed.stdout
+    assert "getByText('Order for Grace: 2 × tea')" in failed.stdout
