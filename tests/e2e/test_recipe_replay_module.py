@@ -23,11 +23,12 @@ from e2e.agent import Agent
 from e2e.cdp import CdpError
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
-from tabrelay.errors import TabrelayError, ToolError
+from tabrelay.errors import NavigationBlocked, TabrelayError, ToolError
 from tabrelay.recipes.model import Locator, Param, Recipe, RecipeError, Step
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.tools.context import ToolContext
+from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.recipes import ListRecipesParams, RunRecipeParams, list_recipes, run_recipe
 
 pytestmark = E2E
@@ -228,6 +229,74 @@ async def test_parameters_are_checked_before_anything_runs_and_recipes_are_liste
         {"name": "name", "secret": False, "required": False},
         {"name": "password", "secret": True, "required": True},
     ]
+    await page.close()
+
+
+async def test_a_step_that_takes_the_tab_to_a_blocked_site_stops_the_run(
+    agent: Agent,
+    browser: ExtensionBrowser,
+    pages: PageServer,
+    app: AppUnderTest,
+    store: RecipeStore,
+) -> None:
+    tab, page, start = await opened(agent, browser, pages)
+    store.save(
+        Recipe(
+            name="wander",
+            created=1_700_000_000.0,
+            origin="agent",
+            steps=[
+                Step(action="navigate", url=start),
+                Step(
+                    action="click", target=Locator(role="link", name="Our other shop", css="#away")
+                ),
+                Step(action="type", target=NAME, text="never typed"),
+            ],
+        )
+    )
+    ctx = await context(app, tab, store, Progress())
+    settings = app.harness.core.settings_store.current.navigation
+    ctx.guard = NavigationGuard(
+        settings.model_copy(update={"block": ["localhost"]}), own_ports=ctx.guard.own_ports
+    )
+
+    with pytest.raises(NavigationBlocked) as blocked:
+        await run_recipe(ctx, RunRecipeParams(name="wander", timeout=5))
+    message = blocked.value.message
+    assert message.startswith(
+        "step 2 of 3 (click link \"Our other shop\") of recipe 'wander' failed: the tab went to "
+        "a site agents may not use ("
+    ), message
+    assert f"Ran before it: 1. go to {start}." in message
+    assert "localhost" in await page.evaluate("location.host")
+    await page.close()
+
+
+async def test_a_run_whose_page_lacks_the_final_text_fails_saying_so(
+    agent: Agent,
+    browser: ExtensionBrowser,
+    pages: PageServer,
+    app: AppUnderTest,
+    store: RecipeStore,
+) -> None:
+    tab, page, start = await opened(agent, browser, pages)
+    store.save(
+        Recipe(
+            name="check",
+            created=1_700_000_000.0,
+            origin="agent",
+            steps=[Step(action="navigate", url=start)],
+            final_text="Order placed",
+        )
+    )
+    ctx = await context(app, tab, store, Progress())
+
+    with pytest.raises(ToolError) as failed:
+        await run_recipe(ctx, RunRecipeParams(name="check", timeout=1))
+    assert failed.value.message.startswith(
+        "all 1 step(s) of 'check' ran, but the page does not show 'Order placed', the text the "
+        "recording ended on (waited 1 s for 'Order placed': the text never appeared); tab "
+    ), failed.value.message
     await page.close()
 
 

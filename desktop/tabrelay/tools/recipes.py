@@ -168,7 +168,7 @@ async def _run(
         except TabrelayError as exc:
             raise ToolError(
                 _hide(
-                    f"all {total} steps of {recipe.name!r} ran, but the page does not show "
+                    f"all {total} step(s) of {recipe.name!r} ran, but the page does not show "
                     f"{recipe.final_text!r}, the text the recording ended on ({exc.message}); "
                     f"tab {tab.id} is at {tab.url}",
                     hidden,
