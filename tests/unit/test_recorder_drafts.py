@@ -93,6 +93,16 @@ def test_an_agent_session_and_tab_keep_one_recording_others_get_their_own(
     assert not Recorder(recorder.folder).info(first).live
 
 
+def test_an_agent_session_ending_finishes_all_its_recordings_and_no_other(
+    recorder: Recorder,
+) -> None:
+    one, two = agent(recorder, tab_id=1), agent(recorder, tab_id=2)
+    other = agent(recorder, session="s2")
+    recorder.finish_agent("Claude", "s1")
+    live = {i.id: i.live for i in Recorder(recorder.folder).recordings()}
+    assert live == {one: False, two: False, other: True}
+
+
 def test_listing_is_newest_first_and_latest_picks_by_origin(recorder: Recorder) -> None:
     one = agent(recorder)
     demo = recorder.begin("demonstration", browser_id="b1", tab_id=3, start_url=START)

@@ -336,3 +336,29 @@ def test_steps_from_two_calls_with_secrets_save_as_a_recipe_without_their_values
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert CANARY.encode() not in path.read_bytes()
+
+
+async def test_values_given_to_a_recipe_run_are_all_masked_by_its_secret_fields() -> None:
+    from tabrelay.tools.recipes import RunRecipeParams, clear_nothing
+    from tabrelay.tools.redaction import redact
+
+    arguments = {"name": "login", "params": {"password": CANARY, "user": "ada-lovelace"}}
+    call = RunRecipeParams.model_validate(arguments)
+    cleared = await clear_nothing(None, call)  # type: ignore[arg-type]
+    shown = redact(arguments, frozenset({"params"}), cleared)
+    assert shown == {
+        "name": "login",
+        "params": {"password": "[secret: 19 characters]", "user": "[secret: 12 characters]"},
+    }
+
+
+def test_a_recipe_run_takes_at_most_100_values_of_at_most_10000_characters() -> None:
+    from pydantic import ValidationError
+
+    from tabrelay.tools.recipes import RunRecipeParams
+
+    RunRecipeParams(name="r", params={f"p{i}": "x" * 10_000 for i in range(100)})
+    with pytest.raises(ValidationError, match="at most 100 items"):
+        RunRecipeParams(name="r", params={f"p{i}": "x" for i in range(101)})
+    with pytest.raises(ValidationError, match="at most 10000 characters"):
+        RunRecipeParams(name="r", params={"p": "x" * 10_001})

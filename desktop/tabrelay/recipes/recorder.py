@@ -234,6 +234,12 @@ class Recorder:
                 self._write(recording)
         self._changed.tell()
 
+    def finish_agent(self, client: str, session: str) -> None:
+        """Finish every recording of this agent session (its MCP session ended)."""
+        for key, recording_id in list(self._agents.items()):
+            if key[:2] == (client, session):
+                self.finish(recording_id)
+
     def forget(self, recording_id: str) -> None:
         """Delete the recording (live or not).
 

@@ -49,6 +49,12 @@ class RunRecipeParams(TabParams):
     )
 
 
+async def clear_nothing(ctx: ToolContext, params: RunRecipeParams) -> frozenset[str]:
+    """For the catalog's ``SecretFields({"params"}, clear_nothing)``: every value given for a
+    recipe's parameters is masked where the call is shown or logged."""
+    return frozenset()
+
+
 class ListRecipesParams(Params):
     pass
 
