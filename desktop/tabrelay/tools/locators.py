@@ -492,10 +492,11 @@ async def locator_of(
     # A locator is a nicety of recording: a step without one is still recorded by the caller.
     except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):
         return None
-    return _locator(answer.get("result", {}).get("value"))
+    return locator_from(answer.get("result", {}).get("value"))
 
 
-def _locator(value: Any) -> Locator | None:
+def locator_from(value: Any) -> Locator | None:
+    """A ``Locator`` from what ``LOCATOR_SCRIPT`` answered, or ``None`` when it is not one."""
     if not isinstance(value, dict) or value.get("crossOrigin") or not value.get("css"):
         return None
     fields = {k: value[k] for k in Locator.model_fields if value.get(k) not in (None, "")}
