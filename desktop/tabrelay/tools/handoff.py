@@ -241,7 +241,7 @@ async def handoff(ctx: ToolContext, params: HandoffParams, handoffs: Handoffs) -
         handoffs.drop(opened.id)
         logger.info("handoff %s of tab %s ended: %s by %s", opened.id, tab.id, *outcome)
         if world is not None:
-            await world.remove(REMOVE_BANNER)
+            await world.remove()  # the banner goes with it (TABRELAY_ON_REMOVE)
     return await _result(browser, tab.id, outcome, started, fallback=(tab.url, tab.title))
 
 
@@ -385,16 +385,15 @@ _BANNER = r"""
   watcher.observe(host, { attributes: true });
   host.addEventListener("toggle", ensure);
   const timer = setInterval(ensure, 500);
-  globalThis.TABRELAY_HANDOFF_END = () => {
+  TABRELAY_ON_REMOVE(() => {
     watcher.disconnect();
     clearInterval(timer);
+    document.removeEventListener("readystatechange", ensure);
     host.remove();
-  };
+  });
   ensure();
   document.addEventListener("readystatechange", ensure);
 """
-
-REMOVE_BANNER = "globalThis.TABRELAY_HANDOFF_END && globalThis.TABRELAY_HANDOFF_END()"
 
 
 def banner_source(reason: str) -> str:

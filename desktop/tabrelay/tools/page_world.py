@@ -5,11 +5,12 @@ JavaScript global, sharing only the DOM with the page) in the tab's top frame, o
 document and on every document the tab loads from then on, and gives that world, and only it, a
 way to send JSON objects back to the app: ``TABRELAY_SEND(obj)``, a wrapper over a CDP binding
 (``Runtime.addBinding`` scoped to the world's name) whose calls come back as
-``Runtime.bindingCalled`` events through the event hub. The page's own scripts can neither call
-the binding nor see the world's globals; the world's and the binding's names carry a random
-suffix per install. It does not decide what the code does (the handoff banner, the
-demonstration recorder do), and it keeps no state in ``TabStates``: its owner keeps the object
-and calls ``remove``.
+``Runtime.bindingCalled`` events through the event hub; ``TABRELAY_ON_REMOVE(fn)`` has ``fn`` run
+in the current document when the world is removed (or its install cancelled). The page's own
+scripts can neither call the binding nor see the world's globals; the world's and the binding's
+names carry a random suffix per install. It does not decide what the code does (the handoff
+banner, the demonstration recorder do), and it keeps no state in ``TabStates``: its owner keeps
+the object and calls ``remove``.
 
 Iframes: the world's script runs in the top frame only (it returns at once in any other frame),
 so a frame's page, whatever its origin, never hosts Tabrelay's code.
@@ -41,6 +42,7 @@ MESSAGE_BURST = 200  # …and at once; past that they are dropped (and logged) u
 MESSAGE_QUEUE = 2000  # messages waiting for on_message; the oldest go when it falls behind
 CLEANUP_TIMEOUT = 3.0  # each step of taking a world away; a page held by a dialog may not answer
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+REMOVED = "globalThis.TABRELAY_REMOVED && globalThis.TABRELAY_REMOVED()"
 
 # The world's prologue: TABRELAY_SEND over the binding, then the owner's source, top frame only.
 # It runs in the isolated world, so nothing the page defines (a global TABRELAY_SEND, a patched
@@ -61,10 +63,20 @@ _PROLOGUE = r"""
     binding(text);
     return true;
   };
+  const removers = [];
+  const onRemove = (fn) => { removers.push(fn); };
   Object.defineProperty(globalThis, "TABRELAY_SEND", { value: send });
-  (function (TABRELAY_SEND) {
+  Object.defineProperty(globalThis, "TABRELAY_ON_REMOVE", { value: onRemove });
+  Object.defineProperty(globalThis, "TABRELAY_REMOVED", {
+    value: () => {
+      for (const fn of removers.splice(0).reverse()) {
+        try { fn(); } catch (error) { /* the others still run */ }
+      }
+    },
+  });
+  (function (TABRELAY_SEND, TABRELAY_ON_REMOVE) {
 %(source)s
-  })(send);
+  })(send, onRemove);
 })();
 """
 
@@ -270,10 +282,14 @@ class PageWorld:
         if self.script is not None:
             steps.append(("Page.removeScriptToEvaluateOnNewDocument", {"identifier": self.script}))
         steps.append(("Runtime.removeBinding", {"name": self.binding}))
-        if self._cleanup is not None and not self.browser.closed:
+        if self.script is not None and not self.browser.closed:
+            # The source's own clean-ups first (also for an install cancelled on its way: what
+            # it showed in the current document goes too), then the owner's.
+            cleanups = [REMOVED, *([self._cleanup] if self._cleanup is not None else [])]
             with contextlib.suppress(ToolError, TimeoutError):
                 async with asyncio.timeout(CLEANUP_TIMEOUT):
-                    await self._evaluate(self._cleanup)
+                    for cleanup in cleanups:
+                        await self._evaluate(cleanup)
         for method, params in steps:
             if self.browser.closed:
                 break
