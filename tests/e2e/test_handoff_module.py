@@ -23,7 +23,8 @@ from tabrelay.errors import ToolError
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import HubEvent
 from tabrelay.tools.context import ToolContext, ToolResult
-from tabrelay.tools.handoff import BANNER_ATTRIBUTE, REFUSAL, HandoffParams, Handoffs, handoff
+from tabrelay.tools.handoff import BANNER_ATTRIBUTE, HandoffParams, handoff
+from tabrelay.tools.handoffs import REFUSAL, Handoffs
 from tabrelay.tools.page_world import PageWorld
 
 pytestmark = E2E
@@ -347,7 +348,7 @@ async def test_closing_the_tab_ends_it(
 async def test_a_second_handoff_of_the_tab_fails_and_agent_calls_are_refused(
     app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    from tabrelay.tools.handoff import refusal
+    from tabrelay.tools.handoffs import refusal
 
     handed = await hand_over(app, browser, pages)
     params = HandoffParams(reason="again", tab_id=handed.tab_id)

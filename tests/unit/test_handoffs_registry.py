@@ -10,14 +10,8 @@ from pydantic import ValidationError
 
 from tabrelay.errors import ToolError
 from tabrelay.relay.events import EventHub, HubEvent
-from tabrelay.tools.handoff import (
-    DEFAULT_TIMEOUT,
-    REFUSAL,
-    HandoffParams,
-    Handoffs,
-    banner_source,
-    refusal,
-)
+from tabrelay.tools.handoff import DEFAULT_TIMEOUT, HandoffParams, banner_source
+from tabrelay.tools.handoffs import REFUSAL, Handoffs, refusal
 
 
 def begin(handoffs: Handoffs, tab_id: int = 7, browser_id: str = "b1") -> str:

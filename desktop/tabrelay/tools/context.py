@@ -26,6 +26,7 @@ from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.tools.guard import NavigationGuard
+from tabrelay.tools.handoffs import Handoffs
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tab_state import TabState, TabStates
 
@@ -127,6 +128,8 @@ class ToolContext:
     status: Callable[[], dict[str, Any]] = field(default=lambda: {})
     sessions: TabSessions | None = None  # to guard a tab a tool opens before it loads a page
     recipes: RecipeStore | None = None  # the saved recipes (browser_run_recipe reads them)
+    handoffs: Handoffs | None = None  # the tabs handed to the person (browser_handoff)
+    client: str | None = None  # the MCP client making the call
     # Input commands still running after a dialog blocked the page (kept so they finish).
     background: set[asyncio.Future[Any]] = field(default_factory=set)
     # What this call holds down in the page (a mouse button, a key), each with the CDP event

@@ -1,14 +1,13 @@
 """browser_handoff: the agent hands a tab to the person, and waits until they give it back.
 
-``Handoffs`` is the one owner of the open handoffs: the dashboard, the tray and the command line
-read it and end one with ``end()``; the endpoint refuses agent calls on a handed-over tab with
-``refusal()``. ``handoff`` is the tool: it brings the tab to the front, shows a banner on the
-page through a ``PageWorld`` (out of the page's scripts' reach), mutes the tab's events (nothing
-the person does reaches the dashboard's live events or the tab's observer log), holds the tab's
-debugger session against the idle detach, and waits for the first of: the banner's Done or
-Cancel, ``end()``, the timeout, the tab or its browser going, the call being cancelled. Whatever
-ends it, the banner goes, the tab is unmuted and let go, and the handoff leaves the list.
-It does not notify the person outside the page: the UI listens to ``Handoffs``.
+``Handoffs`` (``handoffs.py``) is the one owner of the open handoffs. ``handoff`` is the tool:
+it brings the tab to the front, shows a banner on the page through a ``PageWorld`` (out of the
+page's scripts' reach), mutes the tab's events (nothing the person does reaches the dashboard's
+live events or the tab's observer log), holds the tab's debugger session against the idle
+detach, and waits for the first of: the banner's Done or Cancel, ``end()``, the timeout, the tab
+or its browser going, the call being cancelled. Whatever ends it, the banner goes, the tab is
+unmuted and let go, and the handoff leaves the list. It does not notify the person outside the
+page: the UI listens to ``Handoffs``.
 """
 
 from __future__ import annotations
@@ -16,25 +15,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, field_validator
 
 from tabrelay.errors import BrowserError, ToolError
-from tabrelay.listeners import Listeners
 from tabrelay.relay.browser import Browser
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.handoffs import EndedBy, Handoffs, Outcome
 from tabrelay.tools.page_world import PageWorld
 
 logger = logging.getLogger(__name__)
 
-Outcome = Literal["done", "cancelled", "timeout", "tab closed"]
-EndedBy = Literal["banner", "tray", "dashboard", "cli", "agent", "timeout", "browser"]
-REFUSAL = "the person has this tab until they press Done"
 DEFAULT_TIMEOUT = 300
 MIN_TIMEOUT = 10
 MAX_TIMEOUT = 900
@@ -44,129 +37,15 @@ CHECK_EVERY = 0.25  # seconds between looks at the tab and its browser while wai
 BANNER_ATTRIBUTE = "data-tabrelay-handoff"
 
 
-@dataclass(frozen=True)
-class OpenHandoff:
-    """A tab handed to the person, as the dashboard, the tray and the command line show it."""
-
-    id: str  # unguessable: ending one by id is the person's act
-    browser_id: str
-    tab_id: int
-    reason: str  # the agent's words: plain text, never markup
-    client: str | None  # the MCP client that asked
-    started: float  # time.time()
-    deadline: float  # time.time() when it times out
-    url: str
-    title: str
-
-
-class Handoffs:
-    """The open handoffs; see the module docstring."""
-
-    def __init__(self) -> None:
-        self._open: dict[str, tuple[OpenHandoff, asyncio.Future[tuple[Outcome, EndedBy]]]] = {}
-        self._listeners: Listeners[[]] = Listeners("open handoffs")
-
-    def open(self) -> list[OpenHandoff]:
-        """The open handoffs, oldest first."""
-        return sorted((h for h, _ in self._open.values()), key=lambda h: h.started)
-
-    def of_tab(self, browser_id: str, tab_id: int) -> OpenHandoff | None:
-        return next(
-            (
-                h
-                for h, _ in self._open.values()
-                if h.browser_id == browser_id and h.tab_id == tab_id
-            ),
-            None,
-        )
-
-    def end(self, handoff_id: str, outcome: Literal["done", "cancelled"], by: EndedBy) -> bool:
-        """End an open handoff (the person pressed Done or Cancel somewhere); ``False`` if there
-        is no such handoff, or it is already ending. The waiting call answers the agent."""
-        if outcome not in ("done", "cancelled"):
-            raise ValueError(f"a handoff is ended as done or cancelled, not {outcome!r}")
-        found = self._open.get(handoff_id)
-        if found is None or found[1].done():
-            return False
-        found[1].set_result((outcome, by))
-        return True
-
-    def add_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
-        """Call ``fn`` whenever a handoff opens or leaves the list; returns how to stop."""
-        return self._listeners.add(fn)
-
-    # --- for the tool, which opens one and drops it when it ends -----------------------------
-
-    def begin(
-        self,
-        browser_id: str,
-        tab_id: int,
-        *,
-        reason: str,
-        client: str | None,
-        timeout: float,
-        url: str,
-        title: str,
-    ) -> tuple[OpenHandoff, asyncio.Future[tuple[Outcome, EndedBy]]]:
-        """Open a handoff of the tab; it and the future ``end()`` resolves.
-
-        Raises:
-            ToolError: the tab is already handed over.
-        """
-        if self.of_tab(browser_id, tab_id) is not None:
-            raise ToolError(
-                f"tab {tab_id} is already handed to the person; wait for that browser_handoff "
-                "to end"
-            )
-        started = time.time()
-        handoff = OpenHandoff(
-            id=secrets.token_hex(8),  # 64 random bits: typed by a person, never guessed
-            browser_id=browser_id,
-            tab_id=tab_id,
-            reason=reason,
-            client=client,
-            started=started,
-            deadline=started + timeout,
-            url=url,
-            title=title,
-        )
-        ended: asyncio.Future[tuple[Outcome, EndedBy]] = asyncio.get_running_loop().create_future()
-        self._open[handoff.id] = (handoff, ended)
-        self._listeners.tell()
-        return handoff, ended
-
-    def drop(self, handoff_id: str) -> None:
-        """The handoff is over (its banner gone, its tab let go): it leaves the list."""
-        found = self._open.pop(handoff_id, None)
-        if found is not None:
-            if not found[1].done():
-                found[1].cancel()
-            self._listeners.tell()
-
-
-def refusal(handoffs: Handoffs, browser_id: str, tab_id: int) -> str | None:
-    """The error an agent call on a handed-over tab fails with, or ``None`` for any other tab."""
-    handoff = handoffs.of_tab(browser_id, tab_id)
-    if handoff is None:
-        return None
-    return (
-        f"tab {tab_id} is handed over: {REFUSAL} (or cancels; browser_handoff returns then). "
-        "Wait for that call, or use another tab"
-    )
-
-
 class HandoffParams(TabParams):
     reason: str = Field(
-        description=(
-            "What the person should do in the tab, in a short sentence shown to them "
-            "(for example 'sign in', 'solve the CAPTCHA', 'confirm the payment')."
-        ),
+        description="What they should do, in a few words shown to them, e.g. 'sign in'.",
     )
     timeout: int = Field(
         default=DEFAULT_TIMEOUT,
         ge=MIN_TIMEOUT,
         le=MAX_TIMEOUT,
-        description="Seconds to wait for the person before giving up (10 to 900).",
+        description="Seconds to wait for them.",
     )
 
     @field_validator("reason")
@@ -192,13 +71,20 @@ _FORMAT = frozenset({0x2028, 0x2029, *range(0x200B, 0x2010), *range(0x202A, 0x20
 _FORMAT |= frozenset(range(0x2066, 0x206A))
 
 
+async def run(ctx: ToolContext, params: HandoffParams) -> ToolResult:
+    """browser_handoff, with the app's ``Handoffs`` from the context."""
+    if ctx.handoffs is None:
+        raise ToolError("handoffs are not available here")
+    return await handoff(ctx, params, ctx.handoffs)
+
+
 async def handoff(ctx: ToolContext, params: HandoffParams, handoffs: Handoffs) -> ToolResult:
     browser, tab = ctx.need_browser(), ctx.need_tab()
     opened, ended = handoffs.begin(
         browser.id,
         tab.id,
         reason=params.reason,
-        client=getattr(ctx, "client", None),  # the runner's caller, where the context has it
+        client=ctx.client,
         timeout=params.timeout,
         url=tab.url,
         title=tab.title,
@@ -234,6 +120,9 @@ async def handoff(ctx: ToolContext, params: HandoffParams, handoffs: Handoffs) -
         # Plain calls first: they happen even while this call is being cancelled.
         if state.handoff == opened.id:
             state.handoff = None
+        # The muted tab told nothing of the pages the person went to: refs from before are
+        # no guide to what the agent finds now (the result asks for a new snapshot).
+        state.refs.release_all()
         let_go()
         unmute()
         if not ended.done():
@@ -298,7 +187,12 @@ async def _result(
         "timeout": f"The person did not finish within {waited:g} s",
         "tab closed": "The tab was closed (or its browser went) during the handoff",
     }[how]
-    where = f" Tab {tab_id} now shows {title or url!r} ({url})." if url else ""
+    where = (
+        f" Tab {tab_id} now shows {title or url!r} ({url}); take a new browser_snapshot before "
+        "acting on it."
+        if url
+        else ""
+    )
     return ToolResult(f"{said} (ended by {by}, after {waited:g} s).{where}", data=data)
 
 

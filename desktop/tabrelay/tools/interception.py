@@ -55,6 +55,8 @@ class NavigationInterceptor:
                 (e.kind == "cdp" and e.method == PAUSED)
                 or (e.kind == "tab" and e.method in ("created", "updated"))
             ),
+            # A handed-over tab is muted, but its loads still wait here to pass the guard.
+            hears_muted=True,
         )
         self._answers: set[asyncio.Task[None]] = set()
 
