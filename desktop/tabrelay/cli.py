@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from tabrelay import __version__, commands
+from tabrelay import __version__, cli_recipes, commands
 from tabrelay.approval.policy import DECISIONS
 from tabrelay.config.files import make_private_dir, private_opener, restrict_umask
 from tabrelay.config.paths import Paths
@@ -154,6 +154,56 @@ def build_parser() -> argparse.ArgumentParser:
         help="give up what a locked keychain holds (browsers pair again, clients get new tokens)",
     )
     use.set_defaults(handler=commands.secrets_use)
+
+    recipe = sub.add_parser("recipe", help="recorded steps: save, run, export").add_subparsers(
+        dest="action", metavar="ACTION", required=True
+    )
+    recipe.add_parser("list", help="recordings and saved recipes").set_defaults(
+        handler=cli_recipes.recipe_list
+    )
+    save = recipe.add_parser("save", help="keep a recording (the latest agent session) as NAME")
+    save.add_argument("name", metavar="NAME")
+    save.add_argument("--session", metavar="ID", help="another recording (see recipe list)")
+    save.add_argument(
+        "--param", action="append", metavar="STEP=NAME",
+        help="make the text typed in step STEP the parameter NAME (its text the default)",
+    )  # fmt: skip
+    save.add_argument(
+        "--secret", action="append", metavar="STEP=NAME",
+        help="make the text typed in step STEP the secret parameter NAME (no value kept)",
+    )  # fmt: skip
+    save.set_defaults(handler=cli_recipes.recipe_save)
+    show = recipe.add_parser("show", help="a saved recipe's steps and parameters")
+    show.add_argument("name", metavar="NAME")
+    show.set_defaults(handler=cli_recipes.recipe_show)
+    run = recipe.add_parser("run", help="run a saved recipe in the browser (asks like an agent)")
+    run.add_argument("name", metavar="NAME")
+    run.add_argument(
+        "--param", action="append", metavar="NAME=VALUE",
+        help="a parameter's value (secret ones come from TABRELAY_NAME or a prompt)",
+    )  # fmt: skip
+    run.add_argument("--tab", type=int, metavar="ID", help="the tab (default: the active one)")
+    run.add_argument("--browser", metavar="ID", help="the browser, when more than one is connected")
+    run.set_defaults(handler=cli_recipes.recipe_run)
+    to_code = recipe.add_parser("export", help="a Playwright script of a saved recipe")
+    to_code.add_argument("name", metavar="NAME")
+    to_code.add_argument("--lang", choices=("python", "typescript"), required=True)
+    to_code.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
+    to_code.set_defaults(handler=cli_recipes.recipe_export)
+    delete = recipe.add_parser("delete", help="delete a saved recipe")
+    delete.add_argument("name", metavar="NAME")
+    delete.set_defaults(handler=cli_recipes.recipe_delete)
+
+    handoff = sub.add_parser("handoff", help="tabs an agent handed to you").add_subparsers(
+        dest="action", metavar="ACTION", required=True
+    )
+    handoff.add_parser("list", help="the open handoffs").set_defaults(
+        handler=cli_recipes.handoff_list
+    )
+    for action, helped in (("done", "you did it: the agent goes on"), ("cancel", "you did not")):
+        end = handoff.add_parser(action, help=helped)
+        end.add_argument("id", metavar="ID")
+        end.set_defaults(handler=getattr(cli_recipes, f"handoff_{action}"))
 
     sub.add_parser("doctor", help="check what works and how to fix what does not").set_defaults(
         handler=commands.doctor

@@ -34,6 +34,8 @@ from tabrelay.endpoint.calls import ToolRunner
 from tabrelay.endpoint.server import McpEndpoint
 from tabrelay.errors import BrowserError, ConfigError, SecretStoreError
 from tabrelay.protocol.constants import CloseCode
+from tabrelay.recipes.recorder import Recorder
+from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.relay.pairing import Pairing, PairingApprover
@@ -42,7 +44,9 @@ from tabrelay.relay.registry import BrowserRegistry, Change
 from tabrelay.relay.server import RelayServer
 from tabrelay.store.commandlog import CommandLog
 from tabrelay.system.logs import Redactor
+from tabrelay.tools.demonstration import Demonstrations
 from tabrelay.tools.guard import NavigationGuard
+from tabrelay.tools.handoffs import Handoffs
 from tabrelay.tools.interception import NavigationInterceptor
 from tabrelay.tools.observer import TabObserver
 from tabrelay.tools.sessions import TabSessions
@@ -121,6 +125,18 @@ class Core:
         self.observer = TabObserver(self.hub, self.tabs)
         self.interceptor = NavigationInterceptor(
             self.hub, self.registry, self.sessions, self.tabs, guard=self.guard
+        )
+        # Recipes: the saved ones, the recordings being made, the person's demonstrations;
+        # and the tabs handed to the person.
+        self.recipes = RecipeStore(paths.recipes_dir)
+        self.recorder = Recorder(paths.recordings_dir)
+        self.handoffs = Handoffs()
+        self.demonstrations = Demonstrations(
+            registry=self.registry,
+            hub=self.hub,
+            tabs=self.tabs,
+            sessions=self.sessions,
+            recorder=self.recorder,
         )
         self.command_log: CommandLog | None = None
         self.relay: RelayServer | None = None
@@ -220,6 +236,9 @@ class Core:
             status=self.status,
             sessions=self.sessions,
             tabs=self.tabs,
+            handoffs=self.handoffs,
+            recorder=self.recorder,
+            recipes=self.recipes,
         )
         self.endpoint = McpEndpoint(
             self.runner,
@@ -267,6 +286,7 @@ class Core:
             await self.endpoint.stop()
         if self.runner is not None:
             await self.runner.close()
+        await self.demonstrations.close()  # their page code and holds, before the tabs go
         if self.relay is not None:
             # Before closing: tabs left attached would keep Chrome's bar and the cue on them.
             await self.registry.release_tabs()

@@ -38,6 +38,7 @@ async def test_the_menu_is_the_one_design_describes_and_follows_the_state(
             "No browser connected · 0 clients",
             "Open dashboard",
             "Pause agent access",
+            "Record what I do…",
             "Connect an MCP client",
             "Pair a browser…",
             "Start at login",

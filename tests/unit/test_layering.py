@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).parents[2] / "desktop" / "tabrelay"
 MAP = Path(__file__).parents[2] / "docs" / "architecture.md"
 
 
-ROOTS = {"cli", "commands", "app", "__main__"}
+ROOTS = {"cli", "cli_recipes", "commands", "app", "__main__"}
 
 
 def rows_of_the_map() -> list[tuple[set[str], int, set[str] | None]]:

@@ -41,6 +41,9 @@ from tabrelay.errors import (
 from tabrelay.listeners import Listeners
 from tabrelay.protocol.constants import ErrorCode
 from tabrelay.protocol.messages import TabInfo
+from tabrelay.recipes.model import Locator
+from tabrelay.recipes.recorder import Recorder
+from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
@@ -48,6 +51,14 @@ from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
 from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
 from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
 from tabrelay.tools.guard import NavigationGuard, origin_of
+from tabrelay.tools.handoffs import Handoffs, refusal
+from tabrelay.tools.locators import capture_targets
+from tabrelay.tools.recording import (
+    RECORDED,
+    final_text_of_call,
+    gap_of_call,
+    steps_of_call,
+)
 from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tab_state import TabStates
@@ -64,6 +75,7 @@ MAX_LOGGED_STRING = 200
 class Caller:
     client: str  # the authenticated client (its token's name)
     reported: str | None = None  # clientInfo name and version: self-reported
+    session: str | None = None  # which of the client's MCP sessions (its recording's key)
 
 
 class ToolRunner:
@@ -79,10 +91,16 @@ class ToolRunner:
         status: Callable[[], dict[str, Any]],
         sessions: TabSessions,
         tabs: TabStates,
+        handoffs: Handoffs | None = None,
+        recorder: Recorder | None = None,
+        recipes: RecipeStore | None = None,
     ) -> None:
         self.registry = registry
         self.sessions = sessions
         self.tabs = tabs
+        self.handoffs = handoffs
+        self.recorder = recorder
+        self.recipes = recipes
         self.background: set[asyncio.Future[Any]] = set()
         self.gate = gate
         self.hub = hub
@@ -190,6 +208,9 @@ class ToolRunner:
             background=self.background,
             secrets=row.secrets,
             sessions=self.sessions,
+            recipes=self.recipes,
+            handoffs=self.handoffs,
+            client=caller.client,
         )
         try:
             return await self._steps(spec, params, caller, row, ctx, reporter)
@@ -211,6 +232,7 @@ class ToolRunner:
         if spec.target == "tab":
             ctx.tab = await self._tab(ctx, getattr(params, "tab_id", None))
             row.tab_id, row.origin = ctx.tab.id, origin_of(ctx.tab.url)
+            self._refuse_handed_over(ctx)
             self._refuse_blocked(ctx, spec, ctx.tab)
             self._refuse_behind_dialog(ctx, spec)
         if spec.secrets is not None:
@@ -234,13 +256,19 @@ class ToolRunner:
         if ctx.tab is not None:
             if approval.waited:  # time passed while the person decided: look again
                 await self._recheck(ctx, row.origin)
+            self._refuse_handed_over(ctx)  # handed over while the person decided
             self._refuse_behind_dialog(ctx, spec)
             await self.sessions.prepare(ctx.need_browser(), ctx.tab.id, guard=True)
+        recording = self.recorder is not None and spec.name in RECORDED
+        # Before the tool runs: a click may take its element away.
+        locators = await capture_targets(ctx, spec.name, params) if recording else {}
         try:
             result = await spec.run(ctx, params)
         except BaseException:
             await ctx.release_input()
             raise
+        if recording:
+            self._record_steps(spec, params, caller, ctx, row, locators, result)
         if ctx.tab is not None and spec.name not in LEAVES_PAGE:
             # What the tool read or did must not have come from a blocked site meanwhile.
             try:
@@ -255,6 +283,64 @@ class ToolRunner:
                 ) from None
             self._refuse_blocked(ctx, spec, now, after=True)
         return result
+
+    def _refuse_handed_over(self, ctx: ToolContext) -> None:
+        """A tab handed to the person is theirs until they end the handoff."""
+        if self.handoffs is None:
+            return
+        refused = refusal(self.handoffs, ctx.need_browser().id, ctx.need_tab().id)
+        if refused is not None:
+            raise ToolError(refused)
+
+    def _record_steps(
+        self,
+        spec: ToolSpec,
+        params: Params,
+        caller: Caller,
+        ctx: ToolContext,
+        row: _Row,
+        locators: dict[str, Locator],
+        result: ToolResult,
+    ) -> None:
+        """Add what a successful call did to its session's recording (``tools/recording.py``):
+        secrets become parameters there, so none reaches the recording's file. Never fails the
+        call: a recording that cannot be written is logged."""
+        assert self.recorder is not None
+        browser = ctx.need_browser()
+        data = result.data or {}
+        # A tool on a tab ran there; browser_new_tab made its tab (its id is in the result).
+        tab_id = ctx.tab.id if ctx.tab is not None else data.get("tab_id")
+        if not isinstance(tab_id, int):
+            return
+        page_url = ctx.tab.url if ctx.tab is not None else None
+        cleared = row.cleared - row.secrets
+        names = row.secret_names or frozenset()
+
+        def secret(path: str) -> bool:
+            return path.split(".")[-1] in names and path not in cleared
+
+        try:
+            steps, params_made = steps_of_call(
+                spec.name, params, locators, secret=secret, page_url=page_url, result=result
+            )
+            gap = gap_of_call(spec.name, params, locators, secret=secret, result=result)
+            final_text = final_text_of_call(spec.name, params, result)
+            if not steps and final_text is None and gap is None:
+                return
+            recording = self.recorder.for_agent(
+                caller.client, caller.session or "-", browser.id, tab_id, start_url=page_url
+            )
+            url = data.get("url")
+            self.recorder.add(
+                recording,
+                steps,
+                params_made,
+                final_url=url if isinstance(url, str) else None,
+                final_text=final_text,
+                gap=gap,
+            )
+        except (OSError, TabrelayError, ValueError) as error:
+            logger.warning("%s was not recorded: %s", spec.name, error)
 
     def _refuse_blocked(
         self, ctx: ToolContext, spec: ToolSpec, tab: TabInfo, *, after: bool = False

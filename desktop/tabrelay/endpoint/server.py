@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 import json
 import logging
 import re
@@ -26,6 +27,7 @@ from mcp.server.connection import Connection
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
@@ -55,6 +57,7 @@ from tabrelay.config.settings import Settings
 from tabrelay.endpoint import MCP_PATH, SSE_PATH
 from tabrelay.endpoint.auth import BearerAuth, ClientActivity, client_of
 from tabrelay.endpoint.calls import Caller, ToolRunner
+from tabrelay.endpoint.control import control_routes
 from tabrelay.endpoint.drain import RequestDrain
 from tabrelay.endpoint.sdk import connection_of
 from tabrelay.endpoint.sessions import (
@@ -302,12 +305,21 @@ class McpEndpoint:
         request = context.request_context.request if context is not None else None
         client = client_of(request.scope) if request is not None else None
         reported = None
+        session = None
         if context is not None:
             params = context.session.client_params
             info = params.client_info if params is not None else None
             if info is not None:
                 reported = f"{info.name} {info.version}".strip()
-        return Caller(client or "in-process", reported)
+        # The session's own id is a credential of sorts: only a digest of it is kept. A client
+        # on the sessionless protocol has none: its calls group by client (and tab) alone.
+        if request is not None:
+            raw = request.headers.get(MCP_SESSION_ID_HEADER) or request.query_params.get(
+                "session_id"
+            )
+            if raw:
+                session = hashlib.sha256(raw.encode()).hexdigest()[:12]
+        return Caller(client or "in-process", reported, session)
 
     # --- resources --------------------------------------------------------------------------
 
@@ -400,6 +412,7 @@ class McpEndpoint:
         streamable = StreamableHTTPASGIApp(self.mcp.session_manager)
         starlette = Starlette(
             routes=[
+                *control_routes(lambda: self.runner.handoffs, security.allowed_hosts),
                 Route(MCP_PATH, endpoint=SessionCap(streamable, sessions)),
                 Route(SSE_PATH, endpoint=_SseSessions(sse, sessions), methods=["GET"]),
                 Mount("", app=sse),  # POST /messages/ (the SDK's app routes it)

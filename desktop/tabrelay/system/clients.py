@@ -40,8 +40,9 @@ DEFAULT_APPROVAL_TIMEOUT: float = Settings.model_fields["approval_timeout"].defa
 # Codex ends a tool call after ``tool_timeout_sec`` (60 s by default when this was measured, the
 # same as the default approval wait, so a call the person allowed late had already failed in
 # Codex). It must outlast the wait for the person plus the call itself: describing the page for
-# the dialog, the longest wait a tool may take (120 s) and its browser commands.
-TOOL_RUN_ALLOWANCE = 240.0
+# the dialog, the longest wait a tool may take (browser_handoff waits up to 900 s for the
+# person) and its browser commands.
+TOOL_RUN_ALLOWANCE = 1_020.0
 # Later Codex releases wait 300 s by default: an entry of Tabrelay's never shortens that.
 CODEX_TOOL_TIMEOUT_FLOOR = 300
 # ``mcp-stdio`` may have to start the app first and waits up to 20 s for it

@@ -31,7 +31,9 @@ from tabrelay.tools import (
     diagnostics,
     expert,
     forms,
+    handoff,
     navigation,
+    recipes,
     screenshot,
     snapshot,
     tabs,
@@ -174,6 +176,23 @@ TOOLS: tuple[ToolSpec, ...] = (
           "tools refuse while one is open.",
           actions.DialogParams, actions.handle_dialog, destructive=True, output=AFTER_ACTION,
           secrets=SecretFields(frozenset({"prompt_text"}), actions.clear_dialog)),
+    # --- the person and recipes ----------------------------------------------------------------
+    # A handoff changes nothing itself: it asks the person, who ends it (so it asks no approval).
+    _spec("browser_handoff", "Hand the tab to the person",
+          "Ask the person to do something only they can (log in, a CAPTCHA, 2FA, a payment) in "
+          "the tab; waits until they press Done or Cancel (or timeout) and returns how it ended "
+          "and where the tab is. Other calls on the tab are refused meanwhile.",
+          handoff.HandoffParams, handoff.run, read_only=True,
+          output=_object(outcome="string", ended_by="string", url="string", title="string")),
+    _spec("browser_list_recipes", "List recipes",
+          "The recipes the person saved: steps, parameters, where each ends.",
+          recipes.ListRecipesParams, recipes.list_recipes, target="none", read_only=True),
+    _spec("browser_run_recipe", "Run a recipe",
+          "Run a saved recipe's steps in the tab without you deciding each one; stops at the "
+          "first step whose element is missing, saying what it looked for and what is near.",
+          recipes.RunRecipeParams, recipes.run_recipe, destructive=True,
+          output=_object(steps="integer", url="string", title="string"),
+          secrets=SecretFields(frozenset({"params"}), recipes.clear_nothing)),
     # --- diagnostics --------------------------------------------------------------------------
     _spec("browser_console_messages", "Console messages",
           "The tab's recent console messages and uncaught errors.",
