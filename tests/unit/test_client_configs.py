@@ -65,7 +65,7 @@ def test_every_client_gets_the_entry_it_understands() -> None:
             **stdio,
             "env_vars": list(clients.CODEX_ENV_VARS),
             "startup_timeout_sec": clients.STARTUP_TIMEOUT,
-            "tool_timeout_sec": 300,
+            "tool_timeout_sec": clients.codex_tool_timeout(ENDPOINT.approval_timeout),
         },
     }
 
@@ -235,27 +235,32 @@ OTHERS = (
     '[mcp_servers.docs]\nurl = "https://d"  # docs\n\n'
     '[profiles.work]\nmodel = "o3"\n'
 )
-PERSON = {"command": "old", "env": {"DEBUG": "1"}, "tool_timeout_sec": 900, "cwd": "/w"}
+# The person's own tool_timeout_sec, longer than the one Tabrelay writes (so it must stay).
+LONGER = clients.codex_tool_timeout(PORTABLE.approval_timeout) + 600
+W = str(LONGER)
+PERSON = {"command": "old", "env": {"DEBUG": "1"}, "tool_timeout_sec": LONGER, "cwd": "/w"}
 
 SHAPES = {
-    "table": '[mcp_servers.tabrelay]\ncommand = "old"\ncwd = "/w"\ntool_timeout_sec = 900\n'
+    "table": '[mcp_servers.tabrelay]\ncommand = "old"\ncwd = "/w"\ntool_timeout_sec = ' + W + "\n"
     '[mcp_servers.tabrelay.env]\nDEBUG = "1"\n',
     "inline table": '[mcp_servers]\ntabrelay = { command = "old", env = { DEBUG = "1" }, '
-    'tool_timeout_sec = 900, cwd = "/w" }\n',
-    "quoted key": '[mcp_servers."tabrelay"]\ncommand = "old"\ntool_timeout_sec = 900\n'
+    "tool_timeout_sec = " + W + ', cwd = "/w" }\n',
+    "quoted key": '[mcp_servers."tabrelay"]\ncommand = "old"\ntool_timeout_sec = ' + W + "\n"
     'cwd = \'/w\'\nenv = { "DEBUG" = "1" }\n',
     "literal quoted key with spaces": "[ mcp_servers . 'tabrelay' ]\ncommand = \"old\"\n"
-    'tool_timeout_sec = 900\ncwd = "/w"\nenv.DEBUG = "1"\n',
+    "tool_timeout_sec = " + W + '\ncwd = "/w"\nenv.DEBUG = "1"\n',
     "dotted keys": '[mcp_servers]\ntabrelay.command = "old"\ntabrelay.env.DEBUG = "1"\n'
-    'tabrelay.tool_timeout_sec = 900\n"tabrelay".cwd = "/w"\n',
+    "tabrelay.tool_timeout_sec = " + W + '\n"tabrelay".cwd = "/w"\n',
     "root dotted keys": 'mcp_servers.tabrelay.command = "old"\n'
-    'mcp_servers.tabrelay.env = { DEBUG = "1" }\nmcp_servers.tabrelay.tool_timeout_sec = 900\n'
+    'mcp_servers.tabrelay.env = { DEBUG = "1" }\nmcp_servers.tabrelay.tool_timeout_sec = '
+    + W
+    + "\n"
     'mcp_servers.tabrelay.cwd = "/w"\n',
     "root inline table": 'mcp_servers = { tabrelay = { command = "old", cwd = "/w", '
-    'tool_timeout_sec = 900, env = { DEBUG = "1" } }, docs2 = { url = "https://e" } }\n',
+    "tool_timeout_sec = " + W + ', env = { DEBUG = "1" } }, docs2 = { url = "https://e" } }\n',
     "multi-line array and strings": '[mcp_servers.tabrelay]\ncommand = """old"""\n'
     "args = [\n  \"a\", # first\n  \"]\", '[mcp_servers.docs]',\n]\ncwd = '''/w'''\n"
-    'tool_timeout_sec = 900\nenv = { DEBUG = "1" }\n',
+    "tool_timeout_sec = " + W + '\nenv = { DEBUG = "1" }\n',
 }
 
 
@@ -286,7 +291,7 @@ def test_codex_entry_is_replaced_whatever_shape_it_had_and_nothing_else_changes(
     ours = CLIENTS["codex"].entry(PORTABLE)
     assert entry["command"] == ours["command"] and entry["args"] == ours["args"]
     assert entry["env"] == {"DEBUG": "1", "TABRELAY_HOME": "/media/stick/tabrelay"}
-    assert entry["tool_timeout_sec"] == 900  # the person's longer wait stays
+    assert entry["tool_timeout_sec"] == LONGER  # the person's longer wait stays
     assert entry["cwd"] == "/w"
     text = path.read_text()
     for comment in ("# My Codex settings", "# the fast one", "# docs", "# a comment after it"):
@@ -299,7 +304,7 @@ def test_codex_keeps_a_longer_tool_timeout_and_raises_a_shorter_one(tmp_path: Pa
     path.write_text("[mcp_servers.tabrelay]\ntool_timeout_sec = 60\nstartup_timeout_sec = 5.5\n")
     result = merge_into_config(CLIENTS["codex"], ENDPOINT, path)
     entry = codex_entry(path)
-    assert entry["tool_timeout_sec"] == 300
+    assert entry["tool_timeout_sec"] == clients.codex_tool_timeout(ENDPOINT.approval_timeout)
     assert entry["startup_timeout_sec"] == clients.STARTUP_TIMEOUT
     assert any("tool_timeout_sec" in note and "60" in note for note in result.notes)
 

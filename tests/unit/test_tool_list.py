@@ -28,6 +28,7 @@ DESTRUCTIVE = {
     "browser_handle_dialog": "answers confirm() for the person",
     "browser_evaluate": "any script",
     "browser_cdp": "any command",
+    "browser_run_recipe": "acts for the person: clicks, types and submits as the recipe says",
 }
 NOT_DESTRUCTIVE = {
     "browser_new_tab": "a new tab, nothing replaced",
@@ -70,6 +71,8 @@ def test_read_only_tools_are_exactly_those_allowed_without_asking() -> None:
         "browser_status", "browser_list_tabs", "browser_snapshot", "browser_find",
         "browser_get_content", "browser_screenshot", "browser_console_messages",
         "browser_network_requests", "browser_wait_for",
+        "browser_list_recipes",  # reads the saved recipes
+        "browser_handoff",  # changes nothing itself: the person acts, then ends it; no approval
     }  # fmt: skip
     assert pinned == READ_ONLY_TOOLS
     for spec in TOOLS:

@@ -7,6 +7,7 @@ vendors' documented rules) are shown to refuse what pydantic emits unshaped, so 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -22,9 +23,10 @@ from support.schema_rules import (
     strictified,
 )
 from tabrelay.endpoint.server import tool_schema
-from tabrelay.tools.catalog import TOOLS, ToolSpec
+from tabrelay.tools.catalog import BY_NAME, TOOLS, ToolSpec
 from tabrelay.tools.forms import FillFormParams, FormField
 from tabrelay.tools.navigation import NavigateParams
+from tabrelay.tools.recipes import MAX_NAME_GIVEN, RunRecipeParams
 from tabrelay.tools.schema import decode_json_text, portable
 
 # Arguments each tool accepts: the smallest valid call. A tool added to the catalog needs one.
@@ -50,6 +52,9 @@ VALID: dict[str, dict[str, Any]] = {
     "browser_drag": {"source_ref": "e1", "target_ref": "e2"},
     "browser_upload_file": {"ref": "e1", "paths": ["/tmp/report.pdf"]},
     "browser_handle_dialog": {"accept": True},
+    "browser_handoff": {"reason": "sign in"},
+    "browser_list_recipes": {},
+    "browser_run_recipe": {"name": "order tea"},
     "browser_console_messages": {},
     "browser_network_requests": {},
     "browser_evaluate": {"expression": "document.title"},
@@ -194,3 +199,12 @@ def test_a_free_form_object_argument_is_advertised_as_json_text_and_decoded() ->
     assert decode_json_text({"params": {"a": 1}}, shaped.json_text) == {"params": {"a": 1}}
     assert decode_json_text({"params": "[1]"}, shaped.json_text) == {"params": "[1]"}
     assert decode_json_text({"params": "{"}, shaped.json_text) == {"params": "{"}
+
+
+def test_a_recipe_name_too_long_is_refused_by_validation_not_the_schema() -> None:
+    """The schema cannot bound it (strict mode has no maxLength); validation does, saying so."""
+    assert "maxLength" not in json.dumps(tool_schema(BY_NAME["browser_run_recipe"]).schema)
+    RunRecipeParams(name="n" * MAX_NAME_GIVEN)
+    with pytest.raises(ValidationError, match=f"at most {MAX_NAME_GIVEN}") as refused:
+        RunRecipeParams(name="n" * (MAX_NAME_GIVEN + 1))
+    assert [e["loc"] for e in refused.value.errors()] == [("name",)]

@@ -42,9 +42,7 @@ _EDIT_COMMANDS = {
 
 
 class Target(Params):
-    ref: str | None = Field(
-        default=None, description="Element ref from browser_snapshot, e.g. e12."
-    )
+    ref: str | None = Field(default=None, description="From browser_snapshot.")
     selector: str | None = Field(default=None, description="Or a CSS selector.")
 
 
@@ -169,9 +167,9 @@ _NO_DATA: dict[str, Any] = {"items": [], "dragOperationsMask": 1}
 
 class ScrollParams(TabParams, Target):
     direction: Literal["up", "down", "top", "bottom", "to_element", "to_text"] = Field(
-        description="up/down by about a screen, top/bottom of the page, or to an element or text."
+        description="up/down a screen, top/bottom, or to an element or text."
     )
-    text: str | None = Field(default=None, description="With to_text: the text to bring into view.")
+    text: str | None = Field(default=None, description="For to_text.")
     amount: int | None = Field(
         default=None,
         ge=1,
@@ -230,11 +228,8 @@ async def scroll(ctx: ToolContext, params: ScrollParams) -> ToolResult:
 
 
 class PressKeyParams(TabParams, Target):
-    key: str = Field(
-        description="A key or combination: Enter, Tab, Escape, ArrowDown, Backspace, "
-        "Control+a, Shift+Tab, Meta+Enter…"
-    )
-    repeat: int = Field(default=1, ge=1, le=50, description="How many times to press it.")
+    key: str = Field(description="E.g. Enter, Tab, ArrowDown, Backspace, Control+a, Shift+Tab.")
+    repeat: int = Field(default=1, ge=1, le=50, description="Times to press it.")
 
 
 async def press_key(ctx: ToolContext, params: PressKeyParams) -> ToolResult:
@@ -273,12 +268,11 @@ async def press(ctx: ToolContext, key: Key, modifiers: int = 0) -> dict[str, Any
 
 
 class DialogParams(TabParams):
-    accept: bool = Field(description="True presses OK; False presses Cancel.")
+    accept: bool = Field(description="True: OK; false: Cancel.")
     prompt_text: str | None = Field(default=None, description="The answer, for a prompt().")
     secret: bool = Field(
         default=False,
-        description="The answer is a secret (a password, a code): Tabrelay then never stores "
-        "or shows it.",
+        description="The answer is a secret: never stored or shown.",
     )
 
 

@@ -129,7 +129,7 @@ TOOLS: tuple[ToolSpec, ...] = (
           snapshot.FindParams, snapshot.find, read_only=True,
           output=_object(matches="integer")),
     _spec("browser_get_content", "Read the page",
-          "The page or one part (a ref, or a CSS selector) as markdown, text or HTML; markdown "
+          "The page or one part (a ref or selector) as markdown, text or HTML; markdown "
           "and text skip navigation, footers, ads and cookie banners.",
           content.ContentParams, content.get_content, read_only=True,
           output=_object(url="string", title="string", bytes="integer", truncated="boolean")),
@@ -140,7 +140,7 @@ TOOLS: tuple[ToolSpec, ...] = (
           output=_object(width="integer", height="integer", mime_type="string")),
     # --- acting -------------------------------------------------------------------------------
     _spec("browser_click", "Click",
-          "Click an element with real mouse input: any button, double-click, held modifiers.",
+          "Click an element with real mouse input.",
           actions.ClickParams, actions.click, destructive=True, output=AFTER_ACTION),
     _spec("browser_type", "Type text",
           "Type into a field or editor, replacing its text unless append=true; optionally "
@@ -159,7 +159,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     _spec("browser_hover", "Hover", "Move the mouse pointer over an element.",
           actions.HoverParams, actions.hover, idempotent=True, output=AFTER_ACTION),
     _spec("browser_press_key", "Press a key",
-          "Press a key or combination (Enter, Escape, Control+a…), optionally on an element.",
+          "Press a key or combination, optionally on an element.",
           actions.PressKeyParams, actions.press_key, destructive=True, output=AFTER_ACTION),
     _spec("browser_scroll", "Scroll",
           "Scroll up or down about a screen, to the top or bottom, to an element or to text.",
@@ -179,19 +179,18 @@ TOOLS: tuple[ToolSpec, ...] = (
     # --- the person and recipes ----------------------------------------------------------------
     # A handoff changes nothing itself: it asks the person, who ends it (so it asks no approval).
     _spec("browser_handoff", "Hand the tab to the person",
-          "Ask the person to do something only they can (log in, a CAPTCHA, 2FA, a payment) in "
-          "the tab; waits until they press Done or Cancel (or timeout) and returns how it ended "
-          "and where the tab is. Other calls on the tab are refused meanwhile.",
+          "Let the person do what only they can in the tab (sign in, a CAPTCHA, 2FA, a "
+          "payment); waits for their Done or Cancel, then says how it ended and where the tab is.",
           handoff.HandoffParams, handoff.run, read_only=True,
-          output=_object(outcome="string", ended_by="string", url="string", title="string")),
+          output=_object(outcome="string", url="string")),
     _spec("browser_list_recipes", "List recipes",
           "The recipes the person saved: steps, parameters, where each ends.",
           recipes.ListRecipesParams, recipes.list_recipes, target="none", read_only=True),
     _spec("browser_run_recipe", "Run a recipe",
-          "Run a saved recipe's steps in the tab without you deciding each one; stops at the "
-          "first step whose element is missing, saying what it looked for and what is near.",
+          "Replay a recipe the person saved instead of doing its steps yourself; stops at the "
+          "first step that fails, saying why.",
           recipes.RunRecipeParams, recipes.run_recipe, destructive=True,
-          output=_object(steps="integer", url="string", title="string"),
+          output=_object(steps="integer", url="string"),
           secrets=SecretFields(frozenset({"params"}), recipes.clear_nothing)),
     # --- diagnostics --------------------------------------------------------------------------
     _spec("browser_console_messages", "Console messages",

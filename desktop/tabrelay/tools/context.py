@@ -81,11 +81,13 @@ def _admits_none(annotation: Any) -> bool:
 
 
 class BrowserParams(Params):
-    browser: str | None = Field(default=None, description="Browser id, if several.")
+    # No description: it is on every tool (a thousand bytes of tools/list), the name says what
+    # it is, and a call that needs it is refused naming the ids to choose from (relay/registry).
+    browser: str | None = None
 
 
 class TabParams(BrowserParams):
-    tab_id: int | None = Field(default=None, description="Default: the active tab.")
+    tab_id: int | None = Field(default=None, description="Default: active tab.")
 
 
 @dataclass

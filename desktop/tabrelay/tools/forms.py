@@ -31,8 +31,7 @@ from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
 from tabrelay.tools.text_entry import call_on_element, enter_text
 
 HIDDEN_TEXT_HINT = (
-    "The text is a secret (a password, a code): Tabrelay then never stores or shows it. "
-    "Password, one-time-code and card fields are detected without it."
+    "A secret: never stored or shown. Password, one-time-code and card fields are secret anyway."
 )
 
 _SELECT_OPTIONS = r"""
@@ -64,10 +63,8 @@ _CHECKED = (
 class TypeParams(TargetParams):
     text: str = Field(description="What to type.")
     submit: bool = Field(default=False, description="Press Enter afterwards.")
-    append: bool = Field(default=False, description="Keep what the field holds and add to it.")
-    slowly: bool = Field(
-        default=False, description="Type key by key with human-like pauses (for fussy pages)."
-    )
+    append: bool = Field(default=False, description="Add to the field's text.")
+    slowly: bool = Field(default=False, description="Key by key with pauses, for fussy pages.")
     secret: bool = Field(default=False, description=HIDDEN_TEXT_HINT)
 
 
@@ -113,9 +110,7 @@ async def type_text(ctx: ToolContext, params: TypeParams) -> ToolResult:
 
 
 class SelectParams(TargetParams):
-    values: list[str] = Field(
-        min_length=1, description="Options to choose, by value or visible label."
-    )
+    values: list[str] = Field(min_length=1, description="By value or visible label.")
 
 
 async def select_option(ctx: ToolContext, params: SelectParams) -> ToolResult:
@@ -150,8 +145,7 @@ async def _choose(ctx: ToolContext, target: Located, values: list[str], what: st
 
 class FormField(Target):
     value: str | bool | list[str] = Field(
-        description="Text for a text field, true/false for a checkbox or radio, an option "
-        "(or several) for a select."
+        description="Text, true/false for a checkbox or radio, option(s) for a select."
     )
     secret: bool = Field(default=False, description=HIDDEN_TEXT_HINT)
 

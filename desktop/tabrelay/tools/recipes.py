@@ -16,7 +16,7 @@ import time
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
 from tabrelay.errors import CommandFailed, NavigationBlocked, TabrelayError, ToolError
 from tabrelay.protocol.constants import ErrorCode
@@ -31,22 +31,30 @@ STEP_TIMEOUT = 10.0  # seconds a step waits for its element (browser_run_recipe'
 DIALOG_POLL = 0.05  # seconds between looks for the dialog a dialog step answers
 SHOWN_BEFORE = 5  # steps named in an error as what ran before the failing one
 MAX_PARAMS = 100
+MAX_NAME_GIVEN = 100  # a recipe name longer than this is refused before the store is read
 
 _Value = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 _Name = Annotated[str, StringConstraints(max_length=100)]
 
 
 class RunRecipeParams(TabParams):
-    name: str = Field(max_length=100, description="The saved recipe's name (browser_list_recipes).")
+    name: str = Field(description="Its name, from browser_list_recipes.")
     params: dict[_Name, _Value] = Field(
         default_factory=dict,
         max_length=MAX_PARAMS,
-        description="Values for the recipe's parameters, by name; secret ones have no stored "
-        "value and must be given. Never shown or stored.",
+        description="Its parameters' values by name; give the secret ones (never stored).",
     )
     timeout: float = Field(
         default=STEP_TIMEOUT, gt=0, le=60, description="Seconds each step waits for its element."
     )
+
+    # The bound is checked here, not stated in the schema: OpenAI's strict mode has no maxLength.
+    @field_validator("name")
+    @classmethod
+    def _bounded(cls, name: str) -> str:
+        if len(name) > MAX_NAME_GIVEN:
+            raise ValueError(f"the name is {len(name)} characters; at most {MAX_NAME_GIVEN}")
+        return name
 
 
 async def clear_nothing(ctx: ToolContext, params: RunRecipeParams) -> frozenset[str]:

@@ -19,6 +19,10 @@ Not recorded, and why:
 - evaluate and cdp: arbitrary code, which a recipe must not replay without the person reading
   it each time (they are asked for it every time already);
 - tab management (close, activate): a recipe runs in one tab;
+- handoff: what the person does in a tab handed to them is theirs, never recorded (the tab is
+  muted meanwhile); a replay resumes wherever they left the page;
+- list_recipes, a read, and run_recipe: the recipe it runs is a recording already, and its
+  steps are not agent calls;
 - wait_for(selector / text_gone / load_state / seconds): every replayed step already waits for
   its element and the page to settle.
 
