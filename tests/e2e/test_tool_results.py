@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from e2e.agent import Agent
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer
 from support.mcp import text_of
+from tabrelay.recipes.model import Recipe, Step
 from tabrelay.tools.catalog import TOOLS, ToolSpec
 
 pytestmark = E2E
@@ -68,6 +70,13 @@ CALLS: dict[str, tuple[str, Arguments]] = {
         lambda tab, files: {"tab_id": tab, "selector": "#upload", "paths": [str(files / "a.txt")]},
     ),
     "browser_handle_dialog": (DIALOGS, lambda tab, _: {"tab_id": tab, "accept": True}),
+    # Nobody answers in this test: the handoff ends by its timeout, the banner gone.
+    "browser_handoff": (
+        FORM,
+        lambda tab, _: {"tab_id": tab, "reason": "check the form", "timeout": 10},
+    ),
+    "browser_list_recipes": (FORM, lambda tab, _: {}),
+    "browser_run_recipe": (FORM, lambda tab, _: {"tab_id": tab, "name": "press escape"}),
     "browser_console_messages": (FORM, lambda tab, _: {"tab_id": tab}),
     "browser_network_requests": (FORM, lambda tab, _: {"tab_id": tab}),
     "browser_evaluate": (FORM, lambda tab, _: {"tab_id": tab, "expression": "1 + 1"}),
@@ -98,6 +107,11 @@ async def files(app: AppUnderTest, tmp_path_factory: pytest.TempPathFactory) -> 
         settings.enable_cdp_tool = True
 
     await asyncio.to_thread(app.harness.core.settings_store.update, allow)
+    press = Recipe(
+        name="press escape", created=time.time(), origin="agent",
+        steps=[Step(action="press", key="Escape")],
+    )  # fmt: skip
+    await asyncio.to_thread(app.harness.core.recipes.save, press)
     return folder
 
 

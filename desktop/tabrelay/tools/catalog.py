@@ -185,7 +185,8 @@ TOOLS: tuple[ToolSpec, ...] = (
           output=_object(outcome="string", url="string")),
     _spec("browser_list_recipes", "List recipes",
           "The recipes the person saved: steps, parameters, where each ends.",
-          recipes.ListRecipesParams, recipes.list_recipes, target="none", read_only=True),
+          recipes.ListRecipesParams, recipes.list_recipes, target="none", read_only=True,
+          output=_object(recipes=_list("object"))),
     _spec("browser_run_recipe", "Run a recipe",
           "Replay a recipe the person saved instead of doing its steps yourself; stops at the "
           "first step that fails, saying why.",
