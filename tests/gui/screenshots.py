@@ -412,6 +412,19 @@ def session(display: str, pages: Any) -> Callable[[Any, Any], Awaitable[None]]:
                 dashboard.show_page("Tabs")
                 dashboard.bring_up()
                 await capture(display, "dashboard-handoff", window=dashboard)
+                # The banner on the page itself, where the person presses Done or Cancel.
+                await until(
+                    lambda: form.evaluate("!!document.querySelector('[data-tabrelay-handoff]')"),
+                    "the banner shows on the page",
+                )
+                shot = await form.session.send(
+                    "Page.captureScreenshot",
+                    {"format": "png", "clip": {"x": 0, "y": 0, "width": 1280, "height": 160,
+                                               "scale": 1}},
+                    timeout=20,
+                )  # fmt: skip
+                (OUT / "handoff-banner.png").write_bytes(base64.b64decode(shot["data"]))
+                log("saved docs/screenshots/handoff-banner.png")
                 next(iter(banner.rows.values())).done_button.click()
                 ended = await asyncio.wait_for(handoff, 20)
                 if ended.is_error:
