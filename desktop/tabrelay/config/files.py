@@ -51,6 +51,39 @@ def make_private_dir(path: Path) -> None:
                 os.chmod(folder, PRIVATE_DIR_MODE)  # mkdir's mode went through the umask
 
 
+def tighten_dir(path: Path) -> None:
+    """An existing folder of ours (made under someone else's umask) loses group and other
+    access; one that is not ours is left for ``doctor`` to report."""
+    if not CHMOD:
+        return
+    with contextlib.suppress(OSError):
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & GROUP_AND_OTHER:
+            os.chmod(path, mode & ~GROUP_AND_OTHER)
+
+
+def read_regular(path: Path, *, limit: int) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        ConfigError: anything else (not a regular file, unreadable, larger than ``limit``),
+            the message naming ``path``.
+    """
+    try:
+        with open(path, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ConfigError(f"{path} is not a regular file")
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ConfigError(f"{path} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise ConfigError(f"{path} is larger than {limit >> 20} MiB")
+    return data
+
+
 def make_private_file(path: Path, *, create: bool = True) -> None:
     """Create ``path`` empty as 0600 if missing (and ``create``); an existing file loses group
     and other access.

@@ -15,7 +15,6 @@ import logging
 import os
 import re
 import secrets as _random
-import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,13 +23,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from tabrelay.config.files import (
-    CHMOD,
-    GROUP_AND_OTHER,
-    PRIVATE_DIR_MODE,
-    atomic_write,
-    make_private_dir,
-)
+from tabrelay.config.files import atomic_write, make_private_dir, read_regular, tighten_dir
 from tabrelay.errors import ConfigError
 from tabrelay.listeners import Listeners
 from tabrelay.recipes.model import (
@@ -425,7 +418,7 @@ class Recorder:
         text += ", ".join(recording.encoded) + "]}"
         try:
             make_private_dir(self.folder)
-            _tighten(self.folder)
+            tighten_dir(self.folder)
             atomic_write(self._path(info.id), text.encode())
         except (OSError, ConfigError) as exc:
             reason = exc.message if isinstance(exc, ConfigError) else (exc.strerror or str(exc))
@@ -535,17 +528,9 @@ def _renamed(
 def _read(path: Path) -> bytes:
     """Raises FileNotFoundError, or RecipeError for anything else."""
     try:
-        with open(path, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise RecipeError(f"recording file {path} is not a regular file")
-            data = handle.read(MAX_FILE + 1)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise RecipeError(f"recording file {path} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_FILE:
-        raise RecipeError(f"recording file {path} is larger than {MAX_FILE >> 20} MiB")
-    return data
+        return read_regular(path, limit=MAX_FILE)
+    except ConfigError as error:
+        raise RecipeError(f"recording file {error.message}") from None
 
 
 def _parse(data: bytes, *, source: str) -> _Recording:
@@ -621,12 +606,3 @@ def _number(raw: dict[str, Any], key: str) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise TypeError(f"{key} is not a number")
     return float(value)
-
-
-def _tighten(folder: Path) -> None:
-    """A recordings folder made by someone else's umask loses group and other access."""
-    if not CHMOD:
-        return
-    with contextlib.suppress(OSError):
-        if stat.S_IMODE(folder.stat().st_mode) & GROUP_AND_OTHER:
-            os.chmod(folder, PRIVATE_DIR_MODE)

@@ -12,17 +12,15 @@ import builtins
 import contextlib
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from tabrelay.config.files import (
-    CHMOD,
-    GROUP_AND_OTHER,
-    PRIVATE_DIR_MODE,
     atomic_write,
     file_lock,
     make_private_dir,
+    read_regular,
+    tighten_dir,
 )
 from tabrelay.errors import ConfigError
 from tabrelay.recipes.model import RECIPE_NAME, Recipe, RecipeError, check_name, parse_recipe
@@ -216,19 +214,9 @@ class RecipeStore:
     def _read_bytes(path: Path) -> bytes:
         """Raises FileNotFoundError, or RecipeError for anything else."""
         try:
-            with open(path, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    raise RecipeError(f"recipe file {path} is not a regular file")
-                data = handle.read(MAX_FILE + 1)
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            raise RecipeError(f"recipe file {path} cannot be read: {exc.strerror or exc}") from None
-        if len(data) > MAX_FILE:
-            raise RecipeError(
-                f"recipe file {path} is not a recipe: it is larger than {MAX_FILE >> 20} MiB"
-            )
-        return data
+            return read_regular(path, limit=MAX_FILE)
+        except ConfigError as error:
+            raise RecipeError(f"recipe file {error.message}") from None
 
     def _history_revisions(self, name: str) -> builtins.list[int]:
         revisions = []
@@ -268,20 +256,10 @@ class RecipeStore:
             try:
                 for folder in (self.folder, self.history):
                     make_private_dir(folder)
-                    _tighten(folder)
+                    tighten_dir(folder)
                 stack.enter_context(file_lock(self.folder / LOCK))
             except OSError as exc:
                 raise RecipeError(
                     f"could not use the recipes folder {self.folder}: {exc.strerror or exc}"
                 ) from None
             yield
-
-
-def _tighten(folder: Path) -> None:
-    """A recipes folder made by someone else's umask loses group and other access."""
-    if not CHMOD:
-        return
-    with contextlib.suppress(OSError):  # not ours: doctor says so
-        mode = stat.S_IMODE(folder.stat().st_mode)
-        if mode & GROUP_AND_OTHER:
-            os.chmod(folder, PRIVATE_DIR_MODE)
