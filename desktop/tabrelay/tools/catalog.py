@@ -184,9 +184,9 @@ TOOLS: tuple[ToolSpec, ...] = (
           handoff.HandoffParams, handoff.run, read_only=True,
           output=_object(outcome="string", url="string")),
     _spec("browser_list_recipes", "List recipes",
-          "The recipes the person saved: steps, parameters, where each ends.",
+          "Saved recipes: steps, parameters, where each ends.",
           recipes.ListRecipesParams, recipes.list_recipes, target="none", read_only=True,
-          output=_object(recipes=_list("object"))),
+          output=_object(recipes=_list(_object(name="string")))),
     _spec("browser_run_recipe", "Run a recipe",
           "Replay a recipe the person saved instead of doing its steps yourself; stops at the "
           "first step that fails, saying why.",
