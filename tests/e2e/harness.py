@@ -35,6 +35,7 @@ from tabrelay.config.paths import Paths
 from tabrelay.protocol.constants import DEFAULT_RELAY_PORT
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import HubEvent, Subscription
+from tabrelay.tools.context import Progress, ToolContext
 
 PAGES_DIR = Path(__file__).resolve().parent / "pages"
 WORKER_URL = f"{EXTENSION_ORIGIN}/src/background/service_worker.js"
@@ -306,6 +307,31 @@ class AppUnderTest:
         )
         assert len(browsers) == 1, browsers
         return browsers[0]
+
+    async def tool_context(
+        self, tab_id: int, *, progress: Progress | None = None, guard: bool = False, **more: Any
+    ) -> ToolContext:
+        """A tool's view of the tab, made of the running app's parts as ``endpoint.calls`` makes
+        one, after preparing the tab (``guard``: as an agent's call does); ``more`` sets other
+        fields (``recipes=``…)."""
+        core = self.harness.core
+        browser = await self.browser()
+        await core.sessions.prepare(browser, tab_id, guard=guard)
+        return ToolContext(
+            browser=browser,
+            tab=await browser.get_tab(tab_id, ask=True),
+            settings=core.settings,
+            guard=core.guard(),
+            hub=core.hub,
+            progress=progress if progress is not None else _no_progress,
+            tabs=core.tabs,
+            sessions=core.sessions,
+            **more,
+        )
+
+
+async def _no_progress(done: float, total: float | None, message: str | None) -> None:
+    pass
 
 
 async def next_event(

@@ -62,23 +62,6 @@ async def open_tab(browser: ExtensionBrowser, pages: PageServer) -> tuple[Page, 
     return page, await browser.tab_id_of(url), url
 
 
-async def context(app: AppUnderTest, tab_id: int, progress: Progress) -> ToolContext:
-    """A ToolContext as endpoint/calls.py makes one, after it prepared the tab (guarded)."""
-    core = app.harness.core
-    relay = await app.browser()
-    await core.sessions.prepare(relay, tab_id, guard=True)
-    return ToolContext(
-        browser=relay,
-        tab=await relay.get_tab(tab_id, ask=True),
-        settings=core.settings,
-        guard=core.guard(),
-        hub=core.hub,
-        progress=progress,
-        tabs=core.tabs,
-        sessions=core.sessions,
-    )
-
-
 async def hand_over(
     app: AppUnderTest,
     browser: ExtensionBrowser,
@@ -91,7 +74,7 @@ async def hand_over(
 ) -> Handoff:
     page, tab_id, _url = await open_tab(browser, pages)
     progress = Progress()
-    ctx = await context(app, tab_id, progress)
+    ctx = await app.tool_context(tab_id, progress=progress, guard=True)
     handoffs = handoffs or Handoffs()
     params = HandoffParams(reason=reason, timeout=timeout, tab_id=tab_id)
     call = asyncio.ensure_future(handoff(ctx, params, handoffs))
@@ -463,7 +446,7 @@ async def test_cancelling_the_call_at_each_await_ends_the_handoff_and_leaves_not
         # after the person pressed Done; n = 7: cancelled while it waits for the person.
         for n, after_answer in cancels:
             progress = Progress()
-            ctx = await context(app, tab_id, progress)
+            ctx = await app.tool_context(tab_id, progress=progress, guard=True)
             hook = CancelAt(relay, n, after_answer)
             relay.send_command = hook.send_command  # type: ignore[method-assign]
             untag = tag_tasks(lambda: hook.call)  # noqa: B023 - used within the iteration

@@ -28,34 +28,13 @@ from tabrelay.tools.locators import TargetMissing, capture_targets, find, locato
 pytestmark = E2E
 
 
-async def _no_progress(done: float, total: float | None, message: str | None) -> None:
-    return None
-
-
-async def context(app: AppUnderTest, tab_id: int) -> ToolContext:
-    """A tool's view of the tab, made of the running app's parts (as ``endpoint.calls`` does)."""
-    core = app.harness.core
-    browser = await app.browser()
-    await core.sessions.prepare(browser, tab_id)
-    return ToolContext(
-        browser=browser,
-        tab=await browser.get_tab(tab_id, ask=True),
-        settings=core.settings_store.current,
-        guard=core.guard(),
-        hub=core.hub,
-        progress=_no_progress,
-        tabs=core.tabs,
-        sessions=core.sessions,
-    )
-
-
 async def opened(
     agent: Agent, browser: ExtensionBrowser, app: AppUnderTest, url: str
 ) -> tuple[int, Page, ToolContext]:
     url = f"{url}?tab={uuid.uuid4().hex[:8]}"
     tab = await agent.open(url)
     page = await browser.attach_page(url)
-    return tab, page, await context(app, tab)
+    return tab, page, await app.tool_context(tab)
 
 
 async def captured(ctx: ToolContext, selector: str) -> Locator:

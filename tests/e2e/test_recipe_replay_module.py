@@ -72,25 +72,6 @@ class Progress:
         self.messages.append(f"{done:g}/{total}: {message}")
 
 
-async def context(
-    app: AppUnderTest, tab_id: int, store: RecipeStore, progress: Progress
-) -> ToolContext:
-    core = app.harness.core
-    browser = await app.browser()
-    await core.sessions.prepare(browser, tab_id, guard=True)
-    return ToolContext(
-        browser=browser,
-        tab=await browser.get_tab(tab_id, ask=True),
-        settings=core.settings_store.current,
-        guard=core.guard(),
-        hub=core.hub,
-        progress=progress,
-        tabs=core.tabs,
-        sessions=core.sessions,
-        recipes=store,
-    )
-
-
 async def opened(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> tuple[int, Page, str]:
@@ -124,7 +105,7 @@ async def test_a_recipe_replays_a_multi_step_page_without_showing_its_values(
     done = pages.url("replay/done.html")
     store.save(order_recipe("order tea", start, done))
     progress = Progress()
-    ctx = await context(app, tab, store, progress)
+    ctx = await app.tool_context(tab, progress=progress, guard=True, recipes=store)
 
     result = await run_recipe(
         ctx,
@@ -171,7 +152,7 @@ async def test_a_changed_page_stops_the_run_at_step_3_saying_what_and_what_is_ne
     tab, page, start = await opened(agent, browser, pages)
     changed = start + "&v=2"  # the shop reworded its gift option
     store.save(order_recipe("order tea", changed, pages.url("replay/done.html")))
-    ctx = await context(app, tab, store, Progress())
+    ctx = await app.tool_context(tab, progress=Progress(), guard=True, recipes=store)
 
     with pytest.raises(ToolError) as failed:
         await run_recipe(
@@ -209,7 +190,7 @@ async def test_parameters_are_checked_before_anything_runs_and_recipes_are_liste
 ) -> None:
     tab, page, start = await opened(agent, browser, pages)
     store.save(order_recipe("order tea", start, pages.url("replay/done.html")))
-    ctx = await context(app, tab, store, Progress())
+    ctx = await app.tool_context(tab, progress=Progress(), guard=True, recipes=store)
 
     with pytest.raises(RecipeError, match=r"needs a value for password \(--param password=…\)"):
         await run_recipe(ctx, RunRecipeParams(name="order tea"))
@@ -254,7 +235,7 @@ async def test_a_step_that_takes_the_tab_to_a_blocked_site_stops_the_run(
             ],
         )
     )
-    ctx = await context(app, tab, store, Progress())
+    ctx = await app.tool_context(tab, progress=Progress(), guard=True, recipes=store)
     settings = app.harness.core.settings_store.current.navigation
     ctx.guard = NavigationGuard(
         settings.model_copy(update={"block": ["localhost"]}), own_ports=ctx.guard.own_ports
@@ -289,7 +270,7 @@ async def test_a_run_whose_page_lacks_the_final_text_fails_saying_so(
             final_text="Order placed",
         )
     )
-    ctx = await context(app, tab, store, Progress())
+    ctx = await app.tool_context(tab, progress=Progress(), guard=True, recipes=store)
 
     with pytest.raises(ToolError) as failed:
         await run_recipe(ctx, RunRecipeParams(name="check", timeout=1))
@@ -347,7 +328,7 @@ async def test_cancelling_a_run_at_any_press_leaves_nothing_held_down(
 ) -> None:
     tab, page, start = await opened(agent, browser, pages)
     store.save(order_recipe("order tea", start, pages.url("replay/done.html")))
-    ctx = await context(app, tab, store, Progress())
+    ctx = await app.tool_context(tab, progress=Progress(), guard=True, recipes=store)
     relay = ctx.need_browser()
     hook = CancelAtPress(relay)
     relay.send_command = hook.send_command  # type: ignore[method-assign]
