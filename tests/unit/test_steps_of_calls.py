@@ -17,8 +17,7 @@ from tabrelay.tools.context import ToolResult
 from tabrelay.tools.recording import (
     RECORDED,
     final_text_of_call,
-    gap_of_call,
-    steps_of_call,
+    record_call,
 )
 
 PAGE = "http://127.0.0.1:1/form.html"
@@ -30,6 +29,15 @@ COLOUR = Locator(role="combobox", name="Colour", css="#colour")
 AGREE = Locator(role="checkbox", name="I agree", css="#agree")
 CANARY = "canary-5ecret-Value"
 DONE = ToolResult("done")
+
+
+def steps_of_call(tool: str, params: Any, locators: Any, **how: Any) -> Any:
+    made = record_call(tool, params, locators, **how)
+    return made.steps, made.params
+
+
+def gap_of_call(tool: str, params: Any, locators: Any, **how: Any) -> str | None:
+    return record_call(tool, params, locators, page_url=None, **how).gap
 
 
 def params(tool: str, **arguments: Any) -> Any:

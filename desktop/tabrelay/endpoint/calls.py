@@ -53,12 +53,7 @@ from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.handoffs import Handoffs, refusal
 from tabrelay.tools.locators import capture_targets
-from tabrelay.tools.recording import (
-    RECORDED,
-    final_text_of_call,
-    gap_of_call,
-    steps_of_call,
-)
+from tabrelay.tools.recording import RECORDED, final_text_of_call, record_call
 from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tab_state import TabStates
@@ -320,12 +315,11 @@ class ToolRunner:
             return path.split(".")[-1] in names and path not in cleared
 
         try:
-            steps, params_made = steps_of_call(
+            made = record_call(
                 spec.name, params, locators, secret=secret, page_url=page_url, result=result
             )
-            gap = gap_of_call(spec.name, params, locators, secret=secret, result=result)
             final_text = final_text_of_call(spec.name, params, result)
-            if not steps and final_text is None and gap is None:
+            if not made.steps and final_text is None and made.gap is None:
                 return
             recording = self.recorder.for_agent(
                 caller.client, caller.session or "-", browser.id, tab_id, start_url=page_url
@@ -333,11 +327,11 @@ class ToolRunner:
             url = data.get("url")
             self.recorder.add(
                 recording,
-                steps,
-                params_made,
+                made.steps,
+                made.params,
                 final_url=url if isinstance(url, str) else None,
                 final_text=final_text,
-                gap=gap,
+                gap=made.gap,
             )
         except (OSError, TabrelayError, ValueError) as error:
             logger.warning("%s was not recorded: %s", spec.name, error)

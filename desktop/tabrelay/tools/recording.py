@@ -28,7 +28,7 @@ Not recorded, and why:
 
 A call acting on an element for which no locator could be captured (``locators`` lacks its key:
 the element left the page, or the capture failed) adds no step for that element: a step that
-guessed its target could act on the wrong one. It is a *gap* instead (``gap_of_call``): the
+guessed its target could act on the wrong one. It is a *gap* instead (``CallRecord.gap``): the
 recording counts it and the dashboard and CLI show it, since a replay would skip that action.
 Steps that cannot be held (text longer than a recipe allows, a secret choice in a select) are
 gaps too.
@@ -79,7 +79,16 @@ _SECRET_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
-def steps_of_call(
+@dataclass(frozen=True)
+class CallRecord:
+    """What a successful call adds to its recording."""
+
+    steps: list[Step]
+    params: list[Param]  # those the steps use (secrets, with no value)
+    gap: str | None  # what it did that no step stands for (``Recorder.add(..., gap=...)``)
+
+
+def record_call(
     tool: str,
     params: Params,
     locators: Mapping[str, Locator],
@@ -87,32 +96,18 @@ def steps_of_call(
     secret: Callable[[str], bool],
     page_url: str | None,
     result: ToolResult,
-) -> tuple[list[Step], list[Param]]:
-    """The steps a successful call of ``tool`` stands for, and the parameters they use.
+) -> CallRecord:
+    """The steps a successful call of ``tool`` stands for, the parameters they use, and what
+    it did that no step stands for (see the module docstring).
 
     ``locators`` are those ``tools.locators.capture_targets`` captured before the call ran
     (keys "ref", "element" for press_key's target, "fields.<i>"); ``secret(path)`` says
     whether an argument holds a secret; ``page_url`` is where the call ran; ``result`` is
-    what it returned. A tool not in ``RECORDED`` gives no steps.
+    what it returned. A tool not in ``RECORDED`` gives nothing.
     """
     made = _Made(secret=secret, page_url=page_url)
     _record(made, tool, params, locators, result)
-    return made.steps, made.params
-
-
-def gap_of_call(
-    tool: str,
-    params: Params,
-    locators: Mapping[str, Locator],
-    *,
-    secret: Callable[[str], bool],
-    result: ToolResult,
-) -> str | None:
-    """What a successful call did that no step stands for (see the module docstring), or
-    None: pass it to ``Recorder.add(..., gap=...)``."""
-    made = _Made(secret=secret, page_url=None)
-    _record(made, tool, params, locators, result)
-    return "; ".join(made.gaps) if made.gaps else None
+    return CallRecord(made.steps, made.params, "; ".join(made.gaps) if made.gaps else None)
 
 
 def final_text_of_call(tool: str, params: Params, result: ToolResult) -> str | None:
