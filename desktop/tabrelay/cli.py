@@ -339,18 +339,12 @@ def _mcp_stdio(args: argparse.Namespace, paths: Paths) -> int:
         f"No MCP client named {args.client!r} in Tabrelay. Create it with "
         f"`tabrelay client add {args.client}` (or in the tray: Connect an MCP client)."
     )
-    port = _running_mcp_port(paths) or _start_headless(paths)
+    port = commands.running_mcp_port(paths) or _start_headless(paths)
     url = f"http://127.0.0.1:{port}{MCP_PATH}" if port else "http://127.0.0.1:0/unreachable"
     import anyio
 
     anyio.run(lambda: pump(url, token, missing_token=missing))
     return 0
-
-
-def _running_mcp_port(paths: Paths) -> int | None:
-    instance = running_instance(paths)
-    port = instance.get("mcp_port") if instance else None
-    return port if isinstance(port, int) and port else None
 
 
 def _start_headless(paths: Paths) -> int | None:
@@ -369,7 +363,7 @@ def _start_headless(paths: Paths) -> int | None:
         )
     deadline = time.monotonic() + APP_START_TIMEOUT
     while time.monotonic() < deadline:
-        port = _running_mcp_port(paths)
+        port = commands.running_mcp_port(paths)
         if port:
             return port
         time.sleep(0.1)

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from tabrelay.commands import open_tokens, when
+from tabrelay.commands import open_tokens, running_mcp_port, when
 from tabrelay.config.files import atomic_write
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
@@ -33,7 +33,6 @@ from tabrelay.recipes.export import export
 from tabrelay.recipes.model import Recipe, RecipeError, check_name
 from tabrelay.recipes.recorder import Recorder
 from tabrelay.recipes.store import RecipeStore
-from tabrelay.system.doctor import running_instance
 
 CONTROL_TIMEOUT = 10.0
 
@@ -54,7 +53,7 @@ def recipe_list(args: argparse.Namespace, paths: Paths) -> int:
             f"{'' if info.steps == 1 else 's'}, {when(info.updated)}{live}"
         )
     print("Saved recipes (run with `tabrelay recipe run NAME`):")
-    saved = store.list()
+    saved, problems = store.scan()
     if not saved:
         print("  none yet")
     for recipe in saved:
@@ -63,7 +62,7 @@ def recipe_list(args: argparse.Namespace, paths: Paths) -> int:
             f"  {recipe.name}  revision {recipe.revision}, {len(recipe.steps)} steps"
             + (f", parameters: {params}" if params else "")
         )
-    for problem in store.problems():
+    for problem in problems:
         print(f"tabrelay: {problem}", file=sys.stderr)
     return 0
 
@@ -117,10 +116,7 @@ def recipe_export(args: argparse.Namespace, paths: Paths) -> int:
         sys.stdout.write(script)
         return 0
     target = Path(args.output)
-    try:
-        atomic_write(target, script.encode("utf-8"))
-    except OSError as exc:
-        raise TabrelayError(f"cannot write {target}: {exc.strerror or exc}") from None
+    atomic_write(target, script.encode("utf-8"))  # ConfigError says why it could not
     print(f"Wrote {target}", file=sys.stderr)
     return 0
 
@@ -231,9 +227,8 @@ def _handoff_id(raw: str) -> str:
 
 def _app(paths: Paths) -> tuple[str, str]:
     """The running app's base URL and the command line's own client token (made on first use)."""
-    instance = running_instance(paths)
-    port = instance.get("mcp_port") if instance else None
-    if not isinstance(port, int) or not port:
+    port = running_mcp_port(paths)
+    if port is None:
         raise TabrelayError("Tabrelay is not running: start it (`tabrelay` or `tabrelay serve`)")
     tokens = open_tokens(paths)
     token = tokens.client_token(CLI_CLIENT)

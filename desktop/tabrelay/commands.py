@@ -247,11 +247,17 @@ def _clients(paths: Paths) -> ClientTokens:
     return ClientTokens(SettingsStore(paths.settings_file), open_tokens(paths))
 
 
-def mcp_url(paths: Paths) -> str:
-    """The running app's MCP URL, else the configured one."""
+def running_mcp_port(paths: Paths) -> int | None:
+    """The running app's MCP port, or ``None`` when no app answers."""
     instance = running_instance(paths)
     port = instance.get("mcp_port") if instance else None
-    if not isinstance(port, int) or not port:
+    return port if isinstance(port, int) and port else None
+
+
+def mcp_url(paths: Paths) -> str:
+    """The running app's MCP URL, else the configured one."""
+    port = running_mcp_port(paths)
+    if port is None:
         port = SettingsStore(paths.settings_file).load().mcp_port
     return f"http://127.0.0.1:{port}{MCP_PATH}"
 

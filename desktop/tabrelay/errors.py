@@ -28,6 +28,8 @@ nothing here knows about those boundaries. The tree::
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class TabrelayError(Exception):
     """Base class: ``title`` is a short heading, ``message`` the sentence shown to people."""
@@ -148,3 +150,12 @@ class ApprovalDenied(ToolError):
 
 class UsageError(TabrelayError):
     title = "Usage error"
+
+
+def validation_text(error: ValidationError, *, limit: int = 5, whole: str = "arguments") -> str:
+    """The first ``limit`` problems pydantic found, as ``where: what; …`` (``whole`` names a
+    problem of the whole input)."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in item['loc']) or whole}: {item['msg']}"
+        for item in error.errors()[:limit]
+    )

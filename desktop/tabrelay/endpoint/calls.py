@@ -37,6 +37,7 @@ from tabrelay.errors import (
     TabrelayError,
     TargetChanged,
     ToolError,
+    validation_text,
 )
 from tabrelay.listeners import Listeners
 from tabrelay.protocol.constants import ErrorCode
@@ -187,7 +188,7 @@ class ToolRunner:
         try:
             params = spec.params.model_validate(arguments)
         except ValidationError as exc:
-            raise ToolError(f"invalid arguments for {spec.name}: {_validation_text(exc)}") from None
+            raise ToolError(f"invalid arguments for {spec.name}: {validation_text(exc)}") from None
         row.valid = True
         settings = self.settings_store.current  # the owner's snapshot: no I/O
         reporter = _CallProgress(progress)
@@ -539,11 +540,3 @@ def _summary(arguments: dict[str, Any]) -> str:
 
     kept = {k: shorten(v) for k, v in arguments.items() if v is not None}
     return json.dumps(kept, ensure_ascii=False, default=str)
-
-
-def _validation_text(error: ValidationError) -> str:
-    parts = []
-    for item in error.errors()[:5]:
-        where = ".".join(str(p) for p in item["loc"]) or "arguments"
-        parts.append(f"{where}: {item['msg']}")
-    return "; ".join(parts)

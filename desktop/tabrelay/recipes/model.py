@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tabrelay.errors import TabrelayError
+from tabrelay.errors import TabrelayError, validation_text
 
 FORMAT: Literal[1] = 1  # the file format; a file of a newer format is refused with a clear error
 MAX_STEPS = 1_000
@@ -259,10 +259,7 @@ def parse_recipe(text: str | bytes, *, source: str) -> Recipe:
     try:
         return Recipe.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'recipe'}: {e['msg']}"
-            for e in exc.errors()[:5]
-        )
+        problems = validation_text(exc, whole="recipe")
         raise RecipeError(f"{source} is not a valid recipe: {problems}") from None
 
 

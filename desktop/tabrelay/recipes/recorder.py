@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from tabrelay.config.files import atomic_write, make_private_dir, read_regular, tighten_dir
-from tabrelay.errors import ConfigError
+from tabrelay.errors import ConfigError, validation_text
 from tabrelay.listeners import Listeners
 from tabrelay.recipes.model import (
     MAX_STEPS,
@@ -36,7 +36,7 @@ from tabrelay.recipes.model import (
     Step,
     check_name,
 )
-from tabrelay.recipes.store import RecipeStore
+from tabrelay.recipes.store import MAX_FILE, RecipeStore
 
 Origin = Literal["agent", "demonstration"]
 KEPT = 50  # recordings kept on disk, the most recently changed
@@ -44,7 +44,6 @@ KEPT = 50  # recordings kept on disk, the most recently changed
 # front of a recording that did not begin with one always fits.
 CAPACITY = MAX_STEPS - 1
 MAX_GAPS = 100  # gap sentences kept per recording (all are counted)
-MAX_FILE = 32 * 1024 * 1024  # bytes; a full recording is well under 1 MB per 1,000 steps
 FILE_FORMAT = 1
 SUFFIX = ".json"
 _ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
@@ -99,6 +98,7 @@ class Recorder:
         self._agents: dict[tuple[str, str, str, int], str] = {}
         self._cache: dict[str, tuple[tuple[int, int], RecordingInfo]] = {}
         self._changed: Listeners[[]] = Listeners("recordings")
+        self._folder_made = False  # made and tightened by this process's first write
 
     # --- making recordings ------------------------------------------------------------------
 
@@ -365,11 +365,8 @@ class Recorder:
                 final_text=recording.final_text,
             )
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"]) or "recipe"
-            raise RecipeError(
-                f"recording {recording_id} cannot be a recipe: {where}: {problem['msg']}"
-            ) from None
+            problem = validation_text(exc, limit=1, whole="recipe")
+            raise RecipeError(f"recording {recording_id} cannot be a recipe: {problem}") from None
         return store.save(recipe)
 
     def add_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
@@ -417,8 +414,10 @@ class Recorder:
         text = json.dumps(data, ensure_ascii=False)[:-1] + ', "steps": ['
         text += ", ".join(recording.encoded) + "]}"
         try:
-            make_private_dir(self.folder)
-            tighten_dir(self.folder)
+            if not self._folder_made:  # atomic_write makes a missing folder private itself
+                make_private_dir(self.folder)
+                tighten_dir(self.folder)
+                self._folder_made = True
             atomic_write(self._path(info.id), text.encode())
         except (OSError, ConfigError) as exc:
             reason = exc.message if isinstance(exc, ConfigError) else (exc.strerror or str(exc))

@@ -55,13 +55,13 @@ class RecipeStore:
     def list(self) -> builtins.list[Recipe]:
         """Every saved recipe that can be read, sorted by name; the rest are in
         ``problems()``."""
-        recipes, _ = self._scan()
+        recipes, _ = self.scan()
         return recipes
 
     def problems(self) -> builtins.list[str]:
         """One sentence per file in the folder that is not a readable recipe: its name and
         why."""
-        _, problems = self._scan()
+        _, problems = self.scan()
         return problems
 
     def load(self, name: str) -> Recipe:
@@ -186,7 +186,8 @@ class RecipeStore:
             name = entry.name[: -len(SUFFIX)]
             yield name, Path(entry.path), bool(RECIPE_NAME.fullmatch(name))
 
-    def _scan(self) -> tuple[builtins.list[Recipe], builtins.list[str]]:
+    def scan(self) -> tuple[builtins.list[Recipe], builtins.list[str]]:
+        """``list()`` and ``problems()`` from one read of the folder."""
         recipes: builtins.list[Recipe] = []
         problems: builtins.list[str] = []
         for name, path, ok in sorted(self._entries()):

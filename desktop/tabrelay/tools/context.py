@@ -215,7 +215,7 @@ class ToolContext:
             {"expression": expression, "objectGroup": self.objects, "returnByValue": False},
         )
         if listing.get("exceptionDetails"):
-            return PageElements({}, failed=_exception_text(listing["exceptionDetails"]))
+            return PageElements({}, failed=exception_text(listing["exceptionDetails"]))
         array = listing.get("result", {}).get("objectId")
         if not array:
             return PageElements({})
@@ -224,7 +224,7 @@ class ToolContext:
             self.call_on(array, f"function () {{ return this[{json.dumps(facts)}]; }}"),
         )
         if carried.get("exceptionDetails"):
-            return PageElements({}, failed=_exception_text(carried["exceptionDetails"]))
+            return PageElements({}, failed=exception_text(carried["exceptionDetails"]))
         objects = {
             int(p["name"]): p["value"]["objectId"]
             for p in listed.get("result", [])
@@ -308,7 +308,8 @@ async def settle(work: Coroutine[Any, Any, None], background: set[asyncio.Future
     await asyncio.shield(task)
 
 
-def _exception_text(details: dict[str, Any]) -> str:
+def exception_text(details: dict[str, Any]) -> str:
+    """What a page script's exception says, from CDP's ``exceptionDetails`` (cut short)."""
     exception = details.get("exception") or {}
     return str(exception.get("description") or details.get("text") or "a script error")[:200]
 

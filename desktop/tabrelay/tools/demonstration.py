@@ -210,7 +210,8 @@ class Demonstrations:
         return [(d.id, d.browser.id, d.tab_id) for d in self._active.values()]
 
     def add_listener(self, fn: Callable[[], None]) -> Callable[[], None]:
-        """Tell ``fn`` on each start, stop and step; returns the way to stop telling it."""
+        """Tell ``fn`` on each start and stop (each step: the recorder's own listeners);
+        returns the way to stop telling it."""
         return self._changed.add(fn)
 
     async def start(self, browser_id: str, tab_id: int) -> str:
@@ -416,8 +417,6 @@ class Demonstrations:
         except TabrelayError as error:  # forgotten meanwhile, or the disk refused: it ends
             logger.warning("demonstration %s ends: %s", demo.id, error.message)
             self._ending(demo, take_last=False)
-            return
-        self._changed.tell()
 
     def _gap(self, demo: _Demonstration, what: str) -> None:
         try:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from tabrelay.errors import BrowserError, EventsClosed, TabrelayError, ToolError
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent, Subscription
+from tabrelay.tools.context import exception_text
 from tabrelay.tools.sessions import TOOL_DOMAINS
 
 logger = logging.getLogger(__name__)
@@ -247,9 +248,9 @@ class PageWorld:
             raise ToolError(f"tab {self.tab_id} answered without its frame or world") from None
         details = answer.get("exceptionDetails")
         if details:
-            exception = details.get("exception") or {}
-            text = str(exception.get("description") or details.get("text") or "a script error")
-            raise ToolError(f"Tabrelay's page code in tab {self.tab_id} failed: {text[:200]}")
+            raise ToolError(
+                f"Tabrelay's page code in tab {self.tab_id} failed: {exception_text(details)}"
+            )
         return answer.get("result", {}).get("value")
 
     async def remove(self, cleanup: str | None = None) -> None:

@@ -88,7 +88,7 @@ async def run_recipe(ctx: ToolContext, params: RunRecipeParams) -> ToolResult:
 async def list_recipes(ctx: ToolContext, params: ListRecipesParams) -> ToolResult:
     """The saved recipes: name, steps, parameters (secret or with a default), where it ends."""
     store = _store(ctx)
-    recipes, problems = await asyncio.to_thread(lambda: (store.list(), store.problems()))
+    recipes, problems = await asyncio.to_thread(store.scan)
     lines = [f"{len(recipes)} saved recipe(s):" if recipes else "No recipe is saved yet."]
     listed = []
     for recipe in recipes:

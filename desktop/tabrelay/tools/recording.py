@@ -49,6 +49,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tabrelay.errors import validation_text
 from tabrelay.recipes.model import MAX_TEXT, Locator, Param, Step
 from tabrelay.tools.context import Params, ToolResult
 
@@ -137,9 +138,8 @@ class _Made:
         try:
             self.steps.append(Step(page_url=self.page_url, **fields))
         except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"])
-            self.gaps.append(f"{what} cannot be a step ({where}: {problem['msg']})")
+            problem = validation_text(exc, limit=1, whole="")
+            self.gaps.append(f"{what} cannot be a step ({problem})")
 
     def text(self, path: str, text: str, target: Locator | None) -> str:
         """``text`` as a step holds it: ``{{name}}`` with a new secret parameter if secret."""

@@ -174,9 +174,10 @@ class DashboardWindow(QMainWindow):
         record = agents.addAction("Record what I do…")
         record.triggered.connect(lambda _checked=False: self.record_demonstration())
 
-    def record_demonstration(self) -> None:
+    def record_demonstration(self) -> object:
+        """The Recipes page's "Record what I do…": its tab picker."""
         self.show_page("Recipes")
-        self.recipes_page.record()
+        return self.recipes_page.record()
 
     # --- state ------------------------------------------------------------------------------
 

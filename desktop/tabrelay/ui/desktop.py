@@ -279,9 +279,8 @@ class DesktopUi(QObject):
     def record_demonstration(self) -> object:
         """The Recipes page's "Record what I do…": its tab picker, over the dashboard."""
         dashboard = self.dashboard
-        dashboard.show_page("Recipes")
         dashboard.bring_up()
-        return dashboard.recipes_page.record()
+        return dashboard.record_demonstration()
 
     def stop_recording(self) -> asyncio.Task[None]:
         """End every demonstration being recorded (the tray's "Stop recording")."""

@@ -313,7 +313,7 @@ class RecipesPage(QWidget):
     def refresh_recipes(self) -> None:
         selected = self.selected_recipe()
         try:
-            recipes, problems = self.store.list(), self.store.problems()
+            recipes, problems = self.store.scan()
         except RecipeError as exc:
             recipes, problems = [], [exc.message]
         self.recipes.set_rows(recipes)
