@@ -25,13 +25,12 @@ from tabrelay.recipes.model import Locator
 from tabrelay.tools.context import Params, ToolContext
 from tabrelay.tools.refs import frame_loaders, node_id_of
 from tabrelay.tools.tab_state import RefTarget
+from tabrelay.tools.targets import named_elements
 
 CAPTURE_TIMEOUT = 2.0  # seconds for one element's locator; a hung page gives none
 POLL_INTERVAL = 0.2  # between looks while find waits for the element
 LOOK_TIMEOUT = 3.0  # one look at the page while finding
 MAX_NEARBY = 5
-# What each recordable tool calls the elements it acts on: (argument prefix, recipe key).
-_PAIRS = (("", "ref"), ("source_", "source"), ("target_", "target"))
 RECORDABLE = frozenset(
     {
         "browser_click",
@@ -534,24 +533,13 @@ async def capture_targets(ctx: ToolContext, tool: str, params: Params) -> dict[s
 
 
 def _named(tool: str, params: BaseModel) -> list[tuple[str, str | None, str | None]]:
-    values = dict(params)
-    named: list[tuple[str, str | None, str | None]] = []
-    for prefix, key in _PAIRS:
-        ref, selector = values.get(f"{prefix}ref"), values.get(f"{prefix}selector")
-        if isinstance(ref, str) or isinstance(selector, str):
-            key = "element" if tool == "browser_press_key" and key == "ref" else key
-            named.append((key, ref if isinstance(ref, str) else None, _str(selector)))
-    for index, field in enumerate(values.get("fields") or []):
-        if isinstance(field, BaseModel):
-            inner = dict(field)
-            ref, selector = inner.get("ref"), inner.get("selector")
-            if isinstance(ref, str) or isinstance(selector, str):
-                named.append((f"fields.{index}", _str(ref), _str(selector)))
+    """The elements the call names (``targets.named_elements``) under their recipe keys:
+    "ref", "source"/"target" (drag), "fields.<i>", and "element" for press_key's target."""
+    named = []
+    for path, ref, selector in named_elements(tool, params):
+        key = path.removesuffix("selector").removesuffix("ref").rstrip("_.") or "ref"
+        named.append(("element" if tool == "browser_press_key" else key, ref, selector))
     return named
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 async def find(ctx: ToolContext, locator: Locator, *, timeout: float = 10.0) -> str:
