@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from tabrelay.errors import TabrelayError, ToolError
 from tabrelay.recipes.model import Locator
 from tabrelay.tools.context import Params, ToolContext
-from tabrelay.tools.refs import frame_loaders, node_id_of
+from tabrelay.tools.refs import frame_loaders, object_for
 from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.targets import named_elements
 
@@ -482,11 +482,7 @@ async def locator_of(
     """
     try:
         async with asyncio.timeout(CAPTURE_TIMEOUT):
-            backend = await node_id_of(ctx, ref=ref, selector=selector)
-            resolved = await ctx.cdp(
-                "DOM.resolveNode", {"backendNodeId": backend, "objectGroup": ctx.objects}
-            )
-            object_id = str(resolved["object"]["objectId"])
+            object_id = await object_for(ctx, ref=ref, selector=selector)
             answer = await ctx.call_on(object_id, _DESCRIBE, int(CAPTURE_TIMEOUT * 400))
     # A locator is a nicety of recording: a step without one is still recorded by the caller.
     except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):

@@ -131,7 +131,7 @@ async def locate(
         ToolError: no ref or selector, an unknown or stale ref, nothing matches, or the element
             is hidden, disabled or covered (each with what to do next).
     """
-    object_id = await _object_for(ctx, ref=ref, selector=selector)
+    object_id = await object_for(ctx, ref=ref, selector=selector)
     result = await _check(ctx, object_id, action, ref)
     if result.get("retarget") in ("label", "input"):
         retarget = _VISIBLE_LABEL if result["retarget"] == "label" else INPUT_OF
@@ -192,7 +192,7 @@ async def secret_kind(ctx: ToolContext, *, ref: str | None, selector: str | None
     Raises:
         ToolError: the ref or selector finds no element (as ``locate`` would say).
     """
-    object_id = await _object_for(ctx, ref=ref, selector=selector)
+    object_id = await object_for(ctx, ref=ref, selector=selector)
     found = await ctx.call_on(object_id, _KIND_OF)
     if found.get("exceptionDetails"):
         raise ToolError(f"could not inspect {ref or selector} (a script error in the page)")
@@ -202,12 +202,14 @@ async def secret_kind(ctx: ToolContext, *, ref: str | None, selector: str | None
 
 async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None) -> int:
     """The backend node id of a target, without the actionability checks (file inputs)."""
-    object_id = await _object_for(ctx, ref=ref, selector=selector)
+    object_id = await object_for(ctx, ref=ref, selector=selector)
     described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
     return int(described["node"]["backendNodeId"])
 
 
-async def _object_for(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str:
+async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str:
+    """The page object (in the call's object group) of the element a ref or selector names,
+    without the actionability checks; ToolError when there is none."""
     if (ref is None) == (selector is None):
         raise ToolError("give either 'ref' (from browser_snapshot) or 'selector' (CSS)")
     if ref is not None:
