@@ -33,7 +33,7 @@ from tabrelay.system.doctor import running_instance
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.system.logs import Redactor, setup_logging
 from tabrelay.system.signals import stop_on_signals
-from tabrelay.ui.collector import GuiThreadCollector, freeze_startup_objects
+from tabrelay.ui.collector import GuiThreadCollector
 from tabrelay.ui.crash import CrashHandler
 from tabrelay.ui.icons import app_icon, app_icon_path
 from tabrelay.ui.keychain import FIRST_TIME, WAITING, KeychainNotice
@@ -127,7 +127,7 @@ async def _run(
 ) -> int:
     # The core (and the MCP SDK under it) is slow to import: only after a second launch has
     # handed over to the first one.
-    from tabrelay.core import Core
+    from tabrelay.core import Core, freeze_startup_objects
     from tabrelay.ui.approval_dialog import DialogApprover
     from tabrelay.ui.desktop import DesktopUi
     from tabrelay.ui.pairing import DialogPairingApprover

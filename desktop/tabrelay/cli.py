@@ -284,7 +284,8 @@ def _serve(args: argparse.Namespace, paths: Paths) -> int:
 
 
 async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redactor) -> int:
-    from tabrelay.core import Core, CoreOptions  # the MCP SDK is slow to import; only here
+    # the MCP SDK is slow to import: only here
+    from tabrelay.core import Core, CoreOptions, freeze_startup_objects
 
     instance = await asyncio.to_thread(running_instance, paths)
     if instance is not None:
@@ -308,6 +309,7 @@ async def _run_headless(args: argparse.Namespace, paths: Paths, redactor: Redact
     await core.start()
     assert core.relay is not None
     assert core.endpoint is not None
+    freeze_startup_objects()
     stop = asyncio.Event()
     restore_signals = stop_on_signals(asyncio.get_running_loop(), stop.set)
     print(

@@ -35,11 +35,12 @@ from stats import percentile  # noqa: E402
 from support.fake_extension import EXTENSION_ID  # noqa: E402
 from support.harness import running_core  # noqa: E402
 from tabrelay.config.paths import Paths  # noqa: E402
+from tabrelay.core import freeze_startup_objects  # noqa: E402
 from tabrelay.relay.events import HubEvent  # noqa: E402
 from tabrelay.system.autostart import Autostart  # noqa: E402
 from tabrelay.ui.approval_dialog import DialogApprover  # noqa: E402
 from tabrelay.ui.bridge import CoreBridge  # noqa: E402
-from tabrelay.ui.collector import GuiThreadCollector, freeze_startup_objects  # noqa: E402
+from tabrelay.ui.collector import GuiThreadCollector  # noqa: E402
 from tabrelay.ui.desktop import DesktopUi  # noqa: E402
 from tabrelay.ui.pairing import DialogPairingApprover  # noqa: E402
 

@@ -14,8 +14,8 @@ import time
 from PySide6.QtCore import QTimer
 
 from gui.conftest import DesktopFactory, until
+from tabrelay.core import freeze_startup_objects
 from tabrelay.relay.events import HubEvent
-from tabrelay.ui.collector import freeze_startup_objects
 
 RATE = 10_000  # events per second
 SECONDS = 2.0

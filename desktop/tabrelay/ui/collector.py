@@ -43,15 +43,3 @@ class GuiThreadCollector(QObject):
         thresholds = gc.get_threshold()
         due = [g for g in range(3) if thresholds[g] and counts[g] > thresholds[g]]
         return gc.collect(due[-1]) if due else 0
-
-
-def freeze_startup_objects() -> None:
-    """Keep the objects that live as long as the app out of the garbage collector's full scans.
-
-    Qt, the MCP SDK and pydantic leave a few hundred thousand long-lived objects; a full
-    collection over them stalls the GUI thread for about 100 ms, which a person sees as a
-    hitch in the Events page under a heavy CDP stream. ``gc.freeze`` moves them to a permanent
-    generation, so later full collections scan only what was created since.
-    """
-    gc.collect()
-    gc.freeze()
