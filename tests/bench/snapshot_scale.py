@@ -28,7 +28,7 @@ from peers import PEERS, peer_session
 from rig import AppHome, PageServer, app_process, extension_browser, wait_for
 from stats import Row, row, verdict
 
-from e2e.harness import Page
+from e2e.harness import ExtensionBrowser, Page
 from support.mcp import mcp_client
 from tabrelay.protocol.messages import decode_json
 from tabrelay.tools import snapshot as snapshot_tool
@@ -39,6 +39,7 @@ TARGET_SIZE = 2000  # issue 16's page: no slower than Playwright MCP, ≤ 0.5x i
 SCALE_TIMEOUT = 180.0  # one snapshot of 8,000 elements, on a loaded machine
 OURS = "ours"
 AX, LAYOUT = "Accessibility.getFullAXTree", "DOMSnapshot.captureSnapshot"
+EXTENSION_AX = "extension: Accessibility.getFullAXTree through chrome.debugger"
 PARAMS: dict[str, dict[str, Any]] = {AX: {}, LAYOUT: {"computedStyles": ["display"]}}
 
 
@@ -103,8 +104,7 @@ async def scale_benchmarks(ctx: Any, pages: PageServer) -> list[Row]:
                         elements = await page.evaluate(INTERACTIVE)
                         missing = missing_elements(whole, elements)
                         scale.found[n] = (len(elements) - len(missing), len(elements), missing)
-                        if n == TARGET_SIZE:
-                            scale.phases[n] = await phases(page)
+                        scale.phases[n] = await phases(page, chromium, tab)
         for peer in PEERS:
             try:
                 async with peer_session(peer, log_dir=ctx.log_dir) as session:
@@ -122,7 +122,7 @@ async def scale_benchmarks(ctx: Any, pages: PageServer) -> list[Row]:
     return scale_rows(scale)
 
 
-async def phases(page: Page) -> dict[str, float]:
+async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, float]:
     """Where a snapshot of this page spends its time, besides the relay hop and MCP (ms)."""
     session = page.session
     for method in ("Accessibility.enable", "DOM.enable"):
@@ -159,12 +159,29 @@ async def phases(page: Page) -> dict[str, float]:
     build_ms = median_ms(build)
     return {
         "Chrome: Accessibility.getFullAXTree": ax_ms,
+        EXTENSION_AX: await in_extension(chromium, tab, AX),
         "Chrome: DOMSnapshot.captureSnapshot": layout_ms,
         "Chrome: both, as the tool sends them": both_ms,
         "app: decode both frames (json + depth bound)": decode_ms,
         "app: build the outline": build_ms,
         "frames, MB": sum(len(f) for f in frames) / 1e6,
     }
+
+
+async def in_extension(chromium: ExtensionBrowser, tab: int, method: str) -> float:
+    """The median of three ``chrome.debugger.sendCommand`` of ``method`` in the extension's
+    service worker, as the extension sends it for the relay: Chrome's own time plus handing the
+    answer to the extension (ms)."""
+    script = f"""(async () => {{
+      const times = [];
+      for (let i = 0; i < 3; i++) {{
+        const started = performance.now();
+        await chrome.debugger.sendCommand({{tabId: {int(tab)}}}, {json.dumps(method)}, {{}});
+        times.push(performance.now() - started);
+      }}
+      return times.sort((a, b) => a - b)[1];
+    }})()"""
+    return float(await chromium.in_worker(script, timeout=SCALE_TIMEOUT * 3))
 
 
 def median_ms(work: Callable[[], Any]) -> float:
@@ -211,6 +228,18 @@ def growth_rows(scale: Scale) -> list[Row]:
                 )
             )
     small, large = SIZES[0], SIZES[-1]
+    for phase in ("Chrome: Accessibility.getFullAXTree", EXTENSION_AX):
+        ms = {n: scale.phases[n][phase] for n in SIZES if n in scale.phases}
+        if small in ms and large in ms:  # what the growth of ours comes from
+            rows.append(
+                row(
+                    f"cost per element, {large:,} vs {small:,} elements · {phase}",
+                    (ms[large] / large) / (ms[small] / small),
+                    "×",
+                    group="snapshot scale",
+                    side="per-element",
+                )
+            )
     if small in per and large in per:
         rows.append(
             verdict(
