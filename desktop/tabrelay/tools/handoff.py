@@ -93,7 +93,6 @@ async def handoff(ctx: ToolContext, params: HandoffParams, handoffs: Handoffs) -
     unmute = ctx.hub.mute(browser.id, tab.id)
     let_go = ctx.sessions.hold(browser.id, tab.id) if ctx.sessions is not None else _nothing
     state = ctx.state
-    state.handoff = opened.id
     world: PageWorld | None = None
     outcome: tuple[Outcome, EndedBy] = ("cancelled", "agent")  # the call cancelled meanwhile
     try:
@@ -118,8 +117,6 @@ async def handoff(ctx: ToolContext, params: HandoffParams, handoffs: Handoffs) -
         outcome = await _wait(ctx, browser, tab.id, params, ended)
     finally:
         # Plain calls first: they happen even while this call is being cancelled.
-        if state.handoff == opened.id:
-            state.handoff = None
         # The muted tab told nothing of the pages the person went to: refs from before are
         # no guide to what the agent finds now (the result asks for a new snapshot).
         state.refs.release_all()

@@ -194,7 +194,6 @@ class TabState:
     session: SessionState = field(default_factory=SessionState)
     agent_opened: bool = False  # an agent opened it: in scope whatever the person shared
     alerted: float | None = None  # time.monotonic() of the last "stopped a load" alert
-    handoff: str | None = None  # the open handoff's id while the person has the tab
 
 
 class TabStates:
