@@ -4,16 +4,15 @@ Monaco, Ace), read in the page through the editor's own API (``editors.CODE_EDIT
 Those editors take keystrokes in a hidden input (CodeMirror 5's ``textarea``, Monaco's input
 area) and draw only the lines on screen, so Chrome's accessibility tree says nothing or too
 little about what they hold. Plain fields and contenteditable editors (ProseMirror and the
-like) need none of this: their value is in the tree. This module only reads; it never types.
+like) need none of this: their value is in the tree. This module only reads; it never types;
+``page_looks`` runs its look with the others in one walk over the page.
 """
 
 from __future__ import annotations
 
-from tabrelay.errors import CommandFailed
-from tabrelay.tools.context import ToolContext
+from tabrelay.tools.context import PageElements
 from tabrelay.tools.editors import CODE_BOXES, CODE_EDITOR
 from tabrelay.tools.outline import EditorText
-from tabrelay.tools.page_scripts import EACH_ROOT
 
 # (element) => {input, box, text, complete, label} | null, for any element in or of a code
 # editor (``CODE_EDITOR``). ``input`` takes the keys (the snapshot gives it the ref), ``box``
@@ -33,41 +32,32 @@ EDITOR_OF = r"""
 }
 """.replace("CODE_EDITOR", CODE_EDITOR.strip())
 
-# Every code editor of the document, its open shadow roots and same-origin frames: an array of
-# their inputs and boxes by reference (input, box, input, box…) carrying ``facts`` (text,
-# completeness, label) alongside; or null when there is none.
-_FIND = r"""
-(() => {
+# A look (``page_looks``): every code editor's input and box by reference (input, box, input,
+# box…), with their text, completeness and label as facts.
+LOOK = r"""
+() => {
   const editorOf = EDITOR_OF;
   const elements = [], facts = [];
-  EACH_ROOT
-  eachRoot(document, (root) => {
-    for (const box of root.querySelectorAll(BOXES)) {
-      const found = editorOf(box);
-      if (!found || !found.input || elements.includes(found.input)) continue;
-      elements.push(found.input, found.box);
-      facts.push([found.text, found.complete, found.label]);
-    }
-  });
-  if (!elements.length) return null;
-  elements.facts = facts;
-  return elements;
-})()
+  return {
+    visit: (root) => {
+      for (const box of root.querySelectorAll(BOXES)) {
+        const found = editorOf(box);
+        if (!found || !found.input || elements.includes(found.input)) continue;
+        elements.push(found.input, found.box);
+        facts.push([found.text, found.complete, found.label]);
+      }
+    },
+    found: () => ({elements, facts}),
+  };
+}
 """.replace("EDITOR_OF", EDITOR_OF.strip()).replace("BOXES", CODE_BOXES)
-_FIND = _FIND.replace("EACH_ROOT", EACH_ROOT.strip())
 
 
-async def editor_texts(ctx: ToolContext) -> dict[int, EditorText]:
-    """The text of every code editor on the page, by the backend node id of its input.
-
-    One round trip when the page has none; three more otherwise, whatever their number. An
-    editor that went away meanwhile is left out: the snapshot then shows what the tree says.
-    The objects live in the call's object group (released when the call ends).
+def read_texts(found: PageElements) -> dict[int, EditorText]:
+    """The text of every code editor on the page, by the backend node id of its input, from
+    what ``LOOK`` found. An editor that went away meanwhile, or a look the page broke, is left
+    out: the snapshot then shows what the tree says.
     """
-    try:
-        found = await ctx.page_elements(_FIND, facts="facts")
-    except CommandFailed:
-        return {}  # the page is between documents: the snapshot says so by itself
     facts = found.facts if isinstance(found.facts, list) else []
     texts: dict[int, EditorText] = {}
     for index, fact in enumerate(facts):

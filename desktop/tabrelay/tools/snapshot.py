@@ -3,8 +3,9 @@
 The snapshot reads Chrome's accessibility tree of the page and of each same-origin frame (open
 shadow roots are part of it), plus one DOM snapshot for click listeners, inline layout and
 on-screen bounds, the text of code editors the tree does not hold (``editor_text``) and which
-fields hold a secret whose value it leaves out (``secret_fields``); it hands refs out through
-the tab's ``TabRefs`` so the same element keeps its ref.
+fields hold a secret whose value it leaves out (``secret_fields``), those two in one page script
+(``page_looks``); it hands refs out through the tab's ``TabRefs`` so the same element keeps its
+ref.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.tools import editor_text, secret_fields
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
-from tabrelay.tools.editor_text import editor_texts
-from tabrelay.tools.outline import FrameTree, Outline, build_outline, search
-from tabrelay.tools.secret_fields import secret_fields
+from tabrelay.tools.outline import EditorText, FrameTree, Outline, build_outline, search
+from tabrelay.tools.page_looks import look
 from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.wait import until_parsed
 
@@ -94,13 +95,12 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     tab = ctx.need_tab()
     refs = ctx.state.refs
     # Independent reads go out together: each is a round trip through the extension.
-    tree, main_nodes, layout, view, editors, secrets = await asyncio.gather(
+    tree, main_nodes, layout, view, (editors, secrets) = await asyncio.gather(
         ctx.cdp("Page.getFrameTree"),
         _ax_nodes(ctx, None),
         ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": ["display"]}),
         _viewport(ctx) if viewport else _nothing(),
-        editor_texts(ctx),
-        secret_fields(ctx),
+        _editors_and_secrets(ctx),
     )
     loaders: dict[str, str] = {}
     frames = await _frames(ctx, tree["frameTree"], loaders, owner=None, nodes=main_nodes)
@@ -122,6 +122,15 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         secrets=secrets or {},
         hide_values=secrets is None,  # the look failed: fail closed
     )
+
+
+async def _editors_and_secrets(
+    ctx: ToolContext,
+) -> tuple[dict[int, EditorText], dict[int, str] | None]:
+    """Code editors' text and the secret fields holding something: one page script, one walk
+    (Chrome's renderer runs page scripts one after another, ~5 ms each on a small page)."""
+    secrets, editors = await look(ctx, secret_fields.LOOK, editor_text.LOOK)
+    return editor_text.read_texts(editors), secret_fields.read_secrets(secrets)
 
 
 async def _ax_nodes(ctx: ToolContext, frame_id: str | None) -> list[dict[str, Any]] | str:
