@@ -11,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from tabrelay.recipes.model import FORMAT, Locator, Param, Recipe, RecipeError, Step
+from tabrelay.recipes.model import (
+    FORMAT,
+    PARAM_NAME,
+    Locator,
+    Param,
+    Recipe,
+    RecipeError,
+    Step,
+    param_name_from,
+)
 from tabrelay.recipes.store import RecipeStore
 
 
@@ -351,3 +360,31 @@ def test_secret_parameters_have_no_value_in_the_file(store: RecipeStore) -> None
     store.save(recipe())
     data = json.loads(store.path_of("order tea").read_text())
     assert data["params"] == [{"name": "password", "secret": True}]
+
+
+@pytest.mark.parametrize(
+    ("words", "name"),
+    [
+        ("E-mail address", "e_mail_address"),
+        ("  Your NAME (as on the card) ", "your_name_as_on_the_card"),
+        ("2FA code", "text"),  # a name starts with a letter
+        ("Пароль", "text"),  # nothing of it is a name
+        ("", "text"),
+        ("word " * 30, ("word_" * 8).rstrip("_")),  # at most 40, never ending in "_"
+    ],
+)
+def test_a_parameter_name_is_made_from_the_words_a_person_reads(words: str, name: str) -> None:
+    made = param_name_from(words, fallback="text")
+    assert made == name
+    assert PARAM_NAME.fullmatch(made)
+
+
+def test_which_steps_text_can_become_a_parameter() -> None:
+    field = Locator(role="textbox", name="Name", css="#name")
+    assert Step(action="type", target=field, text="Ada").why_not_nameable() is None
+    assert Step(action="dialog", accept=True, text="yes").why_not_nameable() is None
+    assert Step(action="click", target=field).why_not_nameable() == "types no text to name"
+    assert Step(action="dialog", accept=True).why_not_nameable() == "types no text to name"
+    typed = Step(action="type", target=field, text="{{name}}")
+    assert typed.why_not_nameable() == "is a parameter already"
+

@@ -25,6 +25,7 @@ MAX_TEXT = 10_000
 MAX_NAME = 80
 PARAM = re.compile(r"\{\{([a-z][a-z0-9_]{0,39})\}\}")  # {{name}} in a step's text
 PARAM_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_NOT_A_NAME = re.compile(r"[^a-z0-9]+")
 RECIPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,79}")
 
 Action = Literal[
@@ -100,6 +101,13 @@ class Locator(_Model):
         return f"the element at {self.css}"
 
 
+def param_name_from(words: str, *, fallback: str) -> str:
+    """A parameter name made of the words a person reads (a field's label): lowercase, ``_``
+    between words, at most 40 characters, starting with a letter; else ``fallback``."""
+    slug = _NOT_A_NAME.sub("_", words.lower()).strip("_")[:40].strip("_")
+    return slug if slug and slug[0].isalpha() else fallback
+
+
 class Step(_Model):
     action: Action
     target: Locator | None = None
@@ -143,6 +151,15 @@ class Step(_Model):
     def params(self) -> set[str]:
         """The parameters this step's text uses."""
         return set(PARAM.findall(self.text)) if self.text else set()
+
+    def why_not_nameable(self) -> str | None:
+        """Why this step's text cannot become a parameter, or ``None`` when it can: a step
+        that types text (or answers a prompt with it) not already a parameter."""
+        if self.action not in ("type", "dialog") or self.text is None:
+            return "types no text to name"
+        if self.params():
+            return "is a parameter already"
+        return None
 
     def describe(self) -> str:
         """One line a person reads in the dashboard, the CLI and an error."""

@@ -328,10 +328,9 @@ class Recorder:
                     f"{param[:50]!r} cannot name a parameter: use up to 40 lowercase letters, "
                     "digits and '_', starting with a letter"
                 )
-            if step.action not in ("type", "dialog") or step.text is None:
-                raise RecipeError(f"step {index} ({step.describe()}) types no text to name")
-            if step.params():
-                raise RecipeError(f"step {index} ({step.describe()}) is a parameter already")
+            if (why := step.why_not_nameable()) is not None:
+                raise RecipeError(f"step {index} ({step.describe()}) {why}")
+            assert step.text is not None  # a nameable step types text
             if any(p.name == param for p in declared):
                 raise RecipeError(f"the recording has a parameter named {param!r} already")
             if param in texts and texts[param] != step.text:

@@ -50,7 +50,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tabrelay.errors import validation_text
-from tabrelay.recipes.model import MAX_TEXT, Locator, Param, Step
+from tabrelay.recipes.model import MAX_TEXT, Locator, Param, Step, param_name_from
 from tabrelay.tools.context import Params, ToolResult
 
 RECORDED: frozenset[str] = frozenset(
@@ -77,7 +77,6 @@ _SECRET_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bpin\b", re.I), "pin"),
     (re.compile(r"pass(word|phrase|code)|\bpass\b|\bpwd\b", re.I), "password"),
 )
-_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -266,10 +265,7 @@ def _secret_name(target: Locator | None) -> str:
     for pattern, name in _SECRET_KINDS:
         if pattern.search(said):
             return name
-    slug = _SLUG.sub("_", said.lower()).strip("_")[:30].strip("_")
-    if slug and slug[0].isalpha():
-        return slug
-    return "secret"
+    return param_name_from(said, fallback="secret")
 
 
 def _about(target: Locator | None) -> str:

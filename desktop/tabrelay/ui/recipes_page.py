@@ -34,7 +34,14 @@ from PySide6.QtWidgets import (
 from tabrelay.config.files import atomic_write
 from tabrelay.errors import TabrelayError
 from tabrelay.recipes.export import export
-from tabrelay.recipes.model import PARAM_NAME, Recipe, RecipeError, Step, check_name
+from tabrelay.recipes.model import (
+    PARAM_NAME,
+    Recipe,
+    RecipeError,
+    Step,
+    check_name,
+    param_name_from,
+)
 from tabrelay.recipes.recorder import Recorder, RecordingInfo
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.ui.prompts import Confirm, ask, finished, save_file_name
@@ -420,7 +427,7 @@ class RecipesPage(QWidget):
             index = self.selected_step()
             row = self.steps.row_at(index) if index is not None else None
             step = row[0] if row is not None else None
-            self.param_button.setEnabled(step is not None and _nameable(step))
+            self.param_button.setEnabled(step is not None and step.why_not_nameable() is None)
             demonstrating = any(r == recording.id for r, _b, _t in self._active())
             self.forget_button.setEnabled(not demonstrating)
             self.forget_button.setToolTip("Stop recording first" if demonstrating else "")
@@ -487,9 +494,11 @@ class RecipesPage(QWidget):
         """Make the selected typing step's text a parameter of the recipe saved from here."""
         recording, index = self.selected_recording(), self.selected_step()
         row = self.steps.row_at(index) if index is not None else None
-        if recording is None or index is None or row is None or not _nameable(row[0]):
+        if recording is None or index is None or row is None:
             return None
         step = row[0]
+        if step.why_not_nameable() is not None:
+            return None
         steps = self.steps.steps()
         # One name may stand for several steps that typed the same text (Recorder.save_as).
         taken = {
@@ -668,18 +677,11 @@ class RecipesPage(QWidget):
         return self.tasks.start(run(), on_error=self._failed)
 
 
-def _nameable(step: Step) -> bool:
-    """A step whose typed text can become a parameter (not one already)."""
-    return step.action in ("type", "dialog") and step.text is not None and not step.params()
-
-
 def _parameter_name(step: Step) -> str:
     """A name to start from: the field's label or placeholder, as a parameter name."""
     target = step.target
     words = (target.label or target.placeholder or target.name or "") if target else ""
-    name = re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
-    name = name if name and name[0].isalpha() else f"text_{name}".rstrip("_")
-    return name[:40].rstrip("_") or "text"
+    return param_name_from(words, fallback="text")
 
 
 def _file_stem(name: str) -> str:
