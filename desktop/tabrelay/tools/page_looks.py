@@ -47,6 +47,12 @@ _RUN = r"""
 })()
 """.replace("EACH_ROOT", EACH_ROOT.strip())
 
+
+def script(*looks: str) -> str:
+    """The one page script that runs ``looks`` together (an expression)."""
+    return _RUN.replace("LOOKS", ",\n".join(f"({one.strip()})" for one in looks))
+
+
 _RESHAPED = "the page reshaped what the look returned"
 
 
@@ -61,8 +67,7 @@ async def look(ctx: ToolContext, *looks: str) -> list[PageElements]:
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    script = _RUN.replace("LOOKS", ",\n".join(f"({one.strip()})" for one in looks))
-    found = await ctx.page_elements(script, facts="looks")
+    found = await ctx.page_elements(script(*looks), facts="looks")
     if found.failed is not None:
         return [PageElements({}, failed=found.failed) for _ in looks]
     if found.facts is None and not found.nodes:
