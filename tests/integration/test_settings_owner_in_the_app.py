@@ -257,17 +257,23 @@ async def test_a_catch_up_cancelled_at_any_await_loses_nothing(
     relay: RelayHarness, home: Paths
 ) -> None:
     """What a request with a token the app does not know yet runs (bounded by a timeout, so
-    it may be cancelled anywhere): the change it went for is applied all the same."""
+    it may be cancelled anywhere): the change it went for is applied all the same. How many
+    awaits a run meets after the first two depends on how far the applier got, so a later
+    run may finish before the await it was to be cancelled at (as for a rotation, below)."""
     catch_up: Callable[[], Coroutine[Any, Any, None]] = relay.core._catch_up
     extension, name, token = await _another_process_revokes_and_adds(relay, home, 0)
     awaits = await _held_back(relay, catch_up(), None)
     await _nothing_lost(relay, extension, name, token)
     assert awaits >= 2
+    cancelled = 0
     for at in range(awaits):
         extension, name, token = await _another_process_revokes_and_adds(relay, home, at + 1)
-        with pytest.raises(asyncio.CancelledError):
+        try:
             await _held_back(relay, catch_up(), at)
+        except asyncio.CancelledError:
+            cancelled += 1
         await _nothing_lost(relay, extension, name, token)
+    assert cancelled >= 2  # the two awaits every run meets (held back until it waits)
 
 
 async def _held_back(
