@@ -7,6 +7,7 @@ import { CommandRouter, PROTOCOL_METHODS } from "../src/background/commands.js";
 import { DebuggerSessions } from "../src/background/debugger_sessions.js";
 import { TabRegistry } from "../src/background/tab_registry.js";
 import { CommandError } from "../src/shared/errors.js";
+import { WithTab } from "../src/shared/frames.js";
 import { fakeChrome } from "./fake_chrome.js";
 
 function setup() {
@@ -106,6 +107,45 @@ test("cdp.send attaches first, announces the attached tab, then sends", async ()
   assert.equal(fake.callsTo("debugger.attach").length, 1);
   assert.deepEqual(statuses.at(-1), [1]);
   assert.deepEqual(fake.session.debuggerTabs, { attached: [1], wanted: [1], canceled: [], shared: [] });
+});
+
+test("cdp.send asked for the tab answers with it as it is once the command ended", async () => {
+  const { fake, run } = setup();
+  fake.onCommand(async (method, _params, tabId) => {
+    // The script navigated its page: the tab has moved by the time the command answers.
+    Object.assign(/** @type {object} */ (fake.tabs.get(tabId)), { url: "https://example.com/next", title: "Next" });
+    return { result: { value: 2 } };
+  });
+  const answer = await run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: { expression: "1+1" }, tab: true });
+  assert.ok(answer instanceof WithTab);
+  assert.deepEqual(answer.result, { result: { value: 2 } });
+  assert.equal(answer.tab?.id, 1);
+  assert.equal(answer.tab?.url, "https://example.com/next");
+  assert.equal(answer.tab?.attached, true);
+  const tabsGets = fake.callsTo("tabs.get").length;
+  const plain = await run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: { expression: "1" } });
+  assert.deepEqual(plain, { result: { value: 2 } }); // not asked: no tab, no look
+  assert.equal(fake.callsTo("tabs.get").length, tabsGets);
+});
+
+test("cdp.send whose tab closed as it answered answers without the tab", async () => {
+  const { fake, run } = setup();
+  fake.onCommand(async (_method, _params, tabId) => {
+    fake.tabs.delete(tabId); // window.close() in the script
+    return { result: { type: "undefined" } };
+  });
+  const answer = await run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: { expression: "close()" }, tab: true });
+  assert.ok(answer instanceof WithTab);
+  assert.deepEqual(answer.result, { result: { type: "undefined" } });
+  assert.equal(answer.tab, undefined);
+});
+
+test("cdp.send's tab must be true or false", async () => {
+  const { fake, run } = setup();
+  for (const tab of ["yes", 1, {}]) {
+    await rejectsWith(run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: {}, tab }), "invalid_params");
+  }
+  assert.deepEqual(fake.callsTo("debugger."), []);
 });
 
 test("two commands at once attach only once", async () => {

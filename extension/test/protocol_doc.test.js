@@ -69,7 +69,10 @@ const REBUILD = {
   },
   ping: { builders: ["pingFrame"], build: () => frames.pingFrame() },
   pong: { builders: ["pongFrame"], build: () => frames.pongFrame() },
-  result: { builders: ["resultFrame"], build: (f) => frames.resultFrame(f.id, f.result) },
+  result: {
+    builders: ["resultFrame"],
+    build: (f) => frames.resultFrame(f.id, f.result, f.tab === undefined ? undefined : rebuildTab(f.tab)),
+  },
   failure: { builders: ["failureFrame"], build: (f) => frames.failureFrame(f.id, f.error, f.code) },
 };
 

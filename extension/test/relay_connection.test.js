@@ -4,7 +4,7 @@ import test from "node:test";
 
 import { RelayConnection } from "../src/background/relay_connection.js";
 import { Backoff } from "../src/shared/backoff.js";
-import { cdpEventFrame, pingFrame } from "../src/shared/frames.js";
+import { WithTab, cdpEventFrame, pingFrame } from "../src/shared/frames.js";
 import { appProof, extensionProof, newNonce } from "../src/shared/handshake.js";
 
 const TOKEN = "tok_abcdefghijklmnopqrstuvwxyz0123456789ABCDE";
@@ -271,6 +271,22 @@ test("commands are answered once connected, errors with their code", async () =>
   assert.deepEqual(answer, { id: "1", result: { done: "tabs.list" } });
   assert.equal(error.id, "2");
   assert.equal(error.code, "invalid_params");
+});
+
+test("an answer that carries its tab puts it beside the result, and only when one was read", async () => {
+  const tab = { id: 5, windowId: 1, url: "https://example.com/", title: "Example", active: true, attached: true, groupId: -1, shared: false, focused: true };
+  const { connection, socket } = setup({
+    run: async (command) => new WithTab({ value: command.id }, command.id === "1" ? tab : undefined),
+  });
+  connection.start();
+  await until(() => FakeSocket.instances.length === 1, "a socket");
+  await authenticate(socket());
+  socket().receive({ id: "1", method: "cdp.send", params: { tabId: 5, method: "Runtime.evaluate", tab: true } });
+  socket().receive({ id: "2", method: "cdp.send", params: { tabId: 5, method: "Runtime.evaluate", tab: true } });
+  await until(() => socket().sent.length === 5, "two answers");
+  const answers = socket().messages().slice(3);
+  assert.deepEqual(answers.find((m) => m.id === "1"), { id: "1", result: { value: "1" }, tab });
+  assert.deepEqual(answers.find((m) => m.id === "2"), { id: "2", result: { value: "2" } });
 });
 
 test("a command of a connection that dropped is answered on no other connection", async () => {

@@ -135,7 +135,10 @@ test("cdp.send needs a method name and object params", () => {
     method: "Runtime.evaluate",
     commandParams: { expression: "1" },
     sessionId: undefined,
+    withTab: false,
   });
+  assert.equal(cdpParams({ method: "Runtime.evaluate", tab: true }).withTab, true);
+  throwsCode(() => cdpParams({ method: "Runtime.evaluate", tab: "true" }), "invalid_params");
   throwsCode(() => cdpParams({ method: 5 }), "invalid_params");
   throwsCode(() => cdpParams({ method: "Runtime.evaluate", params: "x" }), "invalid_params");
 });

@@ -16,13 +16,15 @@ from tabrelay.config.paths import Paths
 
 
 def fail_the_next_look(extension: FakeExtension, error: dict[str, Any]) -> None:
-    """The page's script runs; after it, the browser fails to say where the tab is."""
+    """The page's script runs; after it, the browser fails to say where the tab is: its answer
+    carries no tab (as the extension leaves out one it cannot read), and the look fails."""
 
     async def evaluate(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
         async def look(params: dict[str, Any]) -> dict[str, Any]:
             raise ExtensionError(error["message"], code=error.get("code"))
 
         extension.handlers["tabs.get"] = look
+        extension.carry = lambda tab_id: None
         return {"result": {"type": "string", "value": "read from the page"}}
 
     extension.cdp_handlers["Runtime.evaluate"] = evaluate

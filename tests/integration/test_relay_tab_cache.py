@@ -177,4 +177,91 @@ async def test_a_page_that_moves_while_the_tool_runs_is_caught_by_the_look_after
         )
     assert result.is_error
     assert "went to" in text_of(result) and SECRET not in text_of(result)
+    # The evaluate's answer carried the tab as it was once the script ran: no look of its own.
+    assert methods(extension)[-1] == "cdp.send" and "tabs.get" not in methods(extension)
+
+
+async def test_an_extension_that_carries_no_tab_is_asked_after_the_tool(
+    relay: RelayHarness,
+) -> None:
+    token = await guarded(relay)
+    extension = await relay.extension()
+    extension.carry = None  # an older extension: the answer has no tab
+
+    async def evaluate_then_move(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        extension.tabs[tab_id]["url"] = BLOCKED
+        return {"result": {"type": "string", "value": SECRET}}
+
+    extension.cdp_handlers["Runtime.evaluate"] = evaluate_then_move
+    async with mcp_client(relay.base_mcp(), token) as client:
+        result = await client.call_tool(
+            "browser_evaluate", {"expression": "document.body.innerText", "tab_id": 1}
+        )
+    assert result.is_error
+    assert "went to" in text_of(result) and SECRET not in text_of(result)
     assert methods(extension)[-1] == "tabs.get"  # asked after the tool, not read from the cache
+
+
+async def test_an_answer_carrying_its_tab_spares_the_look_after_it(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    browser = await listed(relay)
+
+    async def move(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        extension.tabs[tab_id]["url"] = "https://example.com/next"  # no event tells the app
+        return {"result": {"type": "number", "value": 1}}
+
+    extension.cdp_handlers["Runtime.evaluate"] = move
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, look=True)
+    assert (await browser.get_tab(1)).url == "https://example.com/next"
+    assert methods(extension) == ["cdp.send"]
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"})  # not asked to carry it
+    await browser.get_tab(1)
+    assert methods(extension) == ["cdp.send", "cdp.send", "tabs.get"]
+
+
+async def test_a_tab_carried_by_an_answer_that_overlapped_another_command_is_not_trusted(
+    relay: RelayHarness,
+) -> None:
+    extension = await relay.extension()
+    browser = await listed(relay)
+    extension.hold_replies = True
+    click = asyncio.create_task(browser.cdp(1, "Input.dispatchMouseEvent", {"type": "x"}))
+    look = asyncio.create_task(browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, look=True))
+    await extension.held_count(2)
+    extension.hold_replies = False
+    await extension.release_held(shuffle=False)
+    await asyncio.gather(click, look)
+    await browser.get_tab(1)
+    assert methods(extension) == ["cdp.send", "cdp.send", "tabs.get"]
+
+
+@pytest.mark.parametrize(
+    "carried",
+    [{"id": "one"}, {"id": 1, "url": 5}, [], "tab", {"id": 2, "url": BLOCKED}],
+    ids=["id-not-a-number", "url-not-a-string", "a-list", "a-string", "another-tab"],
+)
+async def test_a_malformed_or_foreign_carried_tab_is_ignored_and_the_answer_stands(
+    relay: RelayHarness, carried: Any
+) -> None:
+    extension = await relay.extension()
+    browser = await listed(relay)
+    extension.carry = lambda tab_id: carried
+    answer = await browser.cdp(1, "Runtime.evaluate", {"expression": "7"}, look=True)
+    assert answer == {"result": {"type": "string", "value": "evaluated 7"}}
+    assert (await browser.get_tab(1)).url == "https://example.com/"  # asked, not taken from it
+    assert (await browser.get_tab(2)).url == "https://example.org/news"
+    assert methods(extension) == ["cdp.send", "tabs.get"]
+    assert extension.errors == []  # no frame was refused
+
+
+async def test_a_tool_call_with_one_command_makes_one_round_trip(relay: RelayHarness) -> None:
+    token = await guarded(relay)
+    extension = await relay.extension()
+    async with mcp_client(relay.base_mcp(), token) as client:
+        for _ in range(2):
+            result = await client.call_tool("browser_evaluate", {"expression": "2", "tab_id": 1})
+            assert not result.is_error, text_of(result)
+        before = len(extension.commands)
+        result = await client.call_tool("browser_evaluate", {"expression": "3", "tab_id": 1})
+    assert not result.is_error and "evaluated 3" in text_of(result)
+    assert methods(extension)[before:] == ["cdp.send"]

@@ -96,6 +96,9 @@ class FakeExtension:
             "debugger.detach": self._detach,
             "cdp.send": self._cdp_send,
         }
+        # What a cdp.send answer carries as its tab when asked ("tab": true), as the real
+        # extension reads it once the command ended; None: it carries none (seed, older).
+        self.carry: Callable[[int], Any] | None = None if seed else self._carried_tab
         self.hold_replies = False
         self._answering: set[asyncio.Task[None]] = set()
         self.pongs: asyncio.Queue[None] = asyncio.Queue()
@@ -233,8 +236,13 @@ class FakeExtension:
         try:
             if handler is None:
                 raise LookupError(f"Unknown method: {message['method']}")
-            result = await handler(message.get("params") or {})
+            params = message.get("params") or {}
+            result = await handler(params)
             reply: dict[str, Any] = {"id": message["id"], "result": result}
+            if message["method"] == "cdp.send" and params.get("tab") is True and self.carry:
+                carried = self.carry(params["tabId"])
+                if carried is not None:
+                    reply["tab"] = carried
             self.obeyed += 1
         except Exception as exc:
             reply = {"id": message["id"], "error": str(exc)}
@@ -267,6 +275,10 @@ class FakeExtension:
         if tab is None:
             raise ExtensionError(f"No tab with id: {params['tabId']}.", code="no_tab")
         return dict(tab, attached=tab["id"] in self.attached)
+
+    def _carried_tab(self, tab_id: int) -> dict[str, Any] | None:
+        tab = self.tabs.get(tab_id)
+        return None if tab is None else dict(tab, attached=tab_id in self.attached)
 
     async def _tabs_create(self, params: dict[str, Any]) -> dict[str, Any]:
         tab_id = max(self.tabs, default=0) + 1

@@ -144,6 +144,17 @@ def test_encode_is_compact_and_refuses_nan() -> None:
         encode({"x": float("nan")})
 
 
+def test_an_answer_may_carry_its_tab_and_one_that_does_not_parse_is_left_out() -> None:
+    tab = {"id": 5, "windowId": 1, "url": "https://example.com/", "title": "Example"}
+    carried = parse({"id": "1", "result": {}, "tab": tab})
+    assert carried == CommandResult("1", {}, TabInfo.from_wire(tab))
+    assert isinstance(carried, CommandResult)
+    assert parse(carried.to_wire()) == carried
+    for bad in ({"id": "5"}, {"id": 5, "title": 7}, ["tab"], "tab", 5, True):
+        assert parse({"id": "1", "result": {"a": 1}, "tab": bad}) == CommandResult("1", {"a": 1})
+    assert parse({"id": "1", "result": None, "tab": None}) == CommandResult("1", None)
+
+
 def test_decode_json_keeps_unicode() -> None:
     assert decode_json('{"t": "ü‮"}') == {"t": "ü\u202e"}
 
@@ -172,13 +183,13 @@ def ax_answer(nodes: int) -> str:
 def test_a_large_answer_is_decoded_without_the_cycle_collector_running() -> None:
     """Decoding a multi-megabyte answer makes hundreds of thousands of containers and no
     cycles: a collection meanwhile finds nothing, yet each one walks the growing heap (a
-    getFullAXTree answer of a 2,000-control page decoded 4-6x slower with them). One young
-    collection may follow, once the collector is back (it was about 170 before)."""
+    getFullAXTree answer of a 2,000-control page decoded 4-6x slower with them). One
+    collection may follow, once the collector is back (there were about 170 before)."""
     text = ax_answer(40_000)
     assert len(text) > 1_000_000 and gc.isenabled()
     with collections_counted() as started:
         value = decode_json(text)
-    assert started in ([], [0])
+    assert len(started) <= 1, started  # of whichever generation is due
     assert len(value["result"]["nodes"]) == 40_000
     assert gc.isenabled()
 

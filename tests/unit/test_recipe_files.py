@@ -387,4 +387,3 @@ def test_which_steps_text_can_become_a_parameter() -> None:
     assert Step(action="dialog", accept=True).why_not_nameable() == "types no text to name"
     typed = Step(action="type", target=field, text="{{name}}")
     assert typed.why_not_nameable() == "is a parameter already"
-

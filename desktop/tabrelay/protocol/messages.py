@@ -105,9 +105,14 @@ class RelayPort:
 class CommandResult:
     id: str
     result: Any
+    # The tab as the extension read it once the command ended: a ``cdp.send`` with ``tab``.
+    tab: TabInfo | None = None
 
     def to_wire(self) -> JsonObject:
-        return {"id": self.id, "result": self.result}
+        wire: JsonObject = {"id": self.id, "result": self.result}
+        if self.tab is not None:
+            wire["tab"] = _sent_tab(self.tab)
+        return wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,15 +191,21 @@ class TabEvent:
     tab: TabInfo
 
     def to_wire(self) -> JsonObject:
-        """A removed tab is its id only; the others carry the whole tab, but ``focused`` only
-        when true (it is a ``tabs.list`` property; the extension's events leave it out)."""
+        """A removed tab is its id only; the others carry the whole tab (``_sent_tab``)."""
         if self.event == "removed":
             tab: JsonObject = {"id": self.tab.id}
         else:
-            tab = self.tab.to_wire()
-            if not self.tab.focused:
-                del tab["focused"]
+            tab = _sent_tab(self.tab)
         return {"type": MessageType.TAB_EVENT, "event": self.event, "tab": tab}
+
+
+def _sent_tab(tab: TabInfo) -> JsonObject:
+    """A tab as the extension writes it outside ``tabs.list``: ``focused`` only when true (it
+    is a ``tabs.list`` property; events and carried tabs leave it out)."""
+    wire = tab.to_wire()
+    if not tab.focused:
+        del wire["focused"]
+    return wire
 
 
 # --- either direction -----------------------------------------------------------------------
@@ -358,7 +369,7 @@ def _parse_response(obj: JsonObject) -> CommandResult | CommandError:
     if has_result == has_error:
         raise ProtocolViolation("bad_response", "response needs exactly one of 'result', 'error'")
     if has_result:
-        return CommandResult(raw_id, obj["result"])
+        return CommandResult(raw_id, obj["result"], _carried_tab(obj.get("tab")))
     error: object = obj["error"]
     code: object = obj.get("code")
     if isinstance(error, dict):  # tolerate {"message": ..., "code": ...}
@@ -371,6 +382,17 @@ def _parse_response(obj: JsonObject) -> CommandResult | CommandError:
         error[:MAX_ERROR_LENGTH],
         _optional_str(code, "code", limit=MAX_CODE_LENGTH),
     )
+
+
+def _carried_tab(raw: object) -> TabInfo | None:
+    """The tab an answer carries. One that does not parse is not carried, and the answer
+    stands: the app then asks for the tab, which is always safe."""
+    if raw is None:
+        return None
+    try:
+        return TabInfo.from_wire(raw)
+    except ProtocolViolation:
+        return None
 
 
 def _parse_auth_response(obj: JsonObject) -> AuthResponse:

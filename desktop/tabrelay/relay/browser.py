@@ -41,7 +41,7 @@ from tabrelay.protocol.messages import (
     TabInfo,
     encode,
 )
-from tabrelay.relay.freshness import TabFreshness, touched_tabs
+from tabrelay.relay.freshness import Sent, TabFreshness, touched_tabs
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class Browser:
         self._max_pending = max_pending
         self._on_change = on_change
         self._ids = itertools.count(1)
-        self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._pending: dict[str, asyncio.Future[CommandResult]] = {}
         self._pong: asyncio.Future[bool] | None = None  # the pings out wait for one pong
         self._closed_reason: str | None = None
         self.methods = frozenset(SEED_METHODS) | (
@@ -158,12 +158,13 @@ class Browser:
                 f"{self.name} has {len(self._pending)} commands waiting; try again shortly"
             )
         command_id = str(next(self._ids))
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[CommandResult] = asyncio.get_running_loop().create_future()
         self._pending[command_id] = future
         timeout = self.command_timeout if timeout is None else timeout
         self.last_activity = time.time()
         touched = touched_tabs(method, params)
-        self._freshness.command_sent(touched)
+        sent = self._freshness.command_sent(touched)
+        answer: CommandResult | None = None
         try:
             try:
                 await self._channel.send(encode(Command(command_id, method, params).to_wire()))
@@ -175,7 +176,8 @@ class Browser:
                     f"{self.name} disconnected ({type(exc).__name__})"
                 ) from None
             async with asyncio.timeout(timeout):
-                return await future
+                answer = await future
+                return answer.result
         except TimeoutError:
             raise CommandTimeout(
                 f"{self.name} did not answer {method} within {timeout:g} s"
@@ -183,6 +185,8 @@ class Browser:
         finally:
             self._pending.pop(command_id, None)
             self._freshness.command_ended(touched)
+            if answer is not None and answer.tab is not None and touched == (answer.tab.id,):
+                self._carried(answer.tab, sent)
 
     def resolve(self, message: CommandResult | CommandError) -> bool:
         """Deliver an answer to its pending command; ``False`` if no command waits for it."""
@@ -191,7 +195,7 @@ class Browser:
             logger.debug("browser %s: dropped an answer for unknown id %s", self.id, message.id)
             return False
         if isinstance(message, CommandResult):
-            future.set_result(message.result)
+            future.set_result(message)
         else:
             future.set_exception(CommandFailed(message.error, code=message.code))
         return True
@@ -290,6 +294,13 @@ class Browser:
         self._changed()
         return tabs
 
+    def _carried(self, tab: TabInfo, sent: Sent) -> None:
+        """A command's answer carried its tab as the extension read it once the command ended:
+        newer than every event that came before the answer, so it is cached as it is, and
+        current when no other command could have changed the tab meanwhile."""
+        if self._freshness.carried(tab.id, sent):
+            self.tabs[tab.id] = tab
+
     def _remember(self, tab: TabInfo, sent: int) -> None:
         """Cache ``tab`` from an answer unless an event about it is newer than the command."""
         if self._last_event.get(tab.id, 0) <= sent:
@@ -383,9 +394,14 @@ class Browser:
         params: JsonObject | None = None,
         *,
         timeout: float | None = None,
+        look: bool = False,
     ) -> Any:
-        """Send a CDP command to a tab (the extension attaches first if needed)."""
+        """Send a CDP command to a tab (the extension attaches first if needed). ``look``: the
+        answer also carries the tab as it is once the command ended, so a look at the tab right
+        after needs no round trip of its own (an extension that cannot leaves it out)."""
         payload: JsonObject = {"tabId": tab_id, "method": method}
         if params:
             payload["params"] = params
+        if look:
+            payload["tab"] = True
         return await self.send_command("cdp.send", payload, timeout=timeout)

@@ -3,15 +3,19 @@
 A cached tab is current when the extension pushes tab events (one of the seed protocol does
 not), no command that could change the tab is in flight, and its state was confirmed after the
 last such command ended: by an answer to ``tabs.get`` or ``tabs.list`` that left afterwards,
-or, for a tab no command has touched, by an event. A command naming the tab makes it stale until
-it is asked again, even once answered: a CDP command may set off a navigation whose event comes
-later, and what a tool read from the page must be checked against the document that answered
-(the navigation guard's look after a tool). ``tabs.create`` and ``tabs.activate`` (and any
-method this table does not know) may change every tab. Events keep updating the cached state
-meanwhile (``Browser.apply_tab_event``). Pure bookkeeping: no I/O, no asyncio.
+by the tab a command's own answer carries (read by the extension once the command ended, when
+no other command touched the tab meanwhile), or, for a tab no command has touched, by an
+event. A command naming the tab makes it stale until it is asked again, even once answered: a
+CDP command may set off a navigation whose event comes later, and what a tool read from the
+page must be checked against the document that answered (the navigation guard's look after a
+tool). ``tabs.create`` and ``tabs.activate`` (and any method this table does not know) may
+change every tab. Events keep updating the cached state meanwhile
+(``Browser.apply_tab_event``). Pure bookkeeping: no I/O, no asyncio.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from tabrelay.protocol.messages import JsonObject
 
@@ -40,6 +44,14 @@ def touched_tabs(method: str, params: JsonObject) -> tuple[int, ...]:
     return (EVERY_TAB,)
 
 
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """When a command left, and whether it was then the only one that could change its tabs."""
+
+    at: int
+    alone: bool
+
+
 class TabFreshness:
     """The clock of one connection's commands, answers and events, per tab."""
 
@@ -48,6 +60,7 @@ class TabFreshness:
         self._clock = 0
         self._busy: dict[int, int] = {}  # tab id or EVERY_TAB → commands in flight
         self._changed: dict[int, int] = {}  # tab id or EVERY_TAB → when one last left or ended
+        self._last_sent: dict[int, int] = {}  # tab id or EVERY_TAB → when one last left
         self._confirmed: dict[int, int] = {}  # tab id → when its cached state was last current
 
     def current(self, tab_id: int) -> bool:
@@ -58,12 +71,14 @@ class TabFreshness:
         latest_change = max(self._changed.get(tab_id, 0), self._changed.get(EVERY_TAB, 0))
         return confirmed is not None and confirmed > latest_change
 
-    def command_sent(self, touched: tuple[int, ...]) -> None:
-        if touched:
-            now = self._tick()
-            for tab_id in touched:
-                self._busy[tab_id] = self._busy.get(tab_id, 0) + 1
-                self._changed[tab_id] = now
+    def command_sent(self, touched: tuple[int, ...]) -> Sent:
+        now = self._tick()
+        alone = not self._busy.get(EVERY_TAB) and not any(self._busy.get(t) for t in touched)
+        for tab_id in touched:
+            self._busy[tab_id] = self._busy.get(tab_id, 0) + 1
+            self._changed[tab_id] = now
+            self._last_sent[tab_id] = now
+        return Sent(now, alone)
 
     def command_ended(self, touched: tuple[int, ...]) -> None:
         """The command answered, failed or timed out (a timed-out one may still act)."""
@@ -86,6 +101,23 @@ class TabFreshness:
         if asked_at > self._confirmed.get(tab_id, 0):
             self._confirmed[tab_id] = asked_at
 
+    def carried(self, tab_id: int, sent: Sent) -> bool:
+        """A command that touched only ``tab_id`` ended (``command_ended`` first), and its answer
+        carried the tab as the extension read it once the command had ended there. That state
+        is current if no other command that could change the tab was in flight at any time
+        while this one was: else one may have acted after that read, its answer arriving
+        first. Whether it counts."""
+        if (
+            not sent.alone
+            or self._busy.get(tab_id)
+            or self._busy.get(EVERY_TAB)
+            or self._last_sent.get(tab_id) != sent.at
+            or self._last_sent.get(EVERY_TAB, 0) > sent.at
+        ):
+            return False
+        self._confirmed[tab_id] = self._tick()
+        return True
+
     def made(self, tab_id: int) -> None:
         """A command's answer described ``tab_id`` (``tabs.create``): that command's effects
         on it may still be under way, so it is asked about before it counts as current."""
@@ -99,6 +131,7 @@ class TabFreshness:
     def forget(self, tab_id: int) -> None:
         """The tab is gone (its commands in flight still end through ``command_ended``)."""
         self._changed.pop(tab_id, None)
+        self._last_sent.pop(tab_id, None)
         self._confirmed.pop(tab_id, None)
 
     def _tick(self) -> int:

@@ -19,6 +19,7 @@ import {
   requireTabId,
   screenshotParams,
 } from "../shared/validation.js";
+import { WithTab } from "../shared/frames.js";
 import { GROUP_TITLE } from "./tab_registry.js";
 
 /**
@@ -52,10 +53,14 @@ export class CommandRouter {
       ["debugger.detach", async (p) => (await sessions.detach(requireTabId(p)), {})],
       [
         "cdp.send",
-        (p) => {
+        async (p) => {
           const tabId = requireTabId(p);
-          const { method, commandParams, sessionId } = cdpParams(p);
-          return sessions.send(tabId, method, commandParams, sessionId);
+          const { method, commandParams, sessionId, withTab } = cdpParams(p);
+          const result = await sessions.send(tabId, method, commandParams, sessionId);
+          // The tab as it is now the command has ended: the app's look right after needs no
+          // round trip of its own. A tab that cannot be read (closed, a browser page) is left
+          // out, and the app asks for it.
+          return withTab ? new WithTab(result, await tabs.get(tabId).catch(() => undefined)) : result;
         },
       ],
       ["tabs.close", (p) => tabs.close(requireTabId(p))],

@@ -11,7 +11,7 @@
  * (relay_connection.js, which holds the live session).
  */
 
-import { authResponseFrame, failureFrame, pingFrame, pongFrame, resultFrame } from "../shared/frames.js";
+import { WithTab, authResponseFrame, failureFrame, pingFrame, pongFrame, resultFrame } from "../shared/frames.js";
 import { CommandError } from "../shared/errors.js";
 import { appProof, extensionProof, newNonce, proofsMatch } from "../shared/handshake.js";
 import {
@@ -375,7 +375,11 @@ export class RelaySession {
       .then(() => this.hooks.onCommand(command))
       .then(
         (result) => {
-          this.send(resultFrame(command.id, result ?? {}));
+          this.send(
+            result instanceof WithTab
+              ? resultFrame(command.id, result.result ?? {}, result.tab)
+              : resultFrame(command.id, result ?? {}),
+          );
         },
         (error) => {
           const code = error instanceof CommandError ? error.code : undefined;

@@ -121,6 +121,7 @@ export const APP_FRAME_KINDS = Object.freeze(["auth.challenge", "auth.ok", "comm
  * @typedef {object} ResultFrame a command's answer
  * @property {string} id
  * @property {unknown} result
+ * @property {WireTab} [tab] a cdp.send's tab as it was once the command ended, when asked
  */
 
 /**
@@ -223,10 +224,23 @@ export function pongFrame() {
 /**
  * @param {string} id
  * @param {unknown} result
+ * @param {WireTab} [tab]
  * @returns {ResultFrame}
  */
-export function resultFrame(id, result) {
-  return { id, result };
+export function resultFrame(id, result, tab) {
+  return tab === undefined ? { id, result } : { id, result, tab };
+}
+
+/** A handler's result that carries a tab for its answer frame (cdp.send with `tab: true`). */
+export class WithTab {
+  /**
+   * @param {unknown} result
+   * @param {WireTab | undefined} tab undefined when it could not be read (the app then asks)
+   */
+  constructor(result, tab) {
+    this.result = result;
+    this.tab = tab;
+  }
 }
 
 /**

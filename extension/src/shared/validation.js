@@ -230,9 +230,9 @@ export function debuggerVersion(params) {
 
 /**
  * Params of cdp.send other than tabId: the CDP method (not yet denylist-checked), its params,
- * and an optional child session id.
+ * an optional child session id, and whether the answer carries the tab once the command ended.
  * @param {Record<string, unknown>} params
- * @returns {{method: string, commandParams: Record<string, unknown> | undefined, sessionId: string | undefined}}
+ * @returns {{method: string, commandParams: Record<string, unknown> | undefined, sessionId: string | undefined, withTab: boolean}}
  */
 export function cdpParams(params) {
   const method = params.method;
@@ -251,6 +251,7 @@ export function cdpParams(params) {
     method,
     commandParams: /** @type {Record<string, unknown> | undefined} */ (commandParams ?? undefined),
     sessionId: /** @type {string | undefined} */ (sessionId ?? undefined),
+    withTab: optionalBoolean(params, "tab") ?? false,
   };
 }
 
