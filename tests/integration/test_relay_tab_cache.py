@@ -159,11 +159,14 @@ async def test_a_page_that_moved_itself_to_a_blocked_site_is_refused_before_the_
     assert "tabs.get" not in methods(extension)  # the cache knew, no round trip was needed
 
 
+@pytest.mark.parametrize("carries_tab", [True, False], ids=["tab-carried", "older-extension"])
 async def test_a_page_that_moves_while_the_tool_runs_is_caught_by_the_look_after_it(
-    relay: RelayHarness,
+    relay: RelayHarness, carries_tab: bool
 ) -> None:
     token = await guarded(relay)
     extension = await relay.extension()
+    if not carries_tab:
+        extension.carry = None  # an older extension: its answers carry no tab
 
     async def evaluate_then_move(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
         # The navigation commits as the page answers; its tab event has not reached the app.
@@ -177,29 +180,10 @@ async def test_a_page_that_moves_while_the_tool_runs_is_caught_by_the_look_after
         )
     assert result.is_error
     assert "went to" in text_of(result) and SECRET not in text_of(result)
-    # The evaluate's answer carried the tab as it was once the script ran: no look of its own.
-    assert methods(extension)[-1] == "cdp.send" and "tabs.get" not in methods(extension)
-
-
-async def test_an_extension_that_carries_no_tab_is_asked_after_the_tool(
-    relay: RelayHarness,
-) -> None:
-    token = await guarded(relay)
-    extension = await relay.extension()
-    extension.carry = None  # an older extension: the answer has no tab
-
-    async def evaluate_then_move(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
-        extension.tabs[tab_id]["url"] = BLOCKED
-        return {"result": {"type": "string", "value": SECRET}}
-
-    extension.cdp_handlers["Runtime.evaluate"] = evaluate_then_move
-    async with mcp_client(relay.base_mcp(), token) as client:
-        result = await client.call_tool(
-            "browser_evaluate", {"expression": "document.body.innerText", "tab_id": 1}
-        )
-    assert result.is_error
-    assert "went to" in text_of(result) and SECRET not in text_of(result)
-    assert methods(extension)[-1] == "tabs.get"  # asked after the tool, not read from the cache
+    if carries_tab:  # the answer carried the tab as it was once the script ran
+        assert methods(extension)[-1] == "cdp.send" and "tabs.get" not in methods(extension)
+    else:  # asked after the tool, not read from the cache
+        assert methods(extension)[-1] == "tabs.get"
 
 
 async def test_an_answer_carrying_its_tab_spares_the_look_after_it(relay: RelayHarness) -> None:
