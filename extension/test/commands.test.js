@@ -128,6 +128,16 @@ test("cdp.send asked for the tab answers with it as it is once the command ended
   assert.equal(fake.callsTo("tabs.get").length, tabsGets);
 });
 
+test("the carried tab is read last, after a look at a group the registry did not know", async () => {
+  const { fake, run } = setup();
+  Object.assign(/** @type {object} */ (fake.tabs.get(1)), { groupId: 42 }); // the person's own group
+  fake.onCommand(async () => ({ result: { value: 1 } }));
+  const answer = await run("cdp.send", { tabId: 1, method: "Runtime.evaluate", params: {}, tab: true });
+  assert.ok(answer instanceof WithTab);
+  const after = fake.calls.map(([name]) => name).slice(fake.calls.findIndex(([name]) => name === "debugger.sendCommand"));
+  assert.deepEqual(after.filter((name) => name.startsWith("tab")), ["tabs.get", "tabGroups.query", "tabs.get"]);
+});
+
 test("cdp.send whose tab closed as it answered answers without the tab", async () => {
   const { fake, run } = setup();
   fake.onCommand(async (_method, _params, tabId) => {

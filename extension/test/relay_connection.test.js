@@ -274,7 +274,7 @@ test("commands are answered once connected, errors with their code", async () =>
 });
 
 test("an answer that carries its tab puts it beside the result, and only when one was read", async () => {
-  const tab = { id: 5, windowId: 1, url: "https://example.com/", title: "Example", active: true, attached: true, groupId: -1, shared: false, focused: true };
+  const tab = { id: 5, windowId: 1, url: "https://example.com/", title: "Example", active: true, attached: true, groupId: -1, shared: false };
   const { connection, socket } = setup({
     run: async (command) => new WithTab({ value: command.id }, command.id === "1" ? tab : undefined),
   });

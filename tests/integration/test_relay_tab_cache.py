@@ -18,7 +18,8 @@ import pytest
 from support.harness import RelayHarness
 from support.mcp import mcp_client, text_of
 from tabrelay.config.settings import PolicyRule, Settings
-from tabrelay.errors import CommandFailed
+from tabrelay.errors import CommandFailed, CommandTimeout
+from tabrelay.protocol.constants import EXTENDED_METHODS
 from tabrelay.relay.browser import Browser
 
 BLOCKED = "https://blocked.example/account"
@@ -195,7 +196,7 @@ async def test_an_answer_carrying_its_tab_spares_the_look_after_it(relay: RelayH
         return {"result": {"type": "number", "value": 1}}
 
     extension.cdp_handlers["Runtime.evaluate"] = move
-    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, look=True)
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, with_tab=True)
     assert (await browser.get_tab(1)).url == "https://example.com/next"
     assert methods(extension) == ["cdp.send"]
     await browser.cdp(1, "Runtime.evaluate", {"expression": "1"})  # not asked to carry it
@@ -210,13 +211,79 @@ async def test_a_tab_carried_by_an_answer_that_overlapped_another_command_is_not
     browser = await listed(relay)
     extension.hold_replies = True
     click = asyncio.create_task(browser.cdp(1, "Input.dispatchMouseEvent", {"type": "x"}))
-    look = asyncio.create_task(browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, look=True))
+    look = asyncio.create_task(
+        browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, with_tab=True)
+    )
     await extension.held_count(2)
     extension.hold_replies = False
     await extension.release_held(shuffle=False)
     await asyncio.gather(click, look)
     await browser.get_tab(1)
     assert methods(extension) == ["cdp.send", "cdp.send", "tabs.get"]
+
+
+async def test_a_carried_tab_is_not_trusted_when_an_event_about_it_came_meanwhile(
+    relay: RelayHarness,
+) -> None:
+    """The event may have left the extension after its read of the tab (it waited on a look
+    at the tab's group), telling what was true before: which is newer is not known."""
+    extension = await relay.extension()
+    browser = await listed(relay)
+
+    async def moved_meanwhile(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        await extension.send({"type": "tab_event", "event": "updated", "tab": dict(
+            extension.tabs[tab_id], url=BLOCKED)})  # fmt: skip
+        return {"result": {"type": "number", "value": 1}}
+
+    extension.cdp_handlers["Runtime.evaluate"] = moved_meanwhile
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, with_tab=True)
+    assert (await browser.get_tab(1)).url == "https://example.com/"  # asked: the browser's word
+    assert methods(extension) == ["cdp.send", "tabs.get"]
+
+
+async def test_a_tab_on_an_answer_that_did_not_ask_for_one_is_ignored(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    browser = await listed(relay)
+    extension.hold_replies = True
+    command = asyncio.create_task(browser.cdp(1, "Runtime.evaluate", {"expression": "1"}))
+    await extension.held_count(1)
+    (held,) = extension.take_held()
+    extension.hold_replies = False
+    await extension.send({"id": held["id"], "result": {}, "tab": dict(extension.tabs[1])})
+    assert await command == {}
+    await browser.get_tab(1)
+    assert methods(extension) == ["cdp.send", "tabs.get"]
+
+
+async def test_a_command_that_timed_out_counts_as_in_flight_until_its_late_answer(
+    relay: RelayHarness,
+) -> None:
+    """It may still act: a carried tab read meanwhile vouches for nothing."""
+    extension = await relay.extension()
+    browser = await listed(relay)
+    extension.hold_replies = True
+    with pytest.raises(CommandTimeout):
+        await browser.cdp(1, "Input.dispatchMouseEvent", {"type": "x"}, timeout=0.05)
+    extension.hold_replies = False
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, with_tab=True)
+    await browser.get_tab(1)
+    assert methods(extension) == ["cdp.send", "cdp.send", "tabs.get"]
+    await extension.release_held()  # the late answer: the click acts no more
+    await extension.flushed()
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "2"}, with_tab=True)
+    await browser.get_tab(1)
+    assert methods(extension) == ["cdp.send", "cdp.send", "tabs.get", "cdp.send"]
+
+
+async def test_an_extension_that_does_not_announce_carried_tabs_is_not_asked_for_them(
+    relay: RelayHarness,
+) -> None:
+    extension = await relay.extension(capabilities=EXTENDED_METHODS)
+    browser = await listed(relay)
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, with_tab=True)
+    assert "tab" not in extension.commands[-1]["params"]
+    await browser.get_tab(1)
+    assert methods(extension) == ["cdp.send", "tabs.get"]
 
 
 @pytest.mark.parametrize(
@@ -230,7 +297,7 @@ async def test_a_malformed_or_foreign_carried_tab_is_ignored_and_the_answer_stan
     extension = await relay.extension()
     browser = await listed(relay)
     extension.carry = lambda tab_id: carried
-    answer = await browser.cdp(1, "Runtime.evaluate", {"expression": "7"}, look=True)
+    answer = await browser.cdp(1, "Runtime.evaluate", {"expression": "7"}, with_tab=True)
     assert answer == {"result": {"type": "string", "value": "evaluated 7"}}
     assert (await browser.get_tab(1)).url == "https://example.com/"  # asked, not taken from it
     assert (await browser.get_tab(2)).url == "https://example.org/news"

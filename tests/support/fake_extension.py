@@ -260,6 +260,11 @@ class FakeExtension:
             await self._answer(message)
         return len(held)
 
+    def take_held(self) -> list[dict[str, Any]]:
+        """The held commands, to be answered by the test itself (never by this extension)."""
+        held, self._held = self._held, []
+        return held
+
     async def held_count(self, count: int, timeout: float = 5.0) -> None:
         async with asyncio.timeout(timeout):
             while len(self._held) < count:

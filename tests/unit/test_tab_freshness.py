@@ -56,6 +56,36 @@ def test_a_command_sent_after_it_left_makes_its_carried_tab_count_for_nothing() 
     assert fresh.current(TAB)
 
 
+def test_a_command_sent_later_but_answered_first_spoils_the_earlier_ones_carried_tab() -> None:
+    fresh = told_by_event()
+    first = fresh.command_sent((TAB,))
+    later = fresh.command_sent((TAB,))
+    fresh.command_ended((TAB,))  # the later one's answer, first
+    fresh.command_ended((TAB,))
+    assert not fresh.carried(TAB, first)  # the later one may have acted after its read
+    assert not fresh.carried(TAB, later)  # the first was in flight when it left
+    assert not fresh.current(TAB)
+
+
+def test_a_command_to_every_tab_sent_while_it_ran_spoils_it() -> None:
+    fresh = told_by_event()
+    sent = fresh.command_sent((TAB,))
+    fresh.command_sent((EVERY_TAB,))  # tabs.create, after it left
+    fresh.command_ended((EVERY_TAB,))
+    fresh.command_ended((TAB,))
+    assert not fresh.carried(TAB, sent)
+    assert not fresh.current(TAB)
+
+
+def test_a_command_to_every_tab_in_flight_when_it_left_spoils_it() -> None:
+    fresh = told_by_event()
+    fresh.command_sent((EVERY_TAB,))
+    sent = fresh.command_sent((TAB,))
+    fresh.command_ended((EVERY_TAB,))
+    fresh.command_ended((TAB,))
+    assert not fresh.carried(TAB, sent)
+
+
 def test_a_command_that_may_change_every_tab_spoils_it_too() -> None:
     fresh = told_by_event()
     sent = fresh.command_sent((TAB,))

@@ -45,7 +45,10 @@ EXTENDED_METHODS: tuple[str, ...] = (
 # Behaviours an extension announces in ``hello.capabilities`` besides methods.
 # navigation.guard: it lets the document requests the app holds (Fetch) through whenever the
 # app cannot decide (not connected), so an app that went away never leaves a tab stuck.
-FEATURES: tuple[str, ...] = ("navigation.guard",)
+# cdp.tab: a ``cdp.send`` sent with ``"tab": true`` is answered with the tab as the extension
+# read it once the command had ended (docs/protocol.md).
+CARRIED_TAB = "cdp.tab"
+FEATURES: tuple[str, ...] = ("navigation.guard", CARRIED_TAB)
 
 
 class MessageType(enum.StrEnum):

@@ -27,7 +27,13 @@ from tabrelay.errors import (
     TooManyPendingCommands,
 )
 from tabrelay.protocol.cdp import cdp_block_reason
-from tabrelay.protocol.constants import EXTENDED_METHODS, FEATURES, SEED_METHODS, ErrorCode
+from tabrelay.protocol.constants import (
+    CARRIED_TAB,
+    EXTENDED_METHODS,
+    FEATURES,
+    SEED_METHODS,
+    ErrorCode,
+)
 from tabrelay.protocol.messages import (
     AppMessage,
     Command,
@@ -92,6 +98,8 @@ class Browser:
         self._on_change = on_change
         self._ids = itertools.count(1)
         self._pending: dict[str, asyncio.Future[CommandResult]] = {}
+        # Commands that timed out or were cancelled, by id → the tabs they may still change.
+        self._lingering: dict[str, tuple[int, ...]] = {}
         self._pong: asyncio.Future[bool] | None = None  # the pings out wait for one pong
         self._closed_reason: str | None = None
         self.methods = frozenset(SEED_METHODS) | (
@@ -163,7 +171,7 @@ class Browser:
         timeout = self.command_timeout if timeout is None else timeout
         self.last_activity = time.time()
         touched = touched_tabs(method, params)
-        sent = self._freshness.command_sent(touched)
+        sent, events_seen = self._freshness.command_sent(touched), self._events_seen
         answer: CommandResult | None = None
         try:
             try:
@@ -184,14 +192,19 @@ class Browser:
             ) from None
         finally:
             self._pending.pop(command_id, None)
-            self._freshness.command_ended(touched)
-            if answer is not None and answer.tab is not None and touched == (answer.tab.id,):
-                self._carried(answer.tab, sent)
+            if (future.done() and not future.cancelled()) or self._closed_reason is not None:
+                self._freshness.command_ended(touched)
+            else:  # timed out or cancelled: it may still act, until its late answer comes
+                self._lingering[command_id] = touched
+            if answer is not None and answer.tab is not None and params.get("tab") is True:
+                self._carried(answer.tab, touched, sent, events_seen)
 
     def resolve(self, message: CommandResult | CommandError) -> bool:
         """Deliver an answer to its pending command; ``False`` if no command waits for it."""
         future = self._pending.pop(message.id, None)
         if future is None or future.done():
+            if (touched := self._lingering.pop(message.id, None)) is not None:
+                self._freshness.command_ended(touched)  # a late answer: it acts no more
             logger.debug("browser %s: dropped an answer for unknown id %s", self.id, message.id)
             return False
         if isinstance(message, CommandResult):
@@ -238,6 +251,7 @@ class Browser:
         if self._pong is not None and not self._pong.done():
             self._pong.set_result(False)
         pending, self._pending = self._pending, {}
+        self._lingering.clear()  # nothing of this connection acts any more
         for future in pending.values():
             if not future.done():
                 future.set_exception(
@@ -294,11 +308,17 @@ class Browser:
         self._changed()
         return tabs
 
-    def _carried(self, tab: TabInfo, sent: Sent) -> None:
-        """A command's answer carried its tab as the extension read it once the command ended:
-        newer than every event that came before the answer, so it is cached as it is, and
-        current when no other command could have changed the tab meanwhile."""
-        if self._freshness.carried(tab.id, sent):
+    def _carried(self, tab: TabInfo, touched: tuple[int, ...], sent: Sent, events: int) -> None:
+        """A command's answer carried its tab as the extension read it once the command ended.
+        It is cached, and current, only when it is that command's one tab, no event about the
+        tab came while the command ran (the event may have left the extension after the read,
+        with what was true before it), and no other command could have changed the tab
+        meanwhile (``TabFreshness.carried``); else the next look asks."""
+        if (
+            touched == (tab.id,)
+            and self._last_event.get(tab.id, 0) <= events
+            and self._freshness.carried(tab.id, sent)
+        ):
             self.tabs[tab.id] = tab
 
     def _remember(self, tab: TabInfo, sent: int) -> None:
@@ -394,14 +414,14 @@ class Browser:
         params: JsonObject | None = None,
         *,
         timeout: float | None = None,
-        look: bool = False,
+        with_tab: bool = False,
     ) -> Any:
-        """Send a CDP command to a tab (the extension attaches first if needed). ``look``: the
-        answer also carries the tab as it is once the command ended, so a look at the tab right
-        after needs no round trip of its own (an extension that cannot leaves it out)."""
+        """Send a CDP command to a tab (the extension attaches first if needed). ``with_tab``:
+        an extension that announces ``cdp.tab`` answers with the tab as it is once the command
+        ended, so a look at the tab right after needs no round trip of its own."""
         payload: JsonObject = {"tabId": tab_id, "method": method}
         if params:
             payload["params"] = params
-        if look:
+        if with_tab and CARRIED_TAB in self.features:
             payload["tab"] = True
         return await self.send_command("cdp.send", payload, timeout=timeout)

@@ -3,14 +3,15 @@
 A cached tab is current when the extension pushes tab events (one of the seed protocol does
 not), no command that could change the tab is in flight, and its state was confirmed after the
 last such command ended: by an answer to ``tabs.get`` or ``tabs.list`` that left afterwards,
-by the tab a command's own answer carries (read by the extension once the command ended, when
-no other command touched the tab meanwhile), or, for a tab no command has touched, by an
-event. A command naming the tab makes it stale until it is asked again, even once answered: a
-CDP command may set off a navigation whose event comes later, and what a tool read from the
-page must be checked against the document that answered (the navigation guard's look after a
-tool). ``tabs.create`` and ``tabs.activate`` (and any method this table does not know) may
-change every tab. Events keep updating the cached state meanwhile
-(``Browser.apply_tab_event``). Pure bookkeeping: no I/O, no asyncio.
+by the tab a command's own answer carries (``carried``), or, for a tab no command has touched,
+by an event. Any other command naming the tab makes it stale until it is asked again, even
+once answered: a CDP command may set off a navigation whose event comes later, and what a tool
+read from the page must be checked against the document that answered (the navigation guard's
+look after a tool). A command that timed out or was cancelled may still act: it counts as in
+flight until its late answer comes (``Browser`` keeps it). ``tabs.create`` and
+``tabs.activate`` (and any method this table does not know) may change every tab. Events keep
+updating the cached state meanwhile (``Browser.apply_tab_event``). Pure bookkeeping: no I/O,
+no asyncio.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class TabFreshness:
         return confirmed is not None and confirmed > latest_change
 
     def command_sent(self, touched: tuple[int, ...]) -> Sent:
+        """A command that may change ``touched`` left; pass what this gives to ``carried``."""
         now = self._tick()
         alone = not self._busy.get(EVERY_TAB) and not any(self._busy.get(t) for t in touched)
         for tab_id in touched:
@@ -105,12 +107,11 @@ class TabFreshness:
         """A command that touched only ``tab_id`` ended (``command_ended`` first), and its answer
         carried the tab as the extension read it once the command had ended there. That state
         is current if no other command that could change the tab was in flight at any time
-        while this one was: else one may have acted after that read, its answer arriving
-        first. Whether it counts."""
+        while this one was: not when it left (``sent.alone``), and none left since (one still
+        in flight now is either); else another may have acted after that read, its answer
+        arriving first. Whether it counts."""
         if (
             not sent.alone
-            or self._busy.get(tab_id)
-            or self._busy.get(EVERY_TAB)
             or self._last_sent.get(tab_id) != sent.at
             or self._last_sent.get(EVERY_TAB, 0) > sent.at
         ):

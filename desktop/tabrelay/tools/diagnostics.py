@@ -38,7 +38,7 @@ async def evaluate(ctx: ToolContext, params: EvaluateParams) -> ToolResult:
             "timeout": int(params.timeout * 1000),
         },
         timeout=params.timeout + 5,
-        look=True,  # its one command: the tab after it comes with the answer (the guard's look)
+        with_tab=True,  # its one command: the tab after it comes with the answer (the guard's look)
     )
     details = result.get("exceptionDetails")
     if details:

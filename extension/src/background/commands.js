@@ -60,7 +60,7 @@ export class CommandRouter {
           // The tab as it is now the command has ended: the app's look right after needs no
           // round trip of its own. A tab that cannot be read (closed, a browser page) is left
           // out, and the app asks for it.
-          return withTab ? new WithTab(result, await tabs.get(tabId).catch(() => undefined)) : result;
+          return withTab ? new WithTab(result, await tabs.now(tabId).catch(() => undefined)) : result;
         },
       ],
       ["tabs.close", (p) => tabs.close(requireTabId(p))],

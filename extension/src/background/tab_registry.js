@@ -130,6 +130,20 @@ export class TabRegistry {
   }
 
   /**
+   * The tab as it is now, read last: after any look at its group, so nothing that happened
+   * before the answer leaves the extension can be newer than it (a cdp.send's carried tab).
+   * @param {number} tabId
+   */
+  async now(tabId) {
+    const tab = await this.require(tabId);
+    if (this.#groupUnknown(tab)) {
+      await this.#refreshGroups();
+      return this.wire(await this.require(tabId));
+    }
+    return this.wire(tab);
+  }
+
+  /**
    * Open a tab for an agent, in the window's Tabrelay group.
    * @param {{url: string, active: boolean}} options
    */
@@ -258,10 +272,18 @@ export class TabRegistry {
    * @param {ChromeTab} tab
    */
   async wired(tab) {
-    if (tab.groupId !== undefined && tab.groupId !== -1 && !this.#tabrelayGroups.has(tab.groupId)) {
+    if (this.#groupUnknown(tab)) {
       await this.#refreshGroups();
     }
     return this.wire(tab);
+  }
+
+  /**
+   * Whether the tab is in a group the registry has not seen (new, or made by the person).
+   * @param {ChromeTab} tab
+   */
+  #groupUnknown(tab) {
+    return tab.groupId !== undefined && tab.groupId !== -1 && !this.#tabrelayGroups.has(tab.groupId);
   }
 
   async #refreshGroups() {

@@ -33,9 +33,11 @@ export const EXTENDED_METHODS = Object.freeze(["tabs.close", "tabs.activate", "t
 
 /**
  * Behaviours announced in hello.capabilities besides methods. navigation.guard: document
- * requests the app holds (Fetch) are let through whenever the app cannot decide.
+ * requests the app holds (Fetch) are let through whenever the app cannot decide. cdp.tab: a
+ * cdp.send sent with `tab: true` is answered with the tab as read once the command had ended.
  */
-export const FEATURES = Object.freeze(["navigation.guard"]);
+export const CARRIED_TAB = "cdp.tab";
+export const FEATURES = Object.freeze(["navigation.guard", CARRIED_TAB]);
 
 /**
  * A pairing request carries a short code the popup shows and the app's dialog shows too, so the
