@@ -10,15 +10,18 @@ import threading
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from tabrelay.recipes.model import (
     FORMAT,
-    PARAM_NAME,
     Locator,
     Param,
     Recipe,
     RecipeError,
     Step,
+    check_name,
+    check_param_name,
+    free_param_name,
     param_name_from,
 )
 from tabrelay.recipes.store import RecipeStore
@@ -367,7 +370,7 @@ def test_secret_parameters_have_no_value_in_the_file(store: RecipeStore) -> None
     [
         ("E-mail address", "e_mail_address"),
         ("  Your NAME (as on the card) ", "your_name_as_on_the_card"),
-        ("2FA code", "text"),  # a name starts with a letter
+        ("2FA code", "text_2fa_code"),  # a name starts with a letter
         ("Пароль", "text"),  # nothing of it is a name
         ("", "text"),
         ("word " * 30, ("word_" * 8).rstrip("_")),  # at most 40, never ending in "_"
@@ -376,7 +379,34 @@ def test_secret_parameters_have_no_value_in_the_file(store: RecipeStore) -> None
 def test_a_parameter_name_is_made_from_the_words_a_person_reads(words: str, name: str) -> None:
     made = param_name_from(words, fallback="text")
     assert made == name
-    assert PARAM_NAME.fullmatch(made)
+    assert check_param_name(made) == made
+
+
+def test_a_taken_parameter_name_gets_the_next_free_number_and_stays_a_name() -> None:
+    assert free_param_name("email", set()) == "email"
+    assert free_param_name("email", {"email", "email_2"}) == "email_3"
+    long = "a" * 40
+    taken = {long, *(f"{'a' * 36}_{n}" for n in range(2, 12))}
+    free = free_param_name(long, taken)
+    assert free == f"{'a' * 36}_12" and free not in taken
+    assert check_param_name(free) == free
+
+
+@pytest.mark.parametrize("name", ["Ab c", "a b", "ab-c", "_a", "1a", "a" * 41, "ab\n", ""])
+def test_a_parameter_name_is_all_of_it_checked(name: str) -> None:
+    """Anywhere in the name, not only a part of it that looks like one."""
+    with pytest.raises(RecipeError, match="cannot name a parameter"):
+        check_param_name(name)
+    with pytest.raises(ValidationError):
+        Param(name=name, secret=True)
+
+
+@pytest.mark.parametrize("name", ["!!tea", "tea\n", "a/b", " tea"])
+def test_a_recipe_name_is_all_of_it_checked(name: str) -> None:
+    with pytest.raises(RecipeError, match="cannot name a recipe"):
+        check_name(name)
+    with pytest.raises(ValidationError):
+        recipe(name)
 
 
 def test_which_steps_text_can_become_a_parameter() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tabrelay.recipes.model import Locator, Param, Step
+from tabrelay.recipes.model import PARAM_NAME, Locator, Param, Step
 from tabrelay.recipes.recorder import Recorder
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.tools import catalog
@@ -261,6 +261,27 @@ def test_secret_fields_of_a_form_are_named_by_kind_and_numbered_when_taken() -> 
     ]
     dumped = json.dumps([s.model_dump() for s in steps] + [p.model_dump() for p in params_])
     assert CANARY not in dumped
+
+
+def test_secret_fields_with_long_labels_alike_get_names_that_are_still_names() -> None:
+    """Two labels whose first 40 name characters are the same: the second is numbered within
+    the 40 a name may have, and the step's text uses it (it once typed "{{…_2}}" as text)."""
+    label = "Answer to the security question you chose when "
+    fields = [{"ref": "e1", "value": CANARY}, {"ref": "e2", "value": CANARY + "2"}]
+    steps, params_ = record(
+        "browser_fill_form",
+        {"fields": fields},
+        {
+            "fields.0": Locator(label=label + "you signed up", css="#a"),
+            "fields.1": Locator(label=label + "you last moved", css="#b"),
+        },
+        secret=lambda path: True,
+    )
+    names = [p.name for p in params_]
+    assert len(names) == 2 and len(set(names)) == 2
+    assert all(PARAM_NAME.fullmatch(name) for name in names), names
+    assert [s.text for s in steps] == [f"{{{{{name}}}}}" for name in names]
+    assert [s.params() for s in steps] == [{name} for name in names]
 
 
 def test_a_secret_prompt_answer_is_a_parameter() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -103,9 +104,22 @@ class Locator(_Model):
 
 def param_name_from(words: str, *, fallback: str) -> str:
     """A parameter name made of the words a person reads (a field's label): lowercase, ``_``
-    between words, at most 40 characters, starting with a letter; else ``fallback``."""
-    slug = _NOT_A_NAME.sub("_", words.lower()).strip("_")[:40].strip("_")
-    return slug if slug and slug[0].isalpha() else fallback
+    between words, at most 40 characters, starting with a letter (``fallback`` goes first when
+    it would not: "2FA code" is ``text_2fa_code``); ``fallback`` when no word is left."""
+    slug = _NOT_A_NAME.sub("_", words.lower()).strip("_")
+    if slug and not slug[0].isalpha():
+        slug = f"{fallback}_{slug}"
+    return slug[:40].strip("_") or fallback
+
+
+def free_param_name(name: str, taken: Collection[str]) -> str:
+    """``name``, or the first of ``name_2``, ``name_3``… not in ``taken`` (cut so that it
+    is still a parameter name)."""
+    number, free = 2, name
+    while free in taken:
+        free = f"{name[:36]}_{number}"
+        number += 1
+    return free
 
 
 class Step(_Model):
@@ -187,7 +201,7 @@ class Step(_Model):
 
 
 class Param(_Model):
-    name: Annotated[str, Field(pattern=PARAM_NAME.pattern)]
+    name: Annotated[str, Field(pattern=f"^{PARAM_NAME.pattern}$")]
     secret: bool = False  # typed into a password or one-time-code field: never a stored value
     description: Annotated[str, Field(max_length=300)] = ""
     default: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
@@ -203,7 +217,7 @@ class Recipe(_Model):
     """What a recipe file holds (see the module docstring)."""
 
     format: Literal[1] = FORMAT
-    name: Annotated[str, Field(pattern=RECIPE_NAME.pattern)]
+    name: Annotated[str, Field(pattern=f"^{RECIPE_NAME.pattern}$")]
     revision: int = Field(default=1, ge=1)  # counts saves under this name
     created: float  # seconds since the epoch
     origin: Literal["agent", "demonstration"]
@@ -285,6 +299,16 @@ def recipe_text(recipe: Recipe) -> str:
     left out."""
     data = {"format": FORMAT, **recipe.model_dump(mode="json", exclude_defaults=True)}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def check_param_name(name: str) -> str:
+    """A parameter name as given by a person, or RecipeError saying what a name may be."""
+    if not PARAM_NAME.fullmatch(name):
+        raise RecipeError(
+            f"{name[:60]!r} cannot name a parameter: use up to 40 lowercase letters, digits "
+            "and '_', starting with a letter"
+        )
+    return name
 
 
 def check_name(name: str) -> str:

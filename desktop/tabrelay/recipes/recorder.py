@@ -29,12 +29,13 @@ from tabrelay.listeners import Listeners
 from tabrelay.recipes.model import (
     MAX_STEPS,
     PARAM,
-    PARAM_NAME,
     Param,
     Recipe,
     RecipeError,
     Step,
     check_name,
+    check_param_name,
+    free_param_name,
 )
 from tabrelay.recipes.store import MAX_FILE, RecipeStore
 
@@ -323,11 +324,7 @@ class Recorder:
                     f"{len(steps) - 1})"
                 )
             step = steps[index]
-            if not PARAM_NAME.fullmatch(param):
-                raise RecipeError(
-                    f"{param[:50]!r} cannot name a parameter: use up to 40 lowercase letters, "
-                    "digits and '_', starting with a letter"
-                )
+            check_param_name(param)
             if (why := step.why_not_nameable()) is not None:
                 raise RecipeError(f"step {index} ({step.describe()}) {why}")
             assert step.text is not None  # a nameable step types text
@@ -506,9 +503,7 @@ def _renamed(
         if param.name not in taken:
             taken.add(param.name)
             continue
-        number = 2
-        while (new := f"{param.name[:36]}_{number}") in taken or new in given:
-            number += 1
+        new = free_param_name(param.name, taken | given)
         renames[param.name] = new
         taken.add(new)
     if not renames:

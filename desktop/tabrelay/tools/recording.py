@@ -50,7 +50,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from tabrelay.errors import validation_text
-from tabrelay.recipes.model import MAX_TEXT, Locator, Param, Step, param_name_from
+from tabrelay.recipes.model import (
+    MAX_TEXT,
+    Locator,
+    Param,
+    Step,
+    free_param_name,
+    param_name_from,
+)
 from tabrelay.tools.context import Params, ToolResult
 
 RECORDED: frozenset[str] = frozenset(
@@ -144,13 +151,7 @@ class _Made:
         """``text`` as a step holds it: ``{{name}}`` with a new secret parameter if secret."""
         if not self.secret(path):
             return text
-        name = _secret_name(target)
-        taken = {p.name for p in self.params}
-        if name in taken:
-            number = 2
-            while f"{name}_{number}" in taken:
-                number += 1
-            name = f"{name}_{number}"
+        name = free_param_name(_secret_name(target), {p.name for p in self.params})
         self.params.append(Param(name=name, secret=True, description=_about(target)))
         return f"{{{{{name}}}}}"
 

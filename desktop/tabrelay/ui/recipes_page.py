@@ -35,11 +35,11 @@ from tabrelay.config.files import atomic_write
 from tabrelay.errors import TabrelayError
 from tabrelay.recipes.export import export
 from tabrelay.recipes.model import (
-    PARAM_NAME,
     Recipe,
     RecipeError,
     Step,
     check_name,
+    check_param_name,
     param_name_from,
 )
 from tabrelay.recipes.recorder import Recorder, RecordingInfo
@@ -508,11 +508,10 @@ class RecipesPage(QWidget):
         }
 
         def check(name: str) -> str | None:
-            if not PARAM_NAME.fullmatch(name):
-                return (
-                    f"{name[:60]!r} cannot name a parameter: use up to 40 lower-case letters, "
-                    "digits or '_', starting with a letter"
-                )
+            try:
+                check_param_name(name)
+            except RecipeError as error:
+                return error.message
             if name in taken:
                 return f"another step typed a different text as {name!r}: choose another name"
             return None
