@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -157,54 +155,6 @@ def test_an_answer_may_carry_its_tab_and_one_that_does_not_parse_is_left_out() -
 
 def test_decode_json_keeps_unicode() -> None:
     assert decode_json('{"t": "ü‮"}') == {"t": "ü\u202e"}
-
-
-@contextlib.contextmanager
-def collections_counted() -> Iterator[list[int]]:
-    started: list[int] = []
-
-    def count(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            started.append(info["generation"])
-
-    gc.callbacks.append(count)
-    try:
-        yield started
-    finally:
-        gc.callbacks.remove(count)
-
-
-def ax_answer(nodes: int) -> str:
-    """A CDP answer shaped like Accessibility.getFullAXTree's: many small objects."""
-    node = {"nodeId": "1", "role": {"type": "role", "value": "button"}, "properties": []}
-    return json.dumps({"id": "7", "result": {"nodes": [dict(node, n=i) for i in range(nodes)]}})
-
-
-def test_a_large_answer_is_decoded_without_the_cycle_collector_running() -> None:
-    """Decoding a multi-megabyte answer makes hundreds of thousands of containers and no
-    cycles: a collection meanwhile finds nothing, yet each one walks the growing heap (a
-    getFullAXTree answer of a 2,000-control page decoded 4-6x slower with them). One
-    collection may follow, once the collector is back (there were about 170 before)."""
-    text = ax_answer(40_000)
-    assert len(text) > 1_000_000 and gc.isenabled()
-    with collections_counted() as started:
-        value = decode_json(text)
-    assert len(started) <= 1, started  # of whichever generation is due
-    assert len(value["result"]["nodes"]) == 40_000
-    assert gc.isenabled()
-
-
-def test_the_cycle_collector_is_left_as_it_was_whatever_the_decode_does() -> None:
-    big = ax_answer(20_000)
-    for text in (big, big[:-1], big.replace("1", "NaN", 1)):
-        for enabled in (True, False):
-            (gc.enable if enabled else gc.disable)()
-            try:
-                with contextlib.suppress(ProtocolViolation):
-                    decode_json(text)
-                assert gc.isenabled() is enabled
-            finally:
-                gc.enable()
 
 
 @settings(max_examples=examples(400))

@@ -11,11 +11,9 @@ fields are ignored so newer peers keep working. No I/O, no asyncio.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -36,8 +34,6 @@ JsonObject = dict[str, Any]
 MAX_TAB_ID = 2**53 - 1  # JavaScript's safe integer range
 MAX_LIST_LENGTH = 10_000
 MAX_TEXT_LENGTH = 1024
-# From this size a frame is decoded with the cycle collector paused (``decode_json``).
-LARGE_FRAME = 256 * 1024
 _M = TypeVar("_M")
 
 
@@ -294,8 +290,7 @@ class TabInfo:
 def decode_json(text: str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
     """Strict JSON: no NaN or Infinity, bounded nesting. Raises ``ProtocolViolation``."""
     try:
-        with _no_collection() if len(text) >= LARGE_FRAME else contextlib.nullcontext():
-            value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant)
     except RecursionError:
         raise ProtocolViolation("too_deep", "message is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, huge integers, NaN
@@ -308,24 +303,6 @@ def decode_json(text: str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:
     if may_be_deep and _depth_exceeds(text, max_depth):
         raise ProtocolViolation("too_deep", f"message is nested deeper than {max_depth} levels")
     return value
-
-
-@contextlib.contextmanager
-def _no_collection() -> Iterator[None]:
-    """The cycle collector paused, then left as it was.
-
-    Decoding a large answer (a getFullAXTree of a big page: megabytes, hundreds of thousands of
-    dicts and lists) makes no reference cycles, but the containers it makes trip the
-    collector's thresholds again and again, and each collection walks the heap that grows
-    meanwhile: such an answer decoded 4-6 times slower with them (docs/benchmarks.md).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def parse_extension_message(text: str) -> ExtensionMessage:
