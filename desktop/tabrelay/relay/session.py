@@ -430,4 +430,3 @@ def parse_frame(frame: str) -> ExtensionMessage:
     finally:
         if enabled:
             gc.enable()
-
