@@ -173,9 +173,11 @@ class Browser:
         touched = touched_tabs(method, params)
         sent, events_seen = self._freshness.command_sent(touched), self._events_seen
         answer: CommandResult | None = None
+        out = False  # the frame has left: the extension may act on it
         try:
             try:
                 await self._channel.send(encode(Command(command_id, method, params).to_wire()))
+                out = True
             # websockets raises ConnectionClosed; a half-closed transport may raise OSError.
             except Exception as exc:  # noqa: BLE001
                 self._pending.pop(command_id, None)  # raised below; nobody awaits its future
@@ -192,10 +194,11 @@ class Browser:
             ) from None
         finally:
             self._pending.pop(command_id, None)
-            if (future.done() and not future.cancelled()) or self._closed_reason is not None:
-                self._freshness.command_ended(touched)
-            else:  # timed out or cancelled: it may still act, until its late answer comes
+            if future.cancelled() and out and self._closed_reason is None:
+                # Timed out or cancelled once sent: it may still act, until its late answer.
                 self._lingering[command_id] = touched
+            else:
+                self._freshness.command_ended(touched)
             if answer is not None and answer.tab is not None and params.get("tab") is True:
                 self._carried(answer.tab, touched, sent, events_seen)
 
