@@ -127,8 +127,8 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
 async def _editors_and_secrets(
     ctx: ToolContext,
 ) -> tuple[dict[int, EditorText], dict[int, str] | None]:
-    """Code editors' text and the secret fields holding something: one page script, one walk
-    (Chrome's renderer runs page scripts one after another, ~5 ms each on a small page)."""
+    """Code editors' text and the secret fields holding something: one page script and one
+    walk over the page, each look keeping its own failure (``page_looks``)."""
     secrets, editors = await look(ctx, secret_fields.LOOK, editor_text.LOOK)
     return editor_text.read_texts(editors), secret_fields.read_secrets(secrets)
 
