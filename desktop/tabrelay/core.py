@@ -131,6 +131,7 @@ class Core:
         # and the tabs handed to the person.
         self.recipes = RecipeStore(paths.recipes_dir)
         self.recorder = Recorder(paths.recordings_dir)
+        self.tabs.dropped.add(self.recorder.finish_tab)  # an agent's recording ends with its tab
         self.handoffs = Handoffs()
         self.demonstrations = Demonstrations(
             registry=self.registry,

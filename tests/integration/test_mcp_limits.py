@@ -3,7 +3,8 @@
 Failed authentication is limited per Origin, per wrong credential and per source, so a web page
 or a program guessing tokens cannot lock out a client that has a valid token. Sessions are
 capped per client, so one client opening many cannot starve the others; a session's slot
-frees when it is deleted, goes idle, or its client disconnects.
+frees when it is deleted, goes idle, or its client disconnects, and what the session recorded
+ends with it then.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ from typing import Any
 
 import httpx2
 import pytest
+from mcp import Client
 
 from support.harness import RelayHarness, running_core
 from support.http import raw_request
 from support.mcp import INITIALIZE, JSON_HEADERS, PROTOCOL, mcp_client, text_of
 from tabrelay.config.paths import Paths
+from tabrelay.config.settings import PolicyRule
 from tabrelay.endpoint.server import McpEndpoint
+from tabrelay.endpoint.sessions import session_key
 from tabrelay.relay.ratelimit import FailureLimits
 
 RATE_LIMITED = "mcp_auth_rate_limited"
@@ -354,6 +358,90 @@ async def test_clients_on_the_2026_protocol_hold_no_sessions(app: RelayHarness) 
                 assert not (await client.call_tool("browser_status", {})).is_error
         assert server.endpoint.session_counts() == {"test-agent": 1}
     assert server.kinds() == []
+
+
+# --- what ends with a session ---------------------------------------------------------------
+
+
+def allowed(app: RelayHarness) -> None:
+    """A person's rule ahead of time, so a navigation waits for nobody."""
+    app.core.settings_store.update(
+        lambda s: s.policy_rules.append(PolicyRule(tool="*", decision="allow"))
+    )
+
+
+def navigation(step: int) -> dict[str, Any]:
+    return {"tab_id": 1, "url": f"https://example.com/step-{step}"}
+
+
+async def navigate(app: RelayHarness, client: Client, step: int) -> str:
+    """An agent's navigation, a step of its session's recording: that recording's id."""
+    assert not (await client.call_tool("browser_navigate", navigation(step))).is_error
+    return recorded(app)
+
+
+def recorded(app: RelayHarness) -> str:
+    latest = app.core.recorder.latest("agent")
+    assert latest is not None and latest.live and latest.steps >= 1
+    return latest.id
+
+
+async def ended(app: RelayHarness, recording_id: str) -> None:
+    async with asyncio.timeout(5):
+        while app.core.recorder.info(recording_id).live:
+            await asyncio.sleep(0.01)
+
+
+async def test_an_agent_sessions_recording_ends_when_the_client_closes_the_session(
+    app: RelayHarness,
+) -> None:
+    allowed(app)
+    token = await app.add_client()
+    async with limited(app) as server:
+        async with mcp_client(server.base, token, mode="legacy") as closing:
+            async with mcp_client(server.base, token, mode="legacy") as staying:
+                first = await navigate(app, closing, 1)
+                second = await navigate(app, staying, 2)
+                assert first != second  # a recording per session
+            await ended(app, second)  # the SDK client DELETEs its session on close
+            assert app.core.recorder.info(first).live
+            assert await navigate(app, closing, 3) == first  # the live one goes on
+        await ended(app, first)
+
+
+async def test_an_idle_sessions_recording_ends_when_the_session_expires_unasked(
+    app: RelayHarness,
+) -> None:
+    allowed(app)
+    token = await app.add_client()
+    async with limited(app, session_idle_timeout=0.5) as server, httpx2.AsyncClient() as http:
+        opened = await open_session(http, server.url, token)
+        session = opened.headers["mcp-session-id"]
+        headers = session_headers(token, session)
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post(server.url, json=initialized, headers=headers)).status_code == 202
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "browser_navigate", "arguments": navigation(1)},
+        }
+        answer = await http.post(server.url, json=call, headers=headers)
+        assert answer.status_code == 200 and '"isError":false' in answer.text, answer.text
+        recording = recorded(app)
+        assert app.core.recorder.info(recording).session == session_key(session)
+        began = time.monotonic()
+        await ended(app, recording)  # nobody asks again: the endpoint's sweep notices
+        assert time.monotonic() - began >= 0.4
+
+
+async def test_an_sse_sessions_recording_ends_with_its_stream(app: RelayHarness) -> None:
+    allowed(app)
+    token = await app.add_client()
+    async with limited(app) as server:
+        async with mcp_client(server.base, token, transport="sse") as client:
+            recording = await navigate(app, client, 1)
+        await ended(app, recording)
 
 
 # --- cancellation ---------------------------------------------------------------------------

@@ -69,15 +69,27 @@ async def observed(relay: RelayHarness, browser: Browser, tab_id: int, text: str
     await wait_until(seen, timeout=5, message=f"{text!r} observed on tab {tab_id}")
 
 
+def recordings(relay: RelayHarness, browser: Browser, *tab_ids: int) -> list[str]:
+    """An agent session's recording of each tab, as its calls there would begin them."""
+    recorder = relay.core.recorder
+    return [recorder.for_agent("t", "s1", browser.id, t, start_url=None) for t in tab_ids]
+
+
+def live(relay: RelayHarness, *recording_ids: str) -> list[bool]:
+    return [relay.core.recorder.info(r).live for r in recording_ids]
+
+
 async def test_a_tab_that_closes_takes_its_state_with_it(relay: RelayHarness) -> None:
     extension, browser, tabs = await connected(relay)
     await use(relay, 1, 2)
     closing = tabs.get(browser.id, 1)
     assert closing is not None and set(TOOL_DOMAINS) <= closing.session.enabled
     closing.refs.assign(RefTarget(7, "main", "loader-1"))
+    recorded = recordings(relay, browser, 1, 2)
 
     await close_tab(extension, 1)
     await wait_until(lambda: tabs.get(browser.id, 1) is None, timeout=5, message="tab 1 dropped")
+    assert live(relay, *recorded) == [False, True], "an agent's recording ends with its tab"
 
     # Late news of the closed tab (an event sent before the close was read) and a call still
     # running on it find no state to keep, and make none.
@@ -95,9 +107,11 @@ async def test_a_browser_that_disconnects_takes_its_tabs_state_with_it(
     extension, browser, tabs = await connected(relay)
     await use(relay, 1, 2)
     assert len(tabs) == 2
+    recorded = recordings(relay, browser, 1, 2)
     await extension.close()
     await relay.browser_count(0)
     assert len(tabs) == 0
+    assert live(relay, *recorded) == [False, False]
     tabs.tab(browser.id, 1).refs.assign(RefTarget(7, "main", "loader-1"))
     assert len(tabs) == 0, "no state is kept for a browser that is not connected"
 

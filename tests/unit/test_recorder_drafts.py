@@ -103,6 +103,18 @@ def test_an_agent_session_ending_finishes_all_its_recordings_and_no_other(
     assert live == {one: False, two: False, other: True}
 
 
+def test_a_tab_going_finishes_its_agents_recordings_and_no_other(recorder: Recorder) -> None:
+    one, two = agent(recorder, tab_id=1), agent(recorder, session="s2", tab_id=1)
+    other_tab = agent(recorder, tab_id=2)
+    demo = recorder.begin("demonstration", browser_id="b1", tab_id=1, start_url=START)
+    recorder.finish_tab("b1", 1)
+    recorder.finish_tab("b2", 2)  # another browser's tab of the same id: nothing of b1's
+    live = {i.id: i.live for i in Recorder(recorder.folder).recordings()}
+    # A demonstration ends by its own owner (tools/demonstration.py), not here.
+    assert live == {one: False, two: False, other_tab: True, demo: True}
+    assert agent(recorder, tab_id=1) not in (one, two)  # a finished one takes no more steps
+
+
 def test_listing_is_newest_first_and_latest_picks_by_origin(recorder: Recorder) -> None:
     one = agent(recorder)
     demo = recorder.begin("demonstration", browser_id="b1", tab_id=3, start_url=START)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import json
 import logging
 import re
@@ -48,9 +47,7 @@ from mcp_types import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
-from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tabrelay import __version__
 from tabrelay.config.settings import Settings
@@ -62,9 +59,12 @@ from tabrelay.endpoint.drain import RequestDrain
 from tabrelay.endpoint.sdk import connection_of
 from tabrelay.endpoint.sessions import (
     SESSION_IDLE_TIMEOUT,
+    SESSION_SWEEP_INTERVAL,
     SESSIONS_PER_CLIENT,
     ClientSessions,
     SessionCap,
+    SseSessionCap,
+    session_key,
 )
 from tabrelay.errors import StartupError, TabrelayError
 from tabrelay.relay.ratelimit import FailureLimits
@@ -318,7 +318,7 @@ class McpEndpoint:
                 "session_id"
             )
             if raw:
-                session = hashlib.sha256(raw.encode()).hexdigest()[:12]
+                session = session_key(raw)
         return Caller(client or "in-process", reported, session)
 
     # --- resources --------------------------------------------------------------------------
@@ -409,12 +409,13 @@ class McpEndpoint:
             idle_timeout=self._session_idle_timeout,
             on_limit=self._on_limit,
         )
+        sessions.ended.add(self._session_ended)
         streamable = StreamableHTTPASGIApp(self.mcp.session_manager)
         starlette = Starlette(
             routes=[
                 *control_routes(lambda: self.runner.handoffs, security.allowed_hosts),
                 Route(MCP_PATH, endpoint=SessionCap(streamable, sessions)),
-                Route(SSE_PATH, endpoint=_SseSessions(sse, sessions), methods=["GET"]),
+                Route(SSE_PATH, endpoint=SseSessionCap(sse, sessions), methods=["GET"]),
                 Mount("", app=sse),  # POST /messages/ (the SDK's app routes it)
             ],
             lifespan=self._lifespan,
@@ -431,8 +432,25 @@ class McpEndpoint:
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
-        async with self.mcp.session_manager.run():
-            yield
+        async with self.mcp.session_manager.run(), asyncio.TaskGroup() as tasks:
+            sweeper = tasks.create_task(self._sweep_sessions())
+            try:
+                yield
+            finally:
+                sweeper.cancel()
+
+    async def _sweep_sessions(self) -> None:
+        """End idle sessions about when the SDK does, so what ends with them ends then."""
+        interval = min(SESSION_SWEEP_INTERVAL, self._session_idle_timeout / 2)
+        while True:
+            await asyncio.sleep(interval)
+            if self.sessions is not None:
+                self.sessions.expire()
+
+    def _session_ended(self, client: str, session: str) -> None:
+        """An agent session ended: so do its recordings."""
+        if self.runner.recorder is not None:
+            self.runner.recorder.finish_agent(client, session)
 
     async def start(self) -> None:
         """Listen on ``host:port`` (0 picks a free port).
@@ -487,24 +505,3 @@ class McpEndpoint:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._server = self._task = self._drain = None
-
-
-class _SseSessions:
-    """GET /sse within the client's session cap (the SDK's SSE transport has none)."""
-
-    def __init__(self, sse: ASGIApp, sessions: ClientSessions) -> None:
-        self._sse = sse
-        self._sessions = sessions
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        client = client_of(scope) or ""  # always set behind BearerAuth
-        refusal = self._sessions.reserve(client)
-        if refusal is not None:
-            await PlainTextResponse(refusal, status_code=429)(scope, receive, send)
-            return
-        try:
-            await self._sse(scope, receive, send)
-        except ValueError:
-            pass  # a bad Host or Origin: the SDK's connect_sse already answered 421 or 403
-        finally:
-            self._sessions.release(client)

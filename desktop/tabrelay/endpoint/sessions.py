@@ -1,4 +1,5 @@
-"""The MCP sessions each client holds, capped per client over both transports (THREATS M6).
+"""The MCP sessions each client holds, capped per client over both transports (THREATS M6), and
+told when they end (what an agent session recorded ends with it).
 
 The SDK caps only all clients together, so one client could take every slot; here each client
 has its own cap, and a client at its cap is refused with a message it can relay while every
@@ -8,7 +9,9 @@ reserves its slots from the same ``ClientSessions``. No I/O of its own.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -18,17 +21,27 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tabrelay.endpoint.auth import client_of
+from tabrelay.listeners import Listeners
 
 logger = logging.getLogger(__name__)
 
 SESSIONS_PER_CLIENT = 16  # Streamable HTTP and /sse together; 2026-07-28 clients hold none
 SESSION_IDLE_TIMEOUT = 5 * 60.0
+SESSION_SWEEP_INTERVAL = 30.0  # how late an idle session's end may be noticed, at most
 SESSIONS_CAPPED = "mcp_sessions_capped"  # the alert kind passed to ``on_limit``
 PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
+# The SDK's /sse stream names its session first: "event: endpoint" with the path to post to.
+_SSE_SESSION = re.compile(rb"[?&]session_id=([0-9a-f]{32})\b")
+
+
+def session_key(session_id: str) -> str:
+    """What Tabrelay keeps of an MCP session's id (its recordings' key): a digest, since the id
+    itself is a credential of sorts."""
+    return hashlib.sha256(session_id.encode()).hexdigest()[:12]
 
 
 @dataclass
@@ -49,6 +62,8 @@ class ClientSessions:
     answered below 400 with an ``Mcp-Session-Id``; it ends when a DELETE succeeds, when its id
     answers 404, or once no request of it (an open GET stream included) has been in flight for
     ``idle_timeout``, the value the SDK is given. An /sse session lasts as long as its stream.
+    ``ended`` tells ``(client, session_key(id))`` once for each session that ends (an idle one
+    when ``expire`` or a count finds it idle).
     """
 
     def __init__(
@@ -62,6 +77,7 @@ class ClientSessions:
         self.per_client = per_client
         self.idle_timeout = idle_timeout
         self._on_limit = on_limit
+        self.ended: Listeners[[str, str]] = Listeners("MCP sessions ended")
         self._clock = clock
         self._sessions: dict[str, _Session] = {}
         self._reserved: Counter[str] = Counter()  # openings not yet answered, and /sse streams
@@ -69,7 +85,7 @@ class ClientSessions:
 
     def counts(self) -> dict[str, int]:
         """How many sessions each client holds now (those opening included)."""
-        self._expire()
+        self.expire()
         held = Counter(session.client for session in self._sessions.values())
         held.update(self._reserved)
         return {client: count for client, count in held.items() if count > 0}
@@ -132,13 +148,19 @@ class ClientSessions:
     def forget(self, session: _Session) -> None:
         if self._sessions.get(session.id) is session:
             del self._sessions[session.id]
+            self.end_of(session.client, session.id)
+
+    def end_of(self, client: str, session_id: str) -> None:
+        """Session ``session_id`` of ``client`` ended (forgotten, expired, its stream closed)."""
+        self.ended.tell(client, session_key(session_id))
+
+    def expire(self) -> None:
+        """End the sessions idle for ``idle_timeout`` (the SDK has ended them by now)."""
+        for session in [s for s in self._sessions.values() if self._expired(s)]:
+            self.forget(session)
 
     def _expired(self, session: _Session) -> bool:
         return not session.in_flight and self._clock() - session.idle_since >= self.idle_timeout
-
-    def _expire(self) -> None:
-        for session in [s for s in self._sessions.values() if self._expired(s)]:
-            del self._sessions[session.id]
 
 
 def _duration(seconds: float) -> str:
@@ -227,3 +249,37 @@ class SessionCap:
             deleted = scope["method"] == "DELETE" and status is not None and status < 300
             if deleted or status == 404:
                 self._sessions.forget(session)
+
+
+class SseSessionCap:
+    """GET /sse within the client's session cap (the SDK's SSE transport has none); the session
+    the stream names ends with the stream."""
+
+    def __init__(self, sse: ASGIApp, sessions: ClientSessions) -> None:
+        self._sse = sse
+        self._sessions = sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = client_of(scope) or ""  # always set behind BearerAuth
+        refusal = self._sessions.reserve(client)
+        if refusal is not None:
+            await PlainTextResponse(refusal, status_code=429)(scope, receive, send)
+            return
+        named: str | None = None
+
+        async def watch(message: Message) -> None:
+            nonlocal named
+            if named is None and message["type"] == "http.response.body":
+                found = _SSE_SESSION.search(message.get("body", b""))
+                if found:
+                    named = found.group(1).decode()
+            await send(message)
+
+        try:
+            await self._sse(scope, receive, watch)
+        except ValueError:
+            pass  # a bad Host or Origin: the SDK's connect_sse already answered 421 or 403
+        finally:
+            self._sessions.release(client)
+            if named is not None:
+                self._sessions.end_of(client, named)

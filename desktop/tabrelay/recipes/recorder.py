@@ -230,8 +230,15 @@ class Recorder:
 
     def finish_agent(self, client: str, session: str) -> None:
         """Finish every recording of this agent session (its MCP session ended)."""
+        self._finish_agents(lambda key: key[:2] == (client, session))
+
+    def finish_tab(self, browser_id: str, tab_id: int) -> None:
+        """Finish the agents' recordings of this tab (it closed, or its browser went)."""
+        self._finish_agents(lambda key: key[2:] == (browser_id, tab_id))
+
+    def _finish_agents(self, which: Callable[[tuple[str, str, str, int]], bool]) -> None:
         for key, recording_id in list(self._agents.items()):
-            if key[:2] == (client, session):
+            if which(key):
                 self.finish(recording_id)
 
     def forget(self, recording_id: str) -> None:

@@ -5,7 +5,8 @@ stream said (console, network, an open dialog), the debugger session's bookkeepi
 agent opened the tab, and when the person was last alerted about it. State lives exactly as
 long as its browser's tab list (``Browser.tabs``, kept by the extension's tab events) holds the
 tab: it goes when the tab leaves that list (closed, or showing a page Tabrelay may not use) or
-the browser disconnects, and a document's refs go when its frame shows a new document. No I/O:
+the browser disconnects, and a document's refs go when its frame shows a new document; what
+another room keeps per tab (an agent's recording) goes then too, told by ``dropped``. No I/O:
 the browser registry tells it what changed, and the observer which frame navigated.
 """
 
@@ -17,6 +18,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from tabrelay.listeners import Listeners
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.registry import BrowserRegistry, Change
 
@@ -209,6 +211,8 @@ class TabStates:
         self._registry = registry
         self._tabs: dict[Key, TabState] = {}
         self._numbers = RefNumbers()
+        # Told (browser id, tab id) as a tab's state goes, for what other rooms keep per tab.
+        self.dropped: Listeners[[str, int]] = Listeners("per-tab state dropped")
         self._unsubscribe = registry.add_listener(self._browser_changed)
 
     def __len__(self) -> int:
@@ -238,7 +242,8 @@ class TabStates:
     def closed(self, browser_id: str, tab_id: int) -> None:
         """A tool closed the tab: its state goes now (the browser's tab event, which takes the
         tab off its list, may come after the tool's answer)."""
-        self._tabs.pop((browser_id, tab_id), None)
+        if self._tabs.pop((browser_id, tab_id), None) is not None:
+            self.dropped.tell(browser_id, tab_id)
 
     def navigated(
         self, browser_id: str, tab_id: int, frame_id: str, loader_id: str, *, main: bool
@@ -266,3 +271,4 @@ class TabStates:
             gone = [k for k in self._tabs if k[0] == browser.id and k[1] not in browser.tabs]
         for key in gone:
             del self._tabs[key]
+            self.dropped.tell(*key)
