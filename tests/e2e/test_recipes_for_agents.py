@@ -228,14 +228,9 @@ async def test_the_exported_script_runs_with_playwright_in_a_fresh_profile(
 
 
 @pytest.mark.parametrize("lang", ["python", "typescript"])
-def test_an_export_of_a_missing_recipe_says_what_is_saved(module_paths: Paths, lang: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "tabrelay", "recipe", "export", "no such", "--lang", lang],
-        env=cli_env(module_paths),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+async def test_an_export_of_a_missing_recipe_says_what_is_saved(
+    module_paths: Paths, lang: str
+) -> None:
+    done = await cli(module_paths, "recipe", "export", "no such", "--lang", lang)
     assert done.returncode == 1
     assert "no recipe named 'no such'" in done.stderr and "order tea" in done.stderr
