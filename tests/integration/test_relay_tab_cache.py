@@ -118,6 +118,37 @@ async def test_a_tab_event_updates_the_cached_tab_at_once(relay: RelayHarness) -
     assert methods(extension) == ["tabs.get"]
 
 
+async def test_a_tab_closed_while_a_look_at_it_is_answered_is_not_brought_back(
+    relay: RelayHarness,
+) -> None:
+    extension = await relay.extension()
+    browser = await listed(relay)
+    extension.hold_replies = True
+    looks = [
+        asyncio.create_task(browser.get_tab(2, ask=True)),
+        asyncio.create_task(browser.list_tabs()),
+    ]
+    await extension.held_count(2)  # both answers will still show tab 2 open
+    await extension.send({"type": "tab_event", "event": "removed", "tab": {"id": 2}})
+    await extension.flushed()
+    await extension.release_held(shuffle=False)
+    assert (await looks[0]).id == 2 and 2 in [t.id for t in await looks[1]]
+    assert 2 not in browser.tabs, "an answer older than the close brought the tab back"
+
+
+async def test_tabs_that_closed_leave_nothing_behind_in_the_browser(relay: RelayHarness) -> None:
+    extension = await relay.extension()
+    browser = await listed(relay)
+    for tab_id in range(100, 600):
+        tab = {"id": tab_id, "windowId": 1, "url": "https://example.com/", "title": "t"}
+        await extension.send({"type": "tab_event", "event": "created", "tab": tab})
+        await extension.send({"type": "tab_event", "event": "removed", "tab": {"id": tab_id}})
+    await extension.flushed()
+    await browser.cdp(1, "Runtime.evaluate", {"expression": "1"})
+    assert set(browser.tabs) == {1, 2}
+    assert len(browser._last_event) <= 2, "the events of closed tabs are remembered for good"
+
+
 async def test_a_seed_extension_sends_no_tab_events_so_its_tabs_are_always_asked(
     relay: RelayHarness,
 ) -> None:

@@ -88,7 +88,9 @@ class Browser:
         self.attached_tabs: frozenset[int] = frozenset()
         self.tabs: dict[int, TabInfo] = {}
         # Tab events are newer than any answer to a command sent before them: answers only
-        # update a tab's cached state if no event about it arrived since the command left.
+        # update a tab's cached state if no event about it arrived since the command left
+        # (kept while commands are in flight: a closed tab's entry keeps an older answer from
+        # bringing it back).
         self._events_seen = 0
         self._last_event: dict[int, int] = {}
         # Only an extension that pushes tab events (the Tabrelay protocol) keeps the cache current.
@@ -165,6 +167,11 @@ class Browser:
             raise TooManyPendingCommands(
                 f"{self.name} has {len(self._pending)} commands waiting; try again shortly"
             )
+        if not self._pending:
+            # Only an answer to a command in flight can be older than an event: with none,
+            # what the events said is forgotten, so closed tabs leave nothing behind here. (A
+            # caller reads ``_events_seen`` just before, with no await between: it is not moved.)
+            self._last_event.clear()
         command_id = str(next(self._ids))
         future: asyncio.Future[CommandResult] = asyncio.get_running_loop().create_future()
         self._pending[command_id] = future
