@@ -1,8 +1,9 @@
-"""browser_snapshot looks for secret fields and code editors' text in one page script, one walk
-over the page (``tools/page_looks.py``), and each look still fails on its own: a page that
-breaks the secret fields' look shows no value at all (fail closed) while its editor is still
-read; a page that breaks the editor's look still has each secret field hidden by its kind.
-Real Chromium, the real extension, a real MCP client; the page is a real CodeMirror 5."""
+"""browser_snapshot reads the page in two scripts: the outline, in Tabrelay's own world, which
+also tells secret fields apart (``tools/page_outline.py``), and code editors' text, through their
+API in the page's world (``tools/editor_text.py``). The page's own scripts can break the second
+(the editor is then what the outline says) but never the first: a page that breaks what a script
+in its world would use still has each secret field hidden by its kind. Real Chromium, the real
+extension, a real MCP client; the page is a real CodeMirror 5."""
 
 from __future__ import annotations
 
@@ -15,9 +16,8 @@ import pytest
 from e2e.agent import Agent
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
-from tabrelay.tools import editor_text, secret_fields
+from tabrelay.tools import editor_text, page_outline
 from tabrelay.tools.outline import EditorText
-from tabrelay.tools.page_looks import look
 
 pytestmark = E2E
 
@@ -37,16 +37,13 @@ async def opened(
     return tab, page
 
 
-async def both_looks(
-    app: AppUnderTest, tab: int
-) -> tuple[dict[int, str] | None, dict[int, EditorText]]:
-    """What the snapshot's one look finds on the tab, read as the snapshot reads it."""
+async def editors_of(app: AppUnderTest, tab: int) -> dict[int, EditorText]:
+    """What the snapshot's editor script finds on the tab, read as the snapshot reads it."""
     ctx = await app.tool_context(tab)
     try:
-        secrets, editors = await look(ctx, secret_fields.LOOK, editor_text.LOOK)
+        return await editor_text.read(ctx)
     finally:
         await ctx.release_objects()
-    return secret_fields.read_secrets(secrets), editor_text.read_texts(editors)
 
 
 def line(snapshot: str, start: str) -> str:
@@ -55,7 +52,7 @@ def line(snapshot: str, start: str) -> str:
     return found[0]
 
 
-async def test_a_snapshot_of_secrets_beside_a_code_editor_runs_one_page_script_besides_ready_state(
+async def test_a_snapshot_runs_one_script_in_its_own_world_and_one_in_the_page_s(
     agent: Agent,
     browser: ExtensionBrowser,
     pages: PageServer,
@@ -76,47 +73,48 @@ async def test_a_snapshot_of_secrets_beside_a_code_editor_runs_one_page_script_b
     snapshot = await agent.snapshot(tab)
     monkeypatch.undo()
 
-    # Both looks answered: the secret is hidden by its kind, the editor shows what it holds.
+    # The secret is hidden by its kind, the editor shows what it holds.
     assert "SECRET" not in snapshot, snapshot
     assert line(snapshot, 'textbox "Code"').endswith(
         "(a one-time code field: its value is not shown)"
     )
     assert 'value="db.example.org-PLAIN"' in line(snapshot, 'textbox "Host"')
     assert f'value="{SQL}"' in line(snapshot, 'textbox "SQL query"')
-    scripts = [p["expression"] for m, p in sent if m == "Runtime.evaluate"]
-    assert len(scripts) == 2, scripts
-    assert scripts[0] == "document.readyState", scripts
-    assert "eachRoot(document" in scripts[1] and scripts[1].count("eachRoot(document") == 1
+    in_page = [p["expression"] for m, p in sent if m == "Runtime.evaluate" and "contextId" not in p]
+    assert in_page == ["document.readyState", editor_text.SCRIPT], in_page
+    outlines = [p for m, p in sent if p.get("functionDeclaration") == page_outline.OUTLINE]
+    assert len(outlines) == 1 and outlines[0]["executionContextId"], outlines
+    # Chrome's own tree and DOM snapshot are not asked for: they grow faster than the page.
+    assert not [m for m, _ in sent if m.split(".")[0] in ("Accessibility", "DOMSnapshot")], sent
 
 
-async def test_a_page_that_breaks_the_secret_fields_look_shows_no_value_but_its_editor_is_read(
+async def test_a_page_that_breaks_what_its_world_would_use_still_has_each_secret_hidden(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
 ) -> None:
+    """The page makes querySelectorAll throw for form fields in its own world: the outline
+    runs in Tabrelay's, where the page's changes are not seen."""
     tab, page = await opened(agent, browser, pages, "secrets")
-    secrets, editors = await both_looks(app, tab)
-    assert secrets is None  # fail closed
+    editors = await editors_of(app, tab)
     assert [e.text for e in editors.values()] == [await page.evaluate("window.editorText()")]
-    assert [e.label for e in editors.values()] == ["SQL query"]
-    snapshot = await agent.snapshot(tab)
-    assert "SECRET" not in snapshot and "PLAIN" not in snapshot and SQL not in snapshot, snapshot
-    for name in ("Host", "Code", "SQL query"):  # the editor's name is its look's answer
-        assert "the page kept Tabrelay from checking it for secrets" in line(
-            snapshot, f'textbox "{name}"'
-        )
-
-
-async def test_a_page_that_breaks_the_editor_look_still_has_each_secret_hidden_by_its_kind(
-    agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
-) -> None:
-    tab, _ = await opened(agent, browser, pages, "editor")
-    secrets, editors = await both_looks(app, tab)
-    assert editors == {}
-    assert secrets is not None and list(secrets.values()) == ["one-time code"]
     snapshot = await agent.snapshot(tab)
     assert "SECRET" not in snapshot, snapshot
     assert line(snapshot, 'textbox "Code"').endswith(
         "(a one-time code field: its value is not shown)"
     )
     assert 'value="db.example.org-PLAIN"' in line(snapshot, 'textbox "Host"')
-    # Without its look the editor is what Chrome's tree says: a nameless box and its drawing.
+    assert f'value="{SQL}"' in line(snapshot, 'textbox "SQL query"')
+
+
+async def test_a_page_that_breaks_the_editor_script_still_has_each_secret_hidden_by_its_kind(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
+) -> None:
+    tab, _ = await opened(agent, browser, pages, "editor")
+    assert await editors_of(app, tab) == {}
+    snapshot = await agent.snapshot(tab)
+    assert "SECRET" not in snapshot, snapshot
+    assert line(snapshot, 'textbox "Code"').endswith(
+        "(a one-time code field: its value is not shown)"
+    )
+    assert 'value="db.example.org-PLAIN"' in line(snapshot, 'textbox "Host"')
+    # Without its script the editor is what the outline says: a nameless box and its drawing.
     assert not re.search(r'textbox "SQL query"', snapshot), snapshot

@@ -17,7 +17,6 @@ from tabrelay.tools.outline import (
     MAX_VALUE,
     PARTIAL_EDITOR,
     READ_WHOLE,
-    UNCHECKED_VALUE,
     EditorText,
     FrameTree,
     Outline,
@@ -178,7 +177,6 @@ def built(
     editors: dict[int, EditorText] | None = None,
     visible: set[int] | None = None,
     secrets: dict[int, str] | None = None,
-    hide_values: bool = False,
 ) -> tuple[Outline, dict[int, str]]:
     """The outline of a page whose body is ``root``; refs by backend node id."""
     nodes: list[dict[str, Any]] = []
@@ -229,7 +227,6 @@ def built(
         visible=frozenset(visible) if visible is not None else None,
         base_url="https://docs.example/",
         secrets=secrets,
-        hide_values=hide_values,
     )
     return outline, refs
 
@@ -468,30 +465,3 @@ def test_a_secret_field_keeps_its_ref_but_not_its_value_nor_a_card_select_its_op
     assert "481516" not in str(outline.elements) and "hunter2" not in str(outline.nodes)
 
 
-def test_when_secrets_could_not_be_checked_no_field_shows_its_value_nor_a_select_its_options() -> (
-    None
-):
-    """The page kept the look for secret fields from finishing: fail closed."""
-    page = ax(
-        "form",
-        ax("textbox", name="Code", backend=1, value="481516", focusable=True),
-        ax(
-            "combobox", ax("option", name="01"), ax("option", name="07"),
-            name="Expiry month", backend=3, value="07", focusable=True,
-        ),
-        ax("textbox", name="Name", backend=4, value="Ada", focusable=True),
-        ax("textbox", name="Empty", backend=5, focusable=True),
-        ax("link", name="Help", backend=6, value="https://docs.example/help", focusable=True),
-    )  # fmt: skip
-    outline, refs = built(page, secrets={1: "one-time code"}, hide_values=True)
-    assert outline.text == "\n".join(
-        [
-            "form",
-            f' textbox "Code" [{refs[1]}] {HIDDEN_VALUE.format(kind="one-time code")}',
-            f' combobox "Expiry month" [{refs[3]}] {UNCHECKED_VALUE}',
-            f' textbox "Name" [{refs[4]}] {UNCHECKED_VALUE}',
-            f' textbox "Empty" [{refs[5]}]',
-            f' link "Help" [{refs[6]}]',
-        ]
-    ), outline.text
-    assert not {"481516", "Ada", "07"} & set(str(outline.nodes).replace('"', " ").split())

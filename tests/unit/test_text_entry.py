@@ -63,7 +63,7 @@ def test_long_texts_are_quoted_short() -> None:
         editors.INPUT_OF,
         editors.BOX_OF,
         editor_text.EDITOR_OF,
-        editor_text.LOOK,
+        editor_text.SCRIPT,
         content._READ,
         text_entry._FACTS,
         text_entry._WRITE,

@@ -5,14 +5,15 @@ Those editors take keystrokes in a hidden input (CodeMirror 5's ``textarea``, Mo
 area) and draw only the lines on screen, so Chrome's accessibility tree says nothing or too
 little about what they hold. Plain fields and contenteditable editors (ProseMirror and the
 like) need none of this: their value is in the tree. This module only reads; it never types;
-``page_looks`` runs its look with the others in one walk over the page.
+``read`` runs ``SCRIPT`` once over the whole page (``page_scripts.EACH_ROOT``).
 """
 
 from __future__ import annotations
 
-from tabrelay.tools.context import PageElements
+from tabrelay.tools.context import PageElements, ToolContext
 from tabrelay.tools.editors import CODE_BOXES, CODE_EDITOR
 from tabrelay.tools.outline import EditorText
+from tabrelay.tools.page_scripts import EACH_ROOT
 
 # (element) => {input, box, text, complete, label} | null, for any element in or of a code
 # editor (``CODE_EDITOR``). ``input`` takes the keys (the snapshot gives it the ref), ``box``
@@ -32,30 +33,46 @@ EDITOR_OF = r"""
 }
 """.replace("CODE_EDITOR", CODE_EDITOR.strip())
 
-# A look (``page_looks``): every code editor's input and box by reference (input, box, input,
-# box…), with their text, completeness and label as facts.
-LOOK = r"""
-() => {
+# Every code editor on the page: an array of their inputs and boxes by reference (input, box,
+# input, box…) carrying ``facts``: each editor's text, completeness and label; null for none
+# (most pages: one round trip). The editor's API runs here, in the page's world.
+SCRIPT = (
+    r"""
+(() => {
+  EACH_ROOT
   const editorOf = EDITOR_OF;
   const elements = [], facts = [];
-  return {
-    visit: (root) => {
-      for (const box of root.querySelectorAll(BOXES)) {
-        const found = editorOf(box);
-        if (!found || !found.input || elements.includes(found.input)) continue;
-        elements.push(found.input, found.box);
-        facts.push([found.text, found.complete, found.label]);
-      }
-    },
-    found: () => ({elements, facts}),
-  };
-}
-""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("BOXES", CODE_BOXES)
+  eachRoot(document, (root) => {
+    for (const box of root.querySelectorAll(BOXES)) {
+      const found = editorOf(box);
+      if (!found || !found.input || elements.includes(found.input)) continue;
+      elements.push(found.input, found.box);
+      facts.push([found.text, found.complete, found.label]);
+    }
+  });
+  if (!elements.length) return null;
+  elements.facts = facts;
+  return elements;
+})()
+""".replace("EACH_ROOT", EACH_ROOT.strip())
+    .replace("EDITOR_OF", EDITOR_OF.strip())
+    .replace("BOXES", CODE_BOXES)
+)
+
+
+async def read(ctx: ToolContext) -> dict[int, EditorText]:
+    """The text of every code editor on the page, by the backend node id of its input; none
+    when the page kept the script from finishing (the snapshot then shows what the tree says).
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    return read_texts(await ctx.page_elements(SCRIPT, facts="facts"))
 
 
 def read_texts(found: PageElements) -> dict[int, EditorText]:
     """The text of every code editor on the page, by the backend node id of its input, from
-    what ``LOOK`` found. An editor that went away meanwhile, or a look the page broke, is left
+    what ``SCRIPT`` found. An editor that went away meanwhile, or a look the page broke, is left
     out: the snapshot then shows what the tree says.
     """
     facts = found.facts if isinstance(found.facts, list) else []

@@ -1,17 +1,21 @@
-"""Turn Chrome's accessibility tree into the compact outline agents read (browser_snapshot).
+"""Turn a page's accessibility nodes into the compact outline agents read (browser_snapshot).
 
-Pure: takes the ``Accessibility.getFullAXTree`` nodes of each frame (and, when known, which
-backend nodes are clickable, laid out inline or on screen, and what code editors hold) and
-produces indented lines such as::
+Pure: takes each frame's nodes, shaped like Chrome's accessibility tree
+(``Accessibility.getFullAXTree``; ``page_outline`` computes them in the page), and, when known,
+which nodes are clickable, laid out inline or on screen, and what code editors hold; produces
+indented lines such as::
 
     heading[1] "Place an order"
     textbox "Email" [e4] placeholder="you@example.com"
     button "Place order" [e12]
 
+Nodes are named by ``backendDOMNodeId``: whatever id the caller's refs resolve (Chrome's backend
+node id, or the id ``page_outline``'s world holds).
+
 Every element an agent can act on gets a ref. Generic containers disappear (their children
 move up), and so do wrappers whose only purpose is a click listener for what they hold; text
 running through inline elements stays on one line; iframes nest under their ``iframe`` line.
-Roles and names are Chrome's own, so they match what assistive technology sees.
+Roles and names follow Chrome's, so they match what assistive technology sees.
 
 Names, texts and values get a generous budget per line; what is longer is shortened, and the
 line gets a ref and says how to read it whole (``browser_get_content`` with that ref). Editors
@@ -65,8 +69,6 @@ MAX_OPTION = 100
 MAX_OPTIONS = 30
 READ_WHOLE = "(shortened; browser_get_content ref={ref} reads it whole)"
 HIDDEN_VALUE = "(a {kind} field: its value is not shown)"
-# The page kept Tabrelay from telling which fields hold secrets: no value is shown (fail closed).
-UNCHECKED_VALUE = "(its value is not shown: the page kept Tabrelay from checking it for secrets)"
 PARTIAL_EDITOR = "(only the lines the editor shows)"
 
 
@@ -133,7 +135,6 @@ def build_outline(
     script_focus: frozenset[int] = frozenset(),
     editors: Mapping[int, EditorText] | None = None,
     secrets: Mapping[int, str] | None = None,
-    hide_values: bool = False,
 ) -> Outline:
     """The outline of the main frame (``frames[0]``) with child frames nested at their owners.
 
@@ -142,13 +143,11 @@ def build_outline(
     laid out inline (their text joins the line around them); ``script_focus`` those focusable
     only by script (``tabindex="-1"``); ``editors`` the text of code editors by the backend node
     of their input; ``secrets`` the kind of secret each field holding one takes (its value and
-    its options are left out); ``hide_values`` leaves out every value and option (which fields
-    hold secrets is not known).
+    its options are left out).
     """
     builder = _Builder(frames, assign_ref, clickable, visible, max_depth, base_url)
     builder.inline, builder.script_focus = inline, script_focus
     builder.secrets = secrets or {}
-    builder.hide_values = hide_values
     builder.use_editors(editors or {})
     builder.frame(frames[0], depth=0)
     return _without_echoed_labels(builder.outline, max_depth)
@@ -182,7 +181,6 @@ class _Builder:
         self.script_focus: frozenset[int] = frozenset()
         self.editors: Mapping[int, EditorText] = {}
         self.secrets: Mapping[int, str] = {}
-        self.hide_values = False
         self.boxes: set[int] = set()  # backend nodes of code editors' boxes
         self.in_editor = 0
         self.outline = Outline()
@@ -416,8 +414,6 @@ class _Builder:
         secret = self.secrets.get(node.get("backendDOMNodeId", -1))
         if secret is not None:
             parts.append(HIDDEN_VALUE.format(kind=secret))
-        elif self.hide_values and value not in (None, "") and role not in ("link", "heading"):
-            parts.append(UNCHECKED_VALUE)
         elif value not in (None, "") and role not in ("link", "heading"):
             multiline = (
                 editor is not None
@@ -428,7 +424,7 @@ class _Builder:
             text, cut = _cut(text, MAX_VALUE)
             shortened = shortened or cut
             parts.append(f"value={json.dumps(text, ensure_ascii=False)}")
-        if role == "combobox" and secret is None and not self.hide_values:
+        if role == "combobox" and secret is None:
             options, cut = _options(node, nodes)
             shortened = shortened or cut
             if options:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.tools import page_outline
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
 from tabrelay.tools.page_scripts import FIELD_KIND, QUERY
@@ -246,9 +247,16 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
     if loaders.get(target.frame_id) != target.loader_id:
         raise ToolError(STALE.format(ref=ref))
     try:
+        backend = target.backend_node_id
+        if target.held:
+            held = await page_outline.element(ctx, next(iter(loaders)), backend)
+            if held is None:
+                raise ToolError(STALE.format(ref=ref))
+            backend = (await ctx.cdp("DOM.describeNode", {"objectId": held}))["node"][
+                "backendNodeId"
+            ]
         resolved = await ctx.cdp(
-            "DOM.resolveNode",
-            {"backendNodeId": target.backend_node_id, "objectGroup": ctx.objects},
+            "DOM.resolveNode", {"backendNodeId": backend, "objectGroup": ctx.objects}
         )
     except CommandFailed:
         raise ToolError(STALE.format(ref=ref)) from None
@@ -256,8 +264,12 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
 
 
 async def frame_loaders(ctx: ToolContext) -> dict[str, str]:
-    """Every frame's current loader id (which document it shows)."""
-    tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
+    """Every frame's current loader id (which document it shows), the top frame first."""
+    return loaders_of((await ctx.cdp("Page.getFrameTree"))["frameTree"])
+
+
+def loaders_of(tree: dict[str, Any]) -> dict[str, str]:
+    """Every frame's loader id in a ``Page.getFrameTree`` answer, the top frame first."""
     loaders: dict[str, str] = {}
     stack: list[dict[str, Any]] = [tree]
     while stack:

@@ -1,27 +1,26 @@
 """browser_snapshot and browser_find: the page as an outline with refs, and searching it.
 
-The snapshot reads Chrome's accessibility tree of the page and of each same-origin frame (open
-shadow roots are part of it), plus one DOM snapshot for click listeners, inline layout and
-on-screen bounds, the text of code editors the tree does not hold (``editor_text``) and which
-fields hold a secret whose value it leaves out (``secret_fields``), those two in one page script
-(``page_looks``); it hands refs out through the tab's ``TabRefs`` so the same element keeps its
-ref.
+The snapshot reads the page where it is: one script in Tabrelay's own world computes the
+accessibility nodes of the document, its open shadow roots and same-origin frames, and which
+fields hold a secret, whose value never leaves the page (``page_outline``); the text of code
+editors comes from their own API in the page's world (``editor_text``). Refs go out through the
+tab's ``TabRefs``, each naming an element the world holds, so the same element keeps its ref.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, ToolError
-from tabrelay.tools import editor_text, secret_fields
+from tabrelay.tools import editor_text, page_outline
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
-from tabrelay.tools.outline import EditorText, FrameTree, Outline, build_outline, search
-from tabrelay.tools.page_looks import look
+from tabrelay.tools.outline import Outline, build_outline, search
+from tabrelay.tools.refs import loaders_of
 from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.wait import until_parsed
 
@@ -95,171 +94,50 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     tab = ctx.need_tab()
     refs = ctx.state.refs
     # Independent reads go out together: each is a round trip through the extension.
-    tree, main_nodes, layout, view, (editors, secrets) = await asyncio.gather(
-        ctx.cdp("Page.getFrameTree"),
-        _ax_nodes(ctx, None),
-        ctx.cdp("DOMSnapshot.captureSnapshot", {"computedStyles": ["display"]}),
-        _viewport(ctx) if viewport else _nothing(),
-        _editors_and_secrets(ctx),
-    )
-    loaders: dict[str, str] = {}
-    frames = await _frames(ctx, tree["frameTree"], loaders, owner=None, nodes=main_nodes)
-    clickable, on_screen = _layout_facts(layout, view)
+    tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
+    top = tree["frameTree"]["frame"]
+    marked = [b for e in editors.items() for b in (e[0], e[1].box) if b is not None]
+    try:
+        page = await page_outline.read(
+            ctx,
+            top["id"],
+            viewport=viewport,
+            refused=_refused(ctx, tree["frameTree"]),
+            marked=marked,
+        )
+    except CommandFailed as failed:
+        raise ToolError(f"the page cannot be read yet ({failed.message}); wait for it") from None
+    held = page.held
+    loaders = loaders_of(tree["frameTree"])
 
-    def assign(backend: int, frame_id: str) -> str:
-        return refs.assign(RefTarget(backend, frame_id, loaders.get(frame_id, "")))
+    def assign(node: int, frame_id: str) -> str:
+        return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, ""), held=True))
 
     return build_outline(
-        frames,
+        page.frames,
         assign_ref=assign,
-        clickable=clickable,
-        visible=on_screen,
+        clickable=frozenset(page.clickable),
+        visible=frozenset(page.visible) if viewport else None,
         max_depth=depth,
         base_url=tab.url,
-        inline=_inline(layout),
-        script_focus=_script_focus(layout),
-        editors=editors,
-        secrets=secrets or {},
-        hide_values=secrets is None,  # the look failed: fail closed
+        inline=frozenset(page.inline),
+        script_focus=frozenset(page.script_focus),
+        editors={
+            held[node]: replace(e, box=held.get(e.box) if e.box is not None else None)
+            for node, e in editors.items()
+            if node in held
+        },
+        secrets=page.secrets,
     )
 
 
-async def _editors_and_secrets(
-    ctx: ToolContext,
-) -> tuple[dict[int, EditorText], dict[int, str] | None]:
-    """Code editors' text and the secret fields holding something: one page script and one
-    walk over the page, each look keeping its own failure (``page_looks``)."""
-    secrets, editors = await look(ctx, secret_fields.LOOK, editor_text.LOOK)
-    return editor_text.read_texts(editors), secret_fields.read_secrets(secrets)
-
-
-async def _ax_nodes(ctx: ToolContext, frame_id: str | None) -> list[dict[str, Any]] | str:
-    """A frame's accessibility nodes, or why they cannot be read (an out-of-process frame)."""
-    try:
-        params = {"frameId": frame_id} if frame_id is not None else {}
-        return list((await ctx.cdp("Accessibility.getFullAXTree", params))["nodes"])
-    except CommandFailed as failed:
-        return failed.message
-
-
-async def _frames(
-    ctx: ToolContext,
-    node: dict[str, Any],
-    loaders: dict[str, str],
-    *,
-    owner: int | None,
-    nodes: list[dict[str, Any]] | str | _Refused,
-) -> list[FrameTree]:
-    frame = node["frame"]
-    loaders[frame["id"]] = frame.get("loaderId", "")
-    if isinstance(nodes, _Refused):
-        return [FrameTree(frame["id"], [], frame.get("url", ""), owner, refused=nodes.reason)]
-    if isinstance(nodes, str):
-        if owner is None:
-            raise ToolError(f"the page cannot be read yet ({nodes}); wait for it")
-        # A frame that cannot (or may not) be read: nor can the frames inside it.
-        return [FrameTree(frame["id"], [], frame.get("url", ""), owner, error=nodes)]
-    found = [FrameTree(frame["id"], nodes, frame.get("url", ""), owner)]
-    children = node.get("childFrames", [])
-    owners = await asyncio.gather(*(_owner(ctx, c["frame"]["id"]) for c in children))
-    child_nodes = await asyncio.gather(*(_frame_nodes(ctx, c["frame"]) for c in children))
-    for child, owner_id, child_ax in zip(children, owners, child_nodes, strict=True):
-        if owner_id is not None:  # None: the frame went away meanwhile
-            found += await _frames(ctx, child, loaders, owner=owner_id, nodes=child_ax)
+def _refused(ctx: ToolContext, node: dict[str, Any]) -> list[str]:
+    """The URLs of frames showing a site agents may not use (a frame the page loaded before an
+    agent first used the tab, when its loads were not yet guarded): never read."""
+    found: list[str] = []
+    for child in node.get("childFrames", []):
+        url = str(child["frame"].get("url", ""))
+        if ctx.guard.refusal(url) is not None:
+            found.append(url)
+        found += _refused(ctx, child)
     return found
-
-
-@dataclass(frozen=True, slots=True)
-class _Refused:
-    reason: str
-
-
-async def _frame_nodes(
-    ctx: ToolContext, frame: dict[str, Any]
-) -> list[dict[str, Any]] | str | _Refused:
-    """A child frame's nodes; never those of a site agents may not use (a frame the page
-    loaded before an agent first used the tab, when its loads were not yet guarded)."""
-    refusal = ctx.guard.refusal(str(frame.get("url", "")))
-    if refusal is not None:
-        return _Refused(f"agents may not use it ({refusal})")
-    return await _ax_nodes(ctx, frame["id"])
-
-
-async def _owner(ctx: ToolContext, frame_id: str) -> int | None:
-    try:
-        return int((await ctx.cdp("DOM.getFrameOwner", {"frameId": frame_id}))["backendNodeId"])
-    except CommandFailed:
-        return None
-
-
-async def _nothing() -> None:
-    return None
-
-
-async def _viewport(ctx: ToolContext) -> tuple[float, float, float, float]:
-    css = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
-    return (css["pageX"], css["pageY"], css["clientWidth"], css["clientHeight"])
-
-
-def _inline(layout: dict[str, Any]) -> frozenset[int]:
-    """Backend ids of elements laid out inline (``display: inline``): their text reads on."""
-    strings: list[str] = layout.get("strings", [])
-    inline = {i for i, s in enumerate(strings) if s == "inline"}
-    found: set[int] = set()
-    for document in layout.get("documents", []):
-        ids: list[int] = document["nodes"]["backendNodeId"]
-        styles: list[list[int]] = document["layout"].get("styles", [])
-        for node_index, style in zip(document["layout"]["nodeIndex"], styles, strict=False):
-            if style and style[0] in inline:
-                found.add(ids[node_index])
-    return frozenset(found)
-
-
-def _script_focus(layout: dict[str, Any]) -> frozenset[int]:
-    """Backend ids of elements with ``tabindex="-1"``: focusable by script, not by a person's Tab
-    key (a scroller, an app's focus target)."""
-    strings: list[str] = layout.get("strings", [])
-    names = {i for i, s in enumerate(strings) if s == "tabindex"}
-    minus_one = {i for i, s in enumerate(strings) if s.strip() == "-1"}
-    found: set[int] = set()
-    for document in layout.get("documents", []):
-        ids: list[int] = document["nodes"]["backendNodeId"]
-        for index, attributes in enumerate(document["nodes"].get("attributes", [])):
-            pairs = zip(attributes[::2], attributes[1::2], strict=False)
-            if any(name in names and value in minus_one for name, value in pairs):
-                found.add(ids[index])
-    return frozenset(found)
-
-
-def _layout_facts(
-    layout: dict[str, Any], viewport: tuple[float, float, float, float] | None
-) -> tuple[frozenset[int], frozenset[int] | None]:
-    """Backend ids of clickable nodes and, given a viewport, of nodes inside it."""
-    clickable: set[int] = set()
-    visible: set[int] | None = set() if viewport is not None else None
-    for index, document in enumerate(layout.get("documents", [])):
-        ids: list[int] = document["nodes"]["backendNodeId"]
-        clickable.update(ids[i] for i in document["nodes"].get("isClickable", {}).get("index", []))
-        if visible is None or viewport is None or index > 0:
-            continue  # frames: their bounds are in their own coordinates; keep them whole
-        left, top, width, height = viewport
-        parents: list[int] = document["nodes"]["parentIndex"]
-        for node_index, (x, y, w, h) in zip(
-            document["layout"]["nodeIndex"], document["layout"]["bounds"], strict=False
-        ):
-            if (
-                w > 0
-                and h > 0
-                and x < left + width
-                and x + w > left
-                and y < top + height
-                and y + h > top
-            ):
-                visible.add(ids[node_index])
-                parent = parents[node_index]
-                if parent >= 0:
-                    visible.add(ids[parent])  # text runs' element
-    if visible is not None:
-        for document in layout.get("documents", [])[1:]:
-            visible.update(document["nodes"]["backendNodeId"])
-    return frozenset(clickable), frozenset(visible) if visible is not None else None

@@ -31,11 +31,13 @@ _REF = re.compile(r"e([1-9][0-9]{0,9})")
 
 @dataclass(frozen=True, slots=True)
 class RefTarget:
-    """What a ref names: a backend DOM node of one document (its frame's loader id)."""
+    """What a ref names in one document (its frame's loader id): a backend DOM node, or with
+    ``held`` an id the snapshot's world holds in that frame (``page_outline``)."""
 
     backend_node_id: int
     frame_id: str
     loader_id: str
+    held: bool = False
 
 
 class RefNumbers:

@@ -1,0 +1,916 @@
+"""The page's outline read where the page is: one script in an isolated world of Tabrelay's own.
+
+``read`` runs ``OUTLINE`` in the tab's top frame, in a world the page's scripts cannot reach
+(``WORLD``), over the document, its open shadow roots (as laid out: slots filled) and its
+same-origin frames. The script computes each element's role, name, value and states the way
+Chrome's accessibility tree does (HTML-AAM, accname: ``aria-labelledby``, ``aria-label``, labels,
+``alt``, contents, ``title``, placeholders), which elements are laid out inline, focusable only
+by script, on screen, and which fields hold a secret (``page_scripts.FIELD_KIND``; such a field's
+value never leaves the page), and answers in nodes shaped like Chrome's own for
+``outline.build_outline``. Each element gets an id held by that world (``held``) for the life of
+its document: a ref names that id, and ``element`` gives the element back.
+
+Click listeners cannot be seen from a page script: ``DOMDebugger.getEventListeners`` lists them
+for the whole page in one command, and those elements are handed to the script.
+
+Why not Chrome's tree: ``Accessibility.getFullAXTree`` computes every name with its sources and
+grows faster than the page (issue 16: 592 ms at 2,000 elements, against this script's tens).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tabrelay.errors import CommandFailed
+from tabrelay.tools.context import ToolContext, exception_text
+from tabrelay.tools.outline import FrameTree
+from tabrelay.tools.page_scripts import FIELD_KIND
+
+WORLD = "tabrelay-outline"
+CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup"})
+MAX_CLICKABLE = 2000  # elements with their own click listener handed to the script
+CLICKABLE, INLINE, SCRIPT_FOCUS, ON_SCREEN, IGNORED = 1, 2, 4, 8, 16
+
+OUTLINE = r"""
+function (viewport, refused, clickables, ...marked) {
+  const kindOf = FIELD_KIND;
+  const clicks = new Set(marked.slice(0, clickables));
+  const refusedUrls = new Set(refused);
+  // Page-held ids: the same element keeps its id for the life of this world (the document).
+  const held = (globalThis.__tabrelayHeld ||= { ids: new WeakMap(), els: new Map(), next: 1 });
+  const idOf = (el) => {
+    let id = held.ids.get(el);
+    if (id === undefined) {
+      id = held.next++;
+      held.ids.set(el, id);
+      held.els.set(id, new WeakRef(el));
+    }
+    return id;
+  };
+  const ws = (text) => text.replace(/[\t\n\f\r ]+/g, ' ');
+  const attr = (el, name) => el.getAttribute(name);
+  const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
+  const ARIA_ROLES = new Set(
+    (
+      'alert alertdialog application article banner blockquote button caption cell ' +
+      'checkbox code columnheader combobox complementary contentinfo definition ' +
+      'deletion dialog directory document emphasis feed figure form generic grid ' +
+      'gridcell group heading img image insertion link list listbox listitem log main ' +
+      'marquee math menu menubar menuitem menuitemcheckbox menuitemradio meter ' +
+      'navigation none note option paragraph presentation progressbar radio radiogroup ' +
+      'region row rowgroup rowheader scrollbar search searchbox separator slider ' +
+      'spinbutton status strong subscript superscript switch tab table tablist tabpanel ' +
+      'term textbox time timer toolbar tooltip tree treegrid treeitem '
+    ).split(' '),
+  );
+  const INPUT_ROLES = {
+    button: 'button',
+    submit: 'button',
+    reset: 'button',
+    image: 'button',
+    file: 'button',
+    checkbox: 'checkbox',
+    radio: 'radio',
+    range: 'slider',
+    number: 'spinbutton',
+    search: 'searchbox',
+    color: 'ColorWell',
+    date: 'Date',
+    'datetime-local': 'DateTime',
+    month: 'DateTime',
+    time: 'InputTime',
+    week: 'DateTime',
+  };
+  const TAG_ROLES = {
+    BUTTON: 'button',
+    TEXTAREA: 'textbox',
+    H1: 'heading',
+    H2: 'heading',
+    H3: 'heading',
+    H4: 'heading',
+    H5: 'heading',
+    H6: 'heading',
+    UL: 'list',
+    OL: 'list',
+    MENU: 'list',
+    LI: 'listitem',
+    NAV: 'navigation',
+    MAIN: 'main',
+    ASIDE: 'complementary',
+    ARTICLE: 'article',
+    FORM: 'form',
+    DIALOG: 'dialog',
+    FIELDSET: 'group',
+    LEGEND: 'Legend',
+    LABEL: 'LabelText',
+    P: 'paragraph',
+    FIGURE: 'figure',
+    BLOCKQUOTE: 'blockquote',
+    CODE: 'code',
+    HR: 'separator',
+    IFRAME: 'Iframe',
+    SUMMARY: 'DisclosureTriangle',
+    PROGRESS: 'progressbar',
+    METER: 'meter',
+    OUTPUT: 'status',
+    MARK: 'mark',
+    TABLE: 'table',
+    TR: 'row',
+    CAPTION: 'caption',
+    DL: 'DescriptionList',
+    DT: 'term',
+    DD: 'definition',
+    OPTION: 'option',
+    DETAILS: 'group',
+    SEARCH: 'search',
+    MATH: 'math',
+    TIME: 'time',
+    STRONG: 'strong',
+    EM: 'emphasis',
+    THEAD: 'rowgroup',
+    TBODY: 'rowgroup',
+    TFOOT: 'rowgroup',
+    BR: 'LineBreak',
+    SVG: 'image',
+    svg: 'image',
+    OPTGROUP: 'group',
+    DFN: 'term',
+    SUB: 'subscript',
+    SUP: 'superscript',
+    DEL: 'deletion',
+    INS: 'insertion',
+  };
+  const FROM_CONTENTS = new Set([
+    'button',
+    'link',
+    'heading',
+    'cell',
+    'gridcell',
+    'columnheader',
+    'rowheader',
+    'option',
+    'tab',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'checkbox',
+    'radio',
+    'switch',
+    'treeitem',
+    'tooltip',
+    'DisclosureTriangle',
+    'term',
+    'LabelText',
+    'Legend',
+    'caption',
+    'code',
+    'mark',
+    'strong',
+    'emphasis',
+    'definition',
+    'listitem',
+    'paragraph',
+  ]);
+  // Roles whose name never comes from their contents even when Chrome lists a contents source.
+  const NAME_NOT_FROM_CONTENTS = new Set([
+    'listitem',
+    'paragraph',
+    'definition',
+    'code',
+    'mark',
+    'strong',
+    'emphasis',
+  ]);
+  const CONTROLS = new Set([
+    'textbox',
+    'searchbox',
+    'combobox',
+    'listbox',
+    'slider',
+    'spinbutton',
+  ]);
+
+  const styleOf = (el) => getComputedStyle(el);
+
+  function roleOf(el, tag) {
+    const explicit = attr(el, 'role');
+    if (explicit) {
+      for (const token of explicit.trim().toLowerCase().split(/\s+/)) {
+        if (ARIA_ROLES.has(token)) {
+          if (token === 'none' || token === 'presentation') {
+            if (el.tabIndex >= 0 && el.hasAttribute('tabindex')) break; // focusable: keeps its own
+            return 'none';
+          }
+          return token === 'image' ? 'img' : token;
+        }
+      }
+    }
+    switch (tag) {
+      case 'A':
+      case 'AREA':
+        return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'INPUT': {
+        const type = (attr(el, 'type') || 'text').toLowerCase();
+        if (type === 'hidden') return null;
+        if (INPUT_ROLES[type]) return INPUT_ROLES[type];
+        if (el.hasAttribute('list')) return 'combobox';
+        return 'textbox';
+      }
+      case 'SELECT':
+        return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'IMG':
+        return attr(el, 'alt') === '' && !el.hasAttribute('title') ? 'none' : 'image';
+      case 'HEADER':
+      case 'FOOTER': {
+        for (let up = el.parentElement; up; up = up.parentElement) {
+          if (
+            LANDMARK_SCOPES.has(up.tagName) ||
+            /^(article|complementary|main|navigation|region)$/.test(attr(up, 'role') || '')
+          ) {
+            return tag === 'HEADER' ? 'SectionHeader' : 'SectionFooter';
+          }
+        }
+        return tag === 'HEADER' ? 'banner' : 'contentinfo';
+      }
+      case 'SECTION':
+        return el.hasAttribute('aria-label') ||
+          el.hasAttribute('aria-labelledby') ||
+          el.hasAttribute('title')
+          ? 'region'
+          : 'section';
+      case 'TD':
+        return el.closest('table[role=grid],table[role=treegrid]') ? 'gridcell' : 'cell';
+      case 'TH':
+        return thRole(el);
+      case 'DIV':
+      case 'SPAN':
+      case 'B':
+      case 'I':
+      case 'U':
+      case 'SMALL':
+      case 'PRE':
+      case 'ABBR':
+        return 'generic';
+    }
+    return TAG_ROLES[tag] || TAG_ROLES[el.localName] || 'generic';
+  }
+
+  function thRole(el) {
+    const scope = (attr(el, 'scope') || '').toLowerCase();
+    if (scope === 'row' || scope === 'rowgroup') return 'rowheader';
+    if (scope === 'col' || scope === 'colgroup') return 'columnheader';
+    const row = el.parentElement;
+    if (row && row.parentElement && row.parentElement.tagName === 'THEAD')
+      return 'columnheader';
+    if (
+      row &&
+      Array.prototype.some.call(row.children, (c) => c.tagName === 'TD') &&
+      el.cellIndex === 0
+    )
+      return 'rowheader';
+    return 'columnheader';
+  }
+
+  // The text alternative of a node (accname 1.2, the parts Chrome uses).
+  function byIds(el, name) {
+    const ids = (attr(el, name) || '').trim().split(/\s+/).filter(Boolean);
+    const root = el.getRootNode();
+    const found = [];
+    for (const id of ids) {
+      const target = root.getElementById
+        ? root.getElementById(id)
+        : document.getElementById(id);
+      if (target) found.push(target);
+    }
+    return found;
+  }
+
+  function hiddenForName(el, style) {
+    return (
+      style.display === 'none' ||
+      style.visibility === 'hidden' ||
+      style.visibility === 'collapse' ||
+      attr(el, 'aria-hidden') === 'true'
+    );
+  }
+
+  function textOf(node, visiting, referenced, inLabel) {
+    if (node.nodeType === 3) return node.data;
+    if (node.nodeType !== 1) return '';
+    const el = node;
+    if (visiting.has(el)) return '';
+    const style = styleOf(el);
+    if (!referenced && hiddenForName(el, style)) return '';
+    visiting.add(el);
+    try {
+      const tag = el.tagName;
+      const role = roleOf(el, tag);
+      // An embedded control says its value (inside a label or another's name).
+      if (inLabel || visiting.size > 1) {
+        if (role === 'textbox' || role === 'searchbox')
+          return el.value !== undefined ? el.value : el.textContent;
+        if (role === 'combobox' && tag === 'SELECT') {
+          const option = el.selectedOptions && el.selectedOptions[0];
+          return option ? option.text : '';
+        }
+        if (role === 'slider' || role === 'spinbutton')
+          return (
+            attr(el, 'aria-valuetext') || String(el.value ?? attr(el, 'aria-valuenow') ?? '')
+          );
+      }
+      const labelled = attr(el, 'aria-labelledby');
+      if (labelled && !referenced) {
+        const parts = byIds(el, 'aria-labelledby').map((t) =>
+          textOf(t, visiting, true, true).trim(),
+        );
+        const joined = parts.join(' ').trim();
+        if (joined) return joined;
+      }
+      const label = (attr(el, 'aria-label') || '').trim();
+      if (label) return label;
+      const native = nativeName(el, tag, role, visiting);
+      if (native) return native;
+      if (
+        role === 'none' ||
+        role === 'generic' ||
+        FROM_CONTENTS.has(role) ||
+        visiting.size > 1 ||
+        referenced
+      ) {
+        const text = contents(el, visiting, style);
+        if (text) return text;
+      }
+      return attr(el, 'title') || '';
+    } finally {
+      visiting.delete(el);
+    }
+  }
+
+  function pseudo(el, which) {
+    const content = getComputedStyle(el, which).content;
+    if (!content || content === 'none' || content === 'normal') return '';
+    const match = /^"(.*)"$/.exec(content);
+    return match ? match[1] : '';
+  }
+
+  function contents(el, visiting, style) {
+    const parts = [];
+    const before = pseudo(el, '::before');
+    if (before) parts.push(before);
+    for (const child of flatChildren(el)) {
+      if (child.nodeType === 3) {
+        parts.push(child.data);
+        continue;
+      }
+      if (child.nodeType !== 1) continue;
+      const childStyle = styleOf(child);
+      const text = textOf(child, visiting, false, false);
+      if (!text) continue;
+      parts.push(childStyle.display.startsWith('inline') ? text : ` ${text} `);
+    }
+    const after = pseudo(el, '::after');
+    if (after) parts.push(after);
+    return ws(parts.join(''));
+  }
+
+  function labelsText(el, visiting) {
+    const labels = el.labels ? Array.from(el.labels) : [];
+    const parts = labels.map((l) => textOf(l, visiting, true, true).trim()).filter(Boolean);
+    return parts.join(' ');
+  }
+
+  function nativeName(el, tag, role, visiting) {
+    if (tag === 'INPUT') {
+      const type = (attr(el, 'type') || 'text').toLowerCase();
+      if (type === 'submit' || type === 'reset' || type === 'button') {
+        if (el.hasAttribute('value')) return attr(el, 'value');
+        return type === 'submit'
+          ? 'Submit'
+          : type === 'reset'
+            ? 'Reset'
+            : labelsText(el, visiting);
+      }
+      if (type === 'image')
+        return attr(el, 'alt') || attr(el, 'value') || attr(el, 'title') || 'Submit';
+      const labelled = labelsText(el, visiting);
+      if (labelled) return labelled;
+      return attr(el, 'title') || attr(el, 'placeholder') || attr(el, 'aria-placeholder') || '';
+    }
+    if (
+      tag === 'TEXTAREA' ||
+      tag === 'SELECT' ||
+      tag === 'BUTTON' ||
+      tag === 'METER' ||
+      tag === 'PROGRESS' ||
+      tag === 'OUTPUT'
+    ) {
+      const labelled = labelsText(el, visiting);
+      if (labelled) return labelled;
+      if (tag === 'TEXTAREA') return attr(el, 'title') || attr(el, 'placeholder') || '';
+      return '';
+    }
+    if (tag === 'IMG' || tag === 'AREA') return attr(el, 'alt') || '';
+    if (tag === 'FIELDSET') {
+      const legend = Array.prototype.find.call(el.children, (c) => c.tagName === 'LEGEND');
+      return legend ? textOf(legend, visiting, true, true).trim() : '';
+    }
+    if (tag === 'TABLE') {
+      const caption = el.caption;
+      return caption ? textOf(caption, visiting, true, true).trim() : '';
+    }
+    if (tag === 'FIGURE') {
+      const caption = Array.prototype.find.call(el.children, (c) => c.tagName === 'FIGCAPTION');
+      return caption ? textOf(caption, visiting, true, true).trim() : '';
+    }
+    if (tag === 'IFRAME') return attr(el, 'title') || '';
+    if (el.namespaceURI === 'http://www.w3.org/2000/svg' && tag.toLowerCase() === 'svg') {
+      const title = Array.prototype.find.call(el.children, (c) => c.localName === 'title');
+      return title ? ws(title.textContent).trim() : '';
+    }
+    return '';
+  }
+
+  function flatChildren(el) {
+    if (el.shadowRoot) return Array.from(el.shadowRoot.childNodes);
+    if (el.tagName === 'SLOT') {
+      const assigned = el.assignedNodes({ flatten: true });
+      return assigned.length ? assigned : Array.from(el.childNodes);
+    }
+    if (el.tagName === 'TEMPLATE') return [];
+    return Array.from(el.childNodes);
+  }
+
+  // The nodes of one frame: [id, parent index, role, name, contents?, value, props, flags].
+  const frames = [];
+  const SKIP = new Set([
+    'SCRIPT',
+    'STYLE',
+    'NOSCRIPT',
+    'TEMPLATE',
+    'HEAD',
+    'TITLE',
+    'META',
+    'LINK',
+  ]);
+
+  function walkDocument(doc, owner, url) {
+    const nodes = [];
+    const frame = { owner, url, nodes };
+    frames.push(frame);
+    const root = doc.documentElement;
+    nodes.push([0, -1, 'RootWebArea', doc.title ? ws(doc.title).trim() : '', 0, null, null, 0]);
+    if (root) walk(root, 0, nodes, false, false);
+    return frame;
+  }
+
+  const onScreen = viewport
+    ? (r) =>
+        r.width > 0 &&
+        r.height > 0 &&
+        r.right > 0 &&
+        r.bottom > 0 &&
+        r.left < innerWidth &&
+        r.top < innerHeight
+    : null;
+
+  function walk(el, parent, nodes, hidden, editableParent, quietText) {
+    for (const child of flatChildren(el)) {
+      if (child.nodeType === 3) {
+        if (hidden || quietText) continue;
+        const text = ws(child.data);
+        if (!text) continue;
+        if (text === ' ' && !inlineContext(child)) continue;
+        let flags = 0;
+        if (onScreen) {
+          const range = document.createRange();
+          range.selectNodeContents(child);
+          const rect = range.getBoundingClientRect();
+          if (onScreen(rect)) flags |= 8;
+        }
+        nodes.push([0, parent, 'StaticText', text, 0, null, null, flags]);
+        continue;
+      }
+      if (child.nodeType !== 1 || SKIP.has(child.tagName)) continue;
+      element(child, parent, nodes, hidden, editableParent);
+    }
+  }
+
+  function inlineContext(text) {
+    const inl = (n) =>
+      n && (n.nodeType === 3 || (n.nodeType === 1 && styleOf(n).display.startsWith('inline')));
+    const parent = text.parentElement;
+    return (
+      (parent && parent.tagName !== 'BODY' && styleOf(parent).display.startsWith('inline')) ||
+      inl(text.previousSibling) ||
+      inl(text.nextSibling)
+    );
+  }
+
+  function element(el, parent, nodes, hiddenAbove, editableParent) {
+    const style = styleOf(el);
+    if (style.display === 'none') return;
+    const tag = el.tagName;
+    const ariaHidden = attr(el, 'aria-hidden') === 'true' || el.inert;
+    const hidden =
+      hiddenAbove ||
+      ariaHidden ||
+      style.visibility === 'hidden' ||
+      style.visibility === 'collapse';
+    let role = roleOf(el, tag);
+    if (role === null) return;
+    const id = idOf(el);
+    const index = nodes.length;
+    const props = {};
+    let flags = 0;
+    if (style.display === 'inline') flags |= 2;
+    if (hidden) flags |= 16;
+    if (el.hasAttribute('tabindex') && (attr(el, 'tabindex') || '').trim() === '-1') flags |= 4;
+    if (clicks.has(el) || el.hasAttribute('onclick')) flags |= 1;
+    if (onScreen) {
+      const rect = el.getBoundingClientRect();
+      if (onScreen(rect) || style.display === 'contents') flags |= 8;
+    }
+    const editable = el.isContentEditable || !!el.editContext;
+    if (editable)
+      props.editable =
+        el.contentEditable === 'plaintext-only' ||
+        style.webkitUserModify === 'read-write-plaintext-only'
+          ? 'plaintext'
+          : 'richtext';
+    const focusable =
+      !hidden &&
+      (el.tabIndex >= 0 || el.hasAttribute('tabindex') || (editable && !editableParent)) &&
+      !el.disabled;
+    if (focusable) props.focusable = true;
+    let name = '',
+      fromContents = 0,
+      value = null;
+    if (!hidden && role !== 'StaticText' && role !== 'none') {
+      const visiting = new Set([el]);
+      const labelled = attr(el, 'aria-labelledby');
+      if (labelled)
+        name = byIds(el, 'aria-labelledby')
+          .map((t) => textOf(t, new Set(), true, true).trim())
+          .join(' ')
+          .trim();
+      if (!name) name = (attr(el, 'aria-label') || '').trim();
+      if (!name) name = nativeName(el, tag, role, new Set([el]));
+      if (!name && FROM_CONTENTS.has(role) && !editable) {
+        name = contents(el, visiting, style).trim();
+        if (name && !NAME_NOT_FROM_CONTENTS.has(role)) fromContents = 1;
+        if (NAME_NOT_FROM_CONTENTS.has(role)) name = '';
+      }
+      if (!name) name = attr(el, 'title') || '';
+      name = ws(name).trim();
+    }
+    if (role === 'none') role = 'generic';
+    if (role === 'generic' && attr(el, 'draggable') === 'true') role = 'group';
+    if (role === 'Date' || role === 'DateTime' || role === 'InputTime') {
+      flags |= 1;
+      value = el.value || null;
+    }
+    // States and values.
+    if (tag === 'INPUT' || tag === 'TEXTAREA') {
+      const type = (attr(el, 'type') || 'text').toLowerCase();
+      if (role === 'checkbox' || role === 'radio' || role === 'switch') {
+        props.checked = el.indeterminate ? 'mixed' : el.checked ? 'true' : 'false';
+      } else if (
+        role === 'textbox' ||
+        role === 'searchbox' ||
+        role === 'combobox' ||
+        role === 'spinbutton' ||
+        role === 'slider'
+      ) {
+        value = el.value;
+        props.editable = 'plaintext';
+        if (tag === 'TEXTAREA') props.multiline = true;
+        if (el.readOnly) props.readonly = true;
+      }
+      if (el.required) props.required = true;
+      if (type === 'range') value = el.value;
+      if (type === 'file')
+        value =
+          el.files && el.files.length
+            ? el.files.length === 1
+              ? el.files[0].name
+              : `${el.files.length} files`
+            : 'No file chosen';
+    }
+    if (tag === 'SELECT') {
+      if (role === 'combobox') {
+        const option = el.selectedOptions[0];
+        value = option ? option.text : '';
+        props.expanded = false;
+      }
+      if (el.required) props.required = true;
+    }
+    if (tag === 'OPTION') props.selected = el.selected;
+    if (role === 'heading')
+      props.level = /^H[1-6]$/.test(tag) ? Number(tag[1]) : Number(attr(el, 'aria-level') || 2);
+    if (role === 'link' && el.href) props.url = el.href;
+    if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS')
+      props.expanded = el.parentElement.open;
+    if (el.disabled || (el.matches && el.matches(':disabled'))) props.disabled = true;
+    for (const state of [
+      'checked',
+      'pressed',
+      'selected',
+      'expanded',
+      'disabled',
+      'required',
+      'invalid',
+      'readonly',
+      'multiline',
+    ]) {
+      const a = attr(el, 'aria-' + state);
+      if (a === null || a === 'undefined') continue;
+      if (state === 'invalid' && a === 'false') continue;
+      props[state] = a === 'true' ? true : a === 'false' ? false : a;
+    }
+    if (
+      role === 'slider' ||
+      role === 'spinbutton' ||
+      role === 'progressbar' ||
+      role === 'meter'
+    ) {
+      if (tag !== 'INPUT')
+        value =
+          attr(el, 'aria-valuetext') ||
+          attr(el, 'aria-valuenow') ||
+          (el.value !== undefined ? String(el.value) : null);
+    }
+    if (editable && !editableParent) {
+      value = el.innerText;
+    }
+    if (
+      (role === 'textbox' || role === 'searchbox' || role === 'combobox') &&
+      tag !== 'INPUT' &&
+      tag !== 'TEXTAREA' &&
+      tag !== 'SELECT' &&
+      !editable
+    ) {
+      // an ARIA widget: its text is its value
+      value = value ?? ws(el.textContent || '').trim();
+    }
+    let quietText = false;
+    if (
+      tag === 'LABEL' &&
+      el.control &&
+      (el.control.type === 'checkbox' || el.control.type === 'radio')
+    ) {
+      flags |= 16;
+      quietText = true;
+    }
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') {
+      // A field holding a secret: its kind goes out, never its value (an empty one shows
+      // nothing anyway).
+      const kind = el.value ? kindOf(el) : null;
+      if (kind) {
+        props.secret = kind;
+        value = null;
+      }
+    }
+    nodes.push([
+      id,
+      parent,
+      role,
+      name,
+      fromContents,
+      value,
+      Object.keys(props).length ? props : null,
+      flags,
+    ]);
+    if (tag === 'IFRAME') {
+      let doc = null;
+      try {
+        doc = el.contentDocument;
+      } catch (e) {
+        doc = null;
+      }
+      let url = '';
+      try {
+        url = el.contentWindow.location.href;
+      } catch (e) {
+        url = el.src;
+      }
+      if (refusedUrls.has(url)) frames.push({ owner: id, url, nodes: [], refused: true });
+      else if (doc && doc.documentElement) walkDocument(doc, id, url);
+      else frames.push({ owner: id, url: el.src, nodes: [], error: 'cross-origin' });
+      return;
+    }
+    if (tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT') {
+      // A field holding a secret ships no option (one of them is its value).
+      if (tag === 'SELECT' && !(props && props.secret))
+        for (const option of el.options) {
+          nodes.push([
+            idOf(option),
+            index,
+            'option',
+            ws(option.label || option.text).trim(),
+            0,
+            null,
+            { selected: option.selected },
+            0,
+          ]);
+        }
+      return;
+    }
+    walk(el, index, nodes, hidden, editable, quietText);
+  }
+
+  walkDocument(document, null, location.href);
+  return { frames, marked: marked.map(idOf) };
+}
+""".replace("FIELD_KIND", FIELD_KIND.strip())
+
+# The element a held id names, or null when its document or the element is gone.
+ELEMENT = r"""
+(id) => {
+  const held = globalThis.__tabrelayHeld;
+  const ref = held && held.els.get(id);
+  const el = ref && ref.deref();
+  return el && el.isConnected ? el : null;
+}
+"""
+
+
+@dataclass(slots=True)
+class PageOutline:
+    frames: list[FrameTree]
+    clickable: set[int] = field(default_factory=set)
+    inline: set[int] = field(default_factory=set)
+    script_focus: set[int] = field(default_factory=set)
+    visible: set[int] = field(default_factory=set)
+    secrets: dict[int, str] = field(default_factory=dict)
+    held: dict[int, int] = field(default_factory=dict)  # backend node id → held id (``marked``)
+
+
+async def world(ctx: ToolContext, frame_id: str) -> int:
+    """The execution context of Tabrelay's world in ``frame_id`` (made on first use; the same
+    world after that, for as long as the frame shows the same document)."""
+    made = await ctx.cdp("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD})
+    return int(made["executionContextId"])
+
+
+async def read(
+    ctx: ToolContext,
+    frame_id: str,
+    *,
+    viewport: bool,
+    refused: list[str],
+    marked: list[int],
+) -> PageOutline:
+    """The outline's nodes of the page whose top frame is ``frame_id``; frames at ``refused``
+    URLs are not read. ``marked`` (backend node ids) come back as held ids in ``held``.
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    context = await world(ctx, frame_id)
+    document = await ctx.cdp(
+        "Runtime.evaluate",
+        {"expression": "document", "contextId": context, "objectGroup": ctx.objects},
+    )
+    listeners = await ctx.cdp(
+        "DOMDebugger.getEventListeners",
+        {"objectId": document["result"]["objectId"], "depth": -1, "pierce": True},
+    )
+    clickable = sorted(
+        {
+            int(listener["backendNodeId"])
+            for listener in listeners.get("listeners", [])
+            if listener.get("type") in CLICK_EVENTS and listener.get("backendNodeId")
+        }
+    )[:MAX_CLICKABLE]
+    wanted = clickable + [b for b in marked if b not in clickable]
+    objects = await asyncio.gather(*(_object(ctx, b, context) for b in wanted))
+    kept = [(b, o) for b, o in zip(wanted, objects, strict=True) if o is not None]
+    clickables = sum(1 for b, _ in kept if b in set(clickable))
+    answer = await ctx.cdp(
+        "Runtime.callFunctionOn",
+        {
+            "functionDeclaration": OUTLINE,
+            "executionContextId": context,
+            "arguments": [
+                {"value": viewport},
+                {"value": refused},
+                {"value": clickables},
+                *({"objectId": o} for _, o in kept),
+            ],
+            "returnByValue": True,
+        },
+    )
+    if answer.get("exceptionDetails"):
+        raise CommandFailed(
+            f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
+        )
+    value = answer["result"]["value"]
+    page = _outline(value["frames"], frame_id)
+    page.held = {b: int(h) for (b, _), h in zip(kept, value["marked"], strict=True)}
+    # A frame's elements are held by the top frame's world; which frame each is in (for its
+    # document's loader, and to say where it is) comes from its <iframe>.
+    owners = [f.owner for f in page.frames[1:]]
+    ids = await asyncio.gather(*(_frame_of(ctx, context, o) for o in owners if o is not None))
+    found = dict(zip([o for o in owners if o is not None], ids, strict=True))
+    page.frames[1:] = [
+        replace(f, frame_id=found.get(f.owner) or f.frame_id) if f.owner is not None else f
+        for f in page.frames[1:]
+    ]
+    return page
+
+
+async def _frame_of(ctx: ToolContext, context: int, owner: int) -> str | None:
+    """The frame id shown by the <iframe> the world holds as ``owner``."""
+    found = await _held(ctx, context, owner)
+    if found is None:
+        return None
+    described = await ctx.cdp("DOM.describeNode", {"objectId": found})
+    frame = described["node"].get("frameId")
+    return str(frame) if frame else None
+
+
+async def element(ctx: ToolContext, top_frame_id: str, held: int) -> str | None:
+    """The page object (in the call's object group, in Tabrelay's world) of the element
+    ``held`` names in the tab whose top frame is ``top_frame_id``, or None when it is gone."""
+    return await _held(ctx, await world(ctx, top_frame_id), held)
+
+
+async def _held(ctx: ToolContext, context: int, held: int) -> str | None:
+    found = await ctx.cdp(
+        "Runtime.evaluate",
+        {
+            "expression": f"({ELEMENT})({json.dumps(held)})",
+            "contextId": context,
+            "objectGroup": ctx.objects,
+        },
+    )
+    result = found.get("result", {})
+    if found.get("exceptionDetails") or result.get("subtype") == "null":
+        return None
+    object_id = result.get("objectId")
+    return str(object_id) if object_id else None
+
+
+async def _object(ctx: ToolContext, backend: int, context: int) -> str | None:
+    try:
+        resolved = await ctx.cdp(
+            "DOM.resolveNode",
+            {"backendNodeId": backend, "executionContextId": context, "objectGroup": ctx.objects},
+        )
+    except CommandFailed:
+        return None  # gone meanwhile
+    object_id = resolved.get("object", {}).get("objectId")
+    return str(object_id) if object_id else None
+
+
+def _outline(frames: list[dict[str, Any]], top: str) -> PageOutline:
+    page = PageOutline([])
+    for index, frame in enumerate(frames):
+        raw = frame["nodes"]
+        children: list[list[str]] = [[] for _ in raw]
+        for i, entry in enumerate(raw):
+            if entry[1] >= 0:
+                children[entry[1]].append(f"{index}.{i}")
+        nodes = []
+        for i, (held, parent, role, name, contents, value, props, flags) in enumerate(raw):
+            node: dict[str, Any] = {"nodeId": f"{index}.{i}", "role": {"value": role}}
+            node["childIds"] = children[i]
+            if parent >= 0:
+                node["parentId"] = f"{index}.{parent}"
+            if held:
+                node["backendDOMNodeId"] = held
+            if name or contents:
+                sources = [{"type": "contents", "value": {"value": name}}] if contents else []
+                node["name"] = {"value": name, "sources": sources}
+            if value is not None:
+                node["value"] = {"value": value}
+            if props:
+                secret = props.pop("secret", None)
+                if secret:
+                    page.secrets[held] = secret
+                node["properties"] = [{"name": k, "value": {"value": v}} for k, v in props.items()]
+            if flags & IGNORED:
+                node["ignored"] = True
+            for flag, found in (
+                (CLICKABLE, page.clickable),
+                (INLINE, page.inline),
+                (SCRIPT_FOCUS, page.script_focus),
+                (ON_SCREEN, page.visible),
+            ):
+                if flags & flag and held:
+                    found.add(held)
+            nodes.append(node)
+        page.frames.append(
+            FrameTree(
+                top if index == 0 else "",
+                nodes,
+                str(frame.get("url", "")),
+                frame.get("owner"),
+                error="cross-origin" if frame.get("error") else None,
+                refused="agents may not use it" if frame.get("refused") else None,
+            )
+        )
+    return page
