@@ -174,7 +174,7 @@ async def replay(
     Remote object ids are per session and per call: an ``objectId`` the recording got back is
     mapped to the one this replay got back, and substituted in later parameters.
     """
-    ids: dict[str, str] = {}
+    ids: dict[str, Any] = {}
 
     async def one(command: RelayCommand) -> Any:
         params = _substitute(command.params.get("params") or {}, ids)
@@ -190,9 +190,16 @@ async def replay(
             _map_ids(command.result, result, ids)
 
 
-def _substitute(value: Any, ids: dict[str, str]) -> Any:
+# Execution context ids are per session too (Tabrelay's world in the page): mapped alike.
+_CONTEXT_KEYS = ("executionContextId", "contextId")
+
+
+def _substitute(value: Any, ids: dict[str, Any]) -> Any:
     if isinstance(value, dict):
-        return {k: _substitute(v, ids) for k, v in value.items()}
+        return {
+            k: ids.get(f"context {v}", v) if k in _CONTEXT_KEYS else _substitute(v, ids)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_substitute(v, ids) for v in value]
     if isinstance(value, str):
@@ -200,11 +207,13 @@ def _substitute(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-def _map_ids(recorded: Any, fresh: Any, ids: dict[str, str]) -> None:
+def _map_ids(recorded: Any, fresh: Any, ids: dict[str, Any]) -> None:
     if isinstance(recorded, dict) and isinstance(fresh, dict):
         for key, value in recorded.items():
             if key == "objectId" and isinstance(value, str) and isinstance(fresh.get(key), str):
                 ids[value] = fresh[key]
+            elif key in _CONTEXT_KEYS and isinstance(value, int):
+                ids[f"context {value}"] = fresh.get(key)
             elif key in fresh:
                 _map_ids(value, fresh[key], ids)
     elif isinstance(recorded, list) and isinstance(fresh, list):

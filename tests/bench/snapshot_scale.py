@@ -5,10 +5,10 @@ checkboxes, 40 to a section. Each round times our ``browser_snapshot`` through `
 over MCP (its own process, the real extension in Chromium), then each peer's snapshot on the
 same pages, one browser at a time; rounds alternate so a machine whose load changes weighs on
 every side alike, and the targets are ratios of p50s. Completeness is the independent DOM check
-of bench_snapshot. Where our time misses a target, the rows say where it goes: Chrome building
-the two CDP answers (timed straight on its debugging port), the app decoding the relay frames
-that carry them and building the outline (timed here on the same answers, with the app's code),
-and the rest (the extension, the relay hop, MCP).
+of bench_snapshot. Where our time misses a target, the rows say where it goes: the outline
+script in the page (timed straight on Chromium's debugging port, and through the extension's
+chrome.debugger), the app decoding the relay frame that carries its answer and building the
+outline (timed here on the same answer, with the app's code), and the rest (the relay hop, MCP).
 """
 
 from __future__ import annotations
@@ -31,16 +31,15 @@ from stats import Row, row, verdict
 from e2e.harness import ExtensionBrowser, Page
 from support.mcp import mcp_client
 from tabrelay.protocol.messages import decode_json
-from tabrelay.tools import snapshot as snapshot_tool
-from tabrelay.tools.outline import FrameTree, build_outline
+from tabrelay.tools import page_outline
+from tabrelay.tools.outline import build_outline
 
 SIZES = (500, 2000, 8000)
 TARGET_SIZE = 2000  # issue 16's page: no slower than Playwright MCP, ≤ 0.5x its bytes
 SCALE_TIMEOUT = 180.0  # one snapshot of 8,000 elements, on a loaded machine
 OURS = "ours"
-AX, LAYOUT = "Accessibility.getFullAXTree", "DOMSnapshot.captureSnapshot"
-EXTENSION_AX = "extension: Accessibility.getFullAXTree through chrome.debugger"
-PARAMS: dict[str, dict[str, Any]] = {AX: {}, LAYOUT: {"computedStyles": ["display"]}}
+PAGE = "Chrome: the outline script in Tabrelay's world"
+EXTENSION = "extension: the outline script through chrome.debugger"
 
 
 @dataclass
@@ -125,58 +124,66 @@ async def scale_benchmarks(ctx: Any, pages: PageServer) -> list[Row]:
 async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, float]:
     """Where a snapshot of this page spends its time, besides the relay hop and MCP (ms)."""
     session = page.session
-    for method in ("Accessibility.enable", "DOM.enable"):
-        await session.send(method)
-
-    async def timed(*methods: str) -> tuple[float, list[Any]]:
-        """The median of three, for one command or several sent together."""
-        times, answers = [], []
-        for _ in range(3):
-            started = time.perf_counter()
-            answers = await asyncio.gather(
-                *(session.send(m, PARAMS[m], timeout=SCALE_TIMEOUT) for m in methods)
-            )
-            times.append((time.perf_counter() - started) * 1000)
-        return statistics.median(times), list(answers)
-
-    # Alone, then together as the tool sends them (Chrome builds them on one main thread).
-    ax_ms, (tree,) = await timed(AX)
-    layout_ms, (layout,) = await timed(LAYOUT)
-    both_ms, _ = await timed(AX, LAYOUT)
-    frames = [json.dumps({"id": "1", "result": answer}) for answer in (tree, layout)]
-    decode_ms = median_ms(lambda: [decode_json(frame)["result"] for frame in frames])
+    frame = (await session.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+    made = await session.send(
+        "Page.createIsolatedWorld", {"frameId": frame, "worldName": page_outline.WORLD}
+    )
+    call = outline_call(made["executionContextId"])
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        answer = await session.send("Runtime.callFunctionOn", call, timeout=SCALE_TIMEOUT)
+        times.append((time.perf_counter() - started) * 1000)
+    frame_text = json.dumps({"id": "1", "result": answer})
+    decode_ms = median_ms(lambda: json.loads(decode_json(frame_text)["result"]["result"]["value"]))
 
     def build() -> None:
-        clickable, _ = snapshot_tool._layout_facts(layout, None)
-        build_outline(
-            [FrameTree("main", tree["nodes"])],
-            assign_ref=lambda backend, frame: f"e{backend}",
-            clickable=clickable,
-            inline=snapshot_tool._inline(layout),
-            script_focus=snapshot_tool._script_focus(layout),
-        )
+        with page_outline.uncollected():
+            found = page_outline._outline(json.loads(answer["result"]["value"])["frames"], frame)
+            build_outline(
+                found.frames,
+                assign_ref=lambda node, frame: f"e{node}",
+                clickable=frozenset(found.clickable),
+                inline=frozenset(found.inline),
+                script_focus=frozenset(found.script_focus),
+                secrets=found.secrets,
+            )
 
-    build_ms = median_ms(build)
     return {
-        "Chrome: Accessibility.getFullAXTree": ax_ms,
-        EXTENSION_AX: await in_extension(chromium, tab, AX),
-        "Chrome: DOMSnapshot.captureSnapshot": layout_ms,
-        "Chrome: both, as the tool sends them": both_ms,
-        "app: decode both frames (json + depth bound)": decode_ms,
-        "app: build the outline": build_ms,
-        "frames, MB": sum(len(f) for f in frames) / 1e6,
+        PAGE: statistics.median(times),
+        EXTENSION: await in_extension(chromium, tab),
+        "app: decode the answer's frame (json)": decode_ms,
+        "app: build the outline": median_ms(build),
+        "the answer, MB": len(frame_text) / 1e6,
     }
 
 
-async def in_extension(chromium: ExtensionBrowser, tab: int, method: str) -> float:
-    """The median of three ``chrome.debugger.sendCommand`` of ``method`` in the extension's
-    service worker, as the extension sends it for the relay: Chrome's own time plus handing the
-    answer to the extension (ms)."""
+def outline_call(context: int) -> dict[str, Any]:
+    """The snapshot's outline script as the tool calls it (no click listeners handed in)."""
+    return {
+        "functionDeclaration": page_outline.OUTLINE,
+        "executionContextId": context,
+        "arguments": [{"value": False}, {"value": []}, {"value": 0}],
+        "returnByValue": True,
+    }
+
+
+async def in_extension(chromium: ExtensionBrowser, tab: int) -> float:
+    """The median of three outline scripts sent by ``chrome.debugger.sendCommand`` in the
+    extension's service worker, as the extension sends them for the relay: Chrome's own time
+    plus handing the answer to the extension (ms)."""
     script = f"""(async () => {{
+      const target = {{tabId: {int(tab)}}};
+      const send = (method, params) => chrome.debugger.sendCommand(target, method, params);
+      const tree = await send('Page.getFrameTree', {{}});
+      const made = await send('Page.createIsolatedWorld',
+        {{frameId: tree.frameTree.frame.id, worldName: {json.dumps(page_outline.WORLD)}}});
+      const call = {json.dumps(outline_call(0))};
+      call.executionContextId = made.executionContextId;
       const times = [];
       for (let i = 0; i < 3; i++) {{
         const started = performance.now();
-        await chrome.debugger.sendCommand({{tabId: {int(tab)}}}, {json.dumps(method)}, {{}});
+        await send('Runtime.callFunctionOn', call);
         times.push(performance.now() - started);
       }}
       return times.sort((a, b) => a - b)[1];
@@ -228,7 +235,7 @@ def growth_rows(scale: Scale) -> list[Row]:
                 )
             )
     small, large = SIZES[0], SIZES[-1]
-    for phase in ("Chrome: Accessibility.getFullAXTree", EXTENSION_AX):
+    for phase in (PAGE, EXTENSION):
         ms = {n: scale.phases[n][phase] for n in SIZES if n in scale.phases}
         if small in ms and large in ms:  # what the growth of ours comes from
             rows.append(
@@ -295,8 +302,8 @@ def breakdown_rows(scale: Scale, n: int, p50: float) -> list[Row]:
             "MB" if name.endswith("MB") else "ms", group="snapshot breakdown", page=f"many-{n}")
         for name, value in phases.items()
     ]  # fmt: skip
-    chrome = phases["Chrome: both, as the tool sends them"]
-    app = phases["app: decode both frames (json + depth bound)"] + phases["app: build the outline"]
+    chrome = phases[PAGE]
+    app = phases["app: decode the answer's frame (json)"] + phases["app: build the outline"]
     rows.append(
         row(f"snapshot {n:,} elements · where the time goes · the rest (extension, relay, MCP)",
             max(0.0, p50 - chrome - app), "ms", group="snapshot breakdown", page=f"many-{n}")

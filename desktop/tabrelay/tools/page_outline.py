@@ -20,7 +20,10 @@ grows faster than the page (issue 16: 592 ms at 2,000 elements, against this scr
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -143,6 +146,7 @@ function (viewport, refused, clickables, ...marked) {
     DEL: 'deletion',
     INS: 'insertion',
   };
+  // Roles named by their contents when nothing else names them (the outline shows these names).
   const FROM_CONTENTS = new Set([
     'button',
     'link',
@@ -163,37 +167,19 @@ function (viewport, refused, clickables, ...marked) {
     'tooltip',
     'DisclosureTriangle',
     'term',
-    'LabelText',
-    'Legend',
     'caption',
-    'code',
-    'mark',
-    'strong',
-    'emphasis',
-    'definition',
-    'listitem',
-    'paragraph',
-  ]);
-  // Roles whose name never comes from their contents even when Chrome lists a contents source.
-  const NAME_NOT_FROM_CONTENTS = new Set([
-    'listitem',
-    'paragraph',
-    'definition',
-    'code',
-    'mark',
-    'strong',
-    'emphasis',
-  ]);
-  const CONTROLS = new Set([
-    'textbox',
-    'searchbox',
-    'combobox',
-    'listbox',
-    'slider',
-    'spinbutton',
   ]);
 
-  const styleOf = (el) => getComputedStyle(el);
+  // One computed style per element for the whole read.
+  const styles = new Map();
+  const styleOf = (el) => {
+    let style = styles.get(el);
+    if (style === undefined) {
+      style = getComputedStyle(el);
+      styles.set(el, style);
+    }
+    return style;
+  };
 
   function roleOf(el, tag) {
     const explicit = attr(el, 'role');
@@ -434,14 +420,15 @@ function (viewport, refused, clickables, ...marked) {
   }
 
   function flatChildren(el) {
-    if (el.shadowRoot) return Array.from(el.shadowRoot.childNodes);
+    if (el.shadowRoot) return el.shadowRoot.childNodes;
     if (el.tagName === 'SLOT') {
       const assigned = el.assignedNodes({ flatten: true });
-      return assigned.length ? assigned : Array.from(el.childNodes);
+      return assigned.length ? assigned : el.childNodes;
     }
     if (el.tagName === 'TEMPLATE') return [];
-    return Array.from(el.childNodes);
+    return el.childNodes;
   }
+
 
   // The nodes of one frame: [id, parent index, role, name, contents?, value, props, flags].
   const frames = [];
@@ -560,8 +547,7 @@ function (viewport, refused, clickables, ...marked) {
       if (!name) name = nativeName(el, tag, role, new Set([el]));
       if (!name && FROM_CONTENTS.has(role) && !editable) {
         name = contents(el, visiting, style).trim();
-        if (name && !NAME_NOT_FROM_CONTENTS.has(role)) fromContents = 1;
-        if (NAME_NOT_FROM_CONTENTS.has(role)) name = '';
+        if (name) fromContents = 1;
       }
       if (!name) name = attr(el, 'title') || '';
       name = ws(name).trim();
@@ -722,7 +708,7 @@ function (viewport, refused, clickables, ...marked) {
   }
 
   walkDocument(document, null, location.href);
-  return { frames, marked: marked.map(idOf) };
+  return JSON.stringify({ frames, marked: marked.map(idOf) });
 }
 """.replace("FIELD_KIND", FIELD_KIND.strip())
 
@@ -746,6 +732,20 @@ class PageOutline:
     visible: set[int] = field(default_factory=set)
     secrets: dict[int, str] = field(default_factory=dict)
     held: dict[int, int] = field(default_factory=dict)  # backend node id → held id (``marked``)
+
+
+@contextlib.contextmanager
+def uncollected() -> Iterator[None]:
+    """No cycle collection while a large page's nodes are made and walked (none of them is in a
+    cycle; reference counts free them): the collector's scans, started by the allocations alone,
+    grow with everything made so far, which made a page's cost grow faster than the page."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 async def world(ctx: ToolContext, frame_id: str) -> int:
@@ -807,8 +807,9 @@ async def read(
         raise CommandFailed(
             f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
         )
-    value = answer["result"]["value"]
-    page = _outline(value["frames"], frame_id)
+    with uncollected():
+        value = json.loads(answer["result"]["value"])
+        page = _outline(value["frames"], frame_id)
     page.held = {b: int(h) for (b, _), h in zip(kept, value["marked"], strict=True)}
     # A frame's elements are held by the top frame's world; which frame each is in (for its
     # document's loader, and to say where it is) comes from its <iframe>.

@@ -113,22 +113,23 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     def assign(node: int, frame_id: str) -> str:
         return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, ""), held=True))
 
-    return build_outline(
-        page.frames,
-        assign_ref=assign,
-        clickable=frozenset(page.clickable),
-        visible=frozenset(page.visible) if viewport else None,
-        max_depth=depth,
-        base_url=tab.url,
-        inline=frozenset(page.inline),
-        script_focus=frozenset(page.script_focus),
-        editors={
-            held[node]: replace(e, box=held.get(e.box) if e.box is not None else None)
-            for node, e in editors.items()
-            if node in held
-        },
-        secrets=page.secrets,
-    )
+    with page_outline.uncollected():
+        return build_outline(
+            page.frames,
+            assign_ref=assign,
+            clickable=frozenset(page.clickable),
+            visible=frozenset(page.visible) if viewport else None,
+            max_depth=depth,
+            base_url=tab.url,
+            inline=frozenset(page.inline),
+            script_focus=frozenset(page.script_focus),
+            editors={
+                held[node]: replace(e, box=held.get(e.box) if e.box is not None else None)
+                for node, e in editors.items()
+                if node in held
+            },
+            secrets=page.secrets,
+        )
 
 
 def _refused(ctx: ToolContext, node: dict[str, Any]) -> list[str]:
