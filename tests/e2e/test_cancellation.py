@@ -1,5 +1,5 @@
-"""Fault injection in real Chromium: every acting and waiting tool, cancelled at each of its
-await points, leaves nothing behind and never stalls the loop.
+"""Fault injection in real Chromium: every acting and waiting tool and the snapshot, cancelled at
+each of its await points, leaves nothing behind and never stalls the loop.
 
 The call is cancelled at the n-th command it sends to the browser, either while that command
 waits for its answer or right after the answer (so the cancel lands at the tool's next await,
@@ -116,7 +116,7 @@ def uploads(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-async def test_every_acting_and_waiting_tool_cancelled_at_each_await_leaves_nothing_behind(
+async def test_every_acting_reading_and_waiting_tool_cancelled_at_each_await_leaves_nothing_behind(
     app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer, uploads: Path
 ) -> None:
     core = app.harness.core
@@ -159,6 +159,9 @@ async def test_every_acting_and_waiting_tool_cancelled_at_each_await_leaves_noth
         ("browser_wait_for", {"load_state": "load"}),
         ("browser_navigate", {"url": url}),
         ("browser_navigate", {"action": "reload"}),
+        ("browser_snapshot", {}),
+        ("browser_snapshot", {"scope": "viewport"}),
+        ("browser_find", {"text": "Go"}),
     ]  # fmt: skip
     hook = CancelAt(relay)
     relay.send_command = hook.send_command  # type: ignore[method-assign]

@@ -463,5 +463,3 @@ def test_a_secret_field_keeps_its_ref_but_not_its_value_nor_a_card_select_its_op
         ]
     )
     assert "481516" not in str(outline.elements) and "hunter2" not in str(outline.nodes)
-
-

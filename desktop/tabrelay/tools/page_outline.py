@@ -34,6 +34,9 @@ from tabrelay.tools.page_scripts import FIELD_KIND
 
 WORLD = "tabrelay-outline"
 CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup"})
+# The world forgets ids of collected elements when it holds more than twice the ids it kept at
+# its last sweep, and at least this many.
+HELD_SLACK = 5000
 MAX_CLICKABLE = 2000  # elements with their own click listener handed to the script
 CLICKABLE, INLINE, SCRIPT_FOCUS, ON_SCREEN, IGNORED = 1, 2, 4, 8, 16
 
@@ -43,7 +46,17 @@ function (viewport, refused, clickables, ...marked) {
   const clicks = new Set(marked.slice(0, clickables));
   const refusedUrls = new Set(refused);
   // Page-held ids: the same element keeps its id for the life of this world (the document).
-  const held = (globalThis.__tabrelayHeld ||= { ids: new WeakMap(), els: new Map(), next: 1 });
+  const held = (globalThis.__tabrelayHeld ||= {
+    ids: new WeakMap(),
+    els: new Map(),
+    next: 1,
+    limit: HELD_SLACK,
+  });
+  // Ids of elements the page let go (collected) are forgotten once they are many.
+  if (held.els.size > held.limit) {
+    for (const [id, ref] of held.els) if (ref.deref() === undefined) held.els.delete(id);
+    held.limit = Math.max(HELD_SLACK, 2 * held.els.size);
+  }
   const idOf = (el) => {
     let id = held.ids.get(el);
     if (id === undefined) {
@@ -710,7 +723,7 @@ function (viewport, refused, clickables, ...marked) {
   walkDocument(document, null, location.href);
   return JSON.stringify({ frames, marked: marked.map(idOf) });
 }
-""".replace("FIELD_KIND", FIELD_KIND.strip())
+""".replace("FIELD_KIND", FIELD_KIND.strip()).replace("HELD_SLACK", str(HELD_SLACK))
 
 # The element a held id names, or null when its document or the element is gone.
 ELEMENT = r"""
@@ -807,10 +820,7 @@ async def read(
         raise CommandFailed(
             f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
         )
-    with uncollected():
-        value = json.loads(answer["result"]["value"])
-        page = _outline(value["frames"], frame_id)
-    page.held = {b: int(h) for (b, _), h in zip(kept, value["marked"], strict=True)}
+    page = decode(answer.get("result", {}).get("value"), frame_id, [b for b, _ in kept])
     # A frame's elements are held by the top frame's world; which frame each is in (for its
     # document's loader, and to say where it is) comes from its <iframe>.
     owners = [f.owner for f in page.frames[1:]]
@@ -867,14 +877,38 @@ async def _object(ctx: ToolContext, backend: int, context: int) -> str | None:
     return str(object_id) if object_id else None
 
 
+def decode(text: Any, top: str, marked: list[int]) -> PageOutline:
+    """The outline script's answer (JSON text) as nodes for ``build_outline``; ``marked`` are
+    the backend node ids handed to the script, in order.
+
+    Raises:
+        CommandFailed: the answer is not what the script gives (Chrome cut it short, or an
+            extension answered for it); nothing of it is used.
+    """
+    try:
+        with uncollected():
+            value = json.loads(text)
+            page = _outline(value["frames"], top)
+        ids = [int(i) for i in value["marked"]]
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
+        raise CommandFailed(f"the page's outline came back malformed ({error!r:.100})") from None
+    if len(ids) != len(marked):
+        raise CommandFailed("the page's outline came back malformed (its marked elements)")
+    page.held = dict(zip(marked, ids, strict=True))
+    return page
+
+
 def _outline(frames: list[dict[str, Any]], top: str) -> PageOutline:
     page = PageOutline([])
     for index, frame in enumerate(frames):
         raw = frame["nodes"]
         children: list[list[str]] = [[] for _ in raw]
         for i, entry in enumerate(raw):
-            if entry[1] >= 0:
-                children[entry[1]].append(f"{index}.{i}")
+            parent = entry[1]
+            if parent != -1 and not 0 <= parent < i:  # parents come first: no cycle
+                raise ValueError(f"node {i} has parent {parent!r}")
+            if parent >= 0:
+                children[parent].append(f"{index}.{i}")
         nodes = []
         for i, (held, parent, role, name, contents, value, props, flags) in enumerate(raw):
             node: dict[str, Any] = {"nodeId": f"{index}.{i}", "role": {"value": role}}

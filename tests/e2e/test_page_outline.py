@@ -1,0 +1,132 @@
+"""The snapshot's outline is computed in the page, in a world of Tabrelay's own
+(``tools/page_outline.py``): what the page's scripts do in their world does not change it, the
+page sees nothing of it, its refs name elements that world holds (stale once the element is
+gone), and that world lets go of elements the page let go. Real Chromium, the real extension, a
+real MCP client."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+
+from e2e.agent import Agent, ref
+from e2e.conftest import E2E
+from e2e.harness import ExtensionBrowser, Page, PageServer
+from tabrelay.tools import page_outline
+
+pytestmark = E2E
+
+PAGE = "outline/lying.html"
+
+
+async def opened(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer, query: str
+) -> tuple[int, Page]:
+    url = pages.url(f"{PAGE}?{query}&t={uuid.uuid4().hex[:8]}")
+    tab = await agent.open(url)
+    return tab, await browser.attach_page(url)
+
+
+def body(snapshot: str) -> str:
+    """The outline without its header (the page's title and URL)."""
+    return snapshot.split("\n", 1)[1]
+
+
+async def held_count(page: Page) -> int:
+    """How many elements Tabrelay's world in the page has ids for (its own global, read from
+    that world: the page's cannot see it)."""
+    tree = await page.session.send("Page.getFrameTree")
+    made = await page.session.send(
+        "Page.createIsolatedWorld",
+        {"frameId": tree["frameTree"]["frame"]["id"], "worldName": page_outline.WORLD},
+    )
+    answer = await page.session.send(
+        "Runtime.evaluate",
+        {
+            "expression": "globalThis.__tabrelayHeld.els.size",
+            "contextId": made["executionContextId"],
+            "returnByValue": True,
+        },
+    )
+    return int(answer["result"]["value"])
+
+
+async def test_a_page_that_lies_in_its_own_world_gets_the_outline_it_shows(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """getAttribute, getComputedStyle, childNodes, a field's value, JSON, WeakMap, Map and
+    Array.prototype.push all lie or throw in the page's world: the outline is the same as the
+    honest page's, and the secret is still hidden by its kind."""
+    honest_tab, _ = await opened(agent, browser, pages, "lie=0")
+    lying_tab, _ = await opened(agent, browser, pages, "lie=1")
+    honest = body(await agent.snapshot(honest_tab))
+    lying = body(await agent.snapshot(lying_tab))
+    refs = re.compile(r"\[e\d+\]")
+    assert refs.sub("[ref]", lying) == refs.sub("[ref]", honest)
+    assert 'heading[1] "Contact us"' in lying
+    assert re.search(r'textbox "Email" \[e\d+\] value="ada@example.org-PLAIN"', lying), lying
+    assert re.search(
+        r'textbox "Code" \[e\d+\] \(a one-time code field: its value is not shown\)', lying
+    )
+    assert re.search(r'button "Attach a file" \[e\d+\]', lying), lying
+    assert re.search(r'checkbox "Send me a copy" \[e\d+\] checked', lying), lying
+    assert re.search(r'button "Send" \[e\d+\]', lying), lying
+    assert "SECRET" not in lying
+
+
+async def test_the_page_sees_nothing_of_a_snapshot(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    tab, page = await opened(agent, browser, pages, "lie=0")
+    await page.evaluate(
+        "window.seen = [];"
+        "new MutationObserver((records) => window.seen.push(...records.map((r) => r.type)))"
+        ".observe(document, {subtree: true, childList: true, attributes: true,"
+        " characterData: true})"
+    )
+    await agent.snapshot(tab)
+    await agent.ok("browser_find", tab_id=tab, role="button")
+    await asyncio.sleep(0.1)  # mutation records are delivered in a microtask after the change
+    assert await page.evaluate("window.seen") == []
+    assert await page.evaluate("typeof globalThis.__tabrelayHeld") == "undefined"
+    assert await held_count(page) > 0  # it is there, in Tabrelay's world
+
+
+async def test_a_ref_keeps_its_element_and_is_stale_once_the_page_removes_it(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    tab, page = await opened(agent, browser, pages, "lie=0")
+    first = await agent.snapshot(tab)
+    send = ref(first, "button", "Send")
+    assert ref(await agent.snapshot(tab), "button", "Send") == send  # the same element
+    await page.evaluate("document.getElementById('send').remove()")
+    stale = await agent.fails("browser_click", tab_id=tab, ref=send)
+    assert "is from an earlier version of the page" in stale and "browser_snapshot" in stale
+    # The same button made again is another element: a new ref, which works.
+    await page.evaluate(
+        "document.querySelector('form').insertAdjacentHTML('beforeend',"
+        ' \'<button type="button" id="send" onclick="window.sent = true">Send</button>\')'
+    )
+    again = ref(await agent.snapshot(tab), "button", "Send")
+    assert again != send
+    await agent.ok("browser_click", tab_id=tab, ref=again)
+    assert await page.evaluate("window.sent") is True
+
+
+async def test_the_world_lets_go_of_elements_the_page_let_go(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """A page that draws 500 new buttons before each of 30 snapshots (a list re-rendered):
+    the world holds ids only while their elements live, not one per element ever seen."""
+    tab, page = await opened(agent, browser, pages, "lie=0")
+    draw = (
+        "document.getElementById('list').innerHTML = Array.from({length: 500},"
+        " (_, i) => `<li><button>Item ${i}</button></li>`).join('')"
+    )
+    for _ in range(30):
+        await page.evaluate(draw)
+        await agent.snapshot(tab)
+        await page.session.send("HeapProfiler.collectGarbage")
+    live = await page.evaluate("document.getElementsByTagName('*').length")
+    assert await held_count(page) <= 2 * live + page_outline.HELD_SLACK

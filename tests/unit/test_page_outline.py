@@ -1,0 +1,118 @@
+"""``page_outline`` turns the outline script's answer into nodes shaped like Chrome's
+accessibility tree, and refuses an answer of any other shape whole. The script itself runs in
+real pages in tests/e2e (test_page_outline.py, the snapshot tests)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tabrelay.errors import CommandFailed
+from tabrelay.tools import page_outline
+from tabrelay.tools.outline import build_outline
+
+
+def answer(frames: list[dict[str, Any]], marked: list[int] | None = None) -> str:
+    return json.dumps({"frames": frames, "marked": marked or []})
+
+
+TOP = {
+    "owner": None,
+    "url": "https://shop.example/",
+    "nodes": [
+        [0, -1, "RootWebArea", "Shop", 0, None, None, 0],
+        [7, 0, "heading", "Pay", 1, None, {"level": 1}, 0],
+        [8, 1, "StaticText", "Pay", 0, None, None, 0],
+        [9, 0, "textbox", "Code", 0, None, {"secret": "one-time code", "focusable": True}, 1],
+        [10, 0, "generic", "", 0, None, None, 2 | 4 | 8 | 16],
+        [11, 0, "Iframe", "Card", 0, None, None, 0],
+    ],
+}
+
+
+def test_rows_become_nodes_shaped_like_chromes_tree() -> None:
+    page = page_outline.decode(answer([TOP], [9]), "main-frame", [501])
+    (frame,) = page.frames
+    assert (frame.frame_id, frame.url, frame.owner) == ("main-frame", "https://shop.example/", None)
+    root, heading, text, code, generic, iframe = frame.nodes
+    assert root["childIds"] == [
+        heading["nodeId"],
+        code["nodeId"],
+        generic["nodeId"],
+        iframe["nodeId"],
+    ]
+    assert "backendDOMNodeId" not in root and "parentId" not in root
+    assert heading["backendDOMNodeId"] == 7 and heading["parentId"] == root["nodeId"]
+    assert heading["name"] == {
+        "value": "Pay",
+        "sources": [{"type": "contents", "value": {"value": "Pay"}}],
+    }
+    assert heading["properties"] == [{"name": "level", "value": {"value": 1}}]
+    assert text["role"] == {"value": "StaticText"}
+    # The kind of secret is the app's to know; it is no property of the node.
+    assert code["properties"] == [{"name": "focusable", "value": {"value": True}}]
+    assert page.secrets == {9: "one-time code"}
+    assert generic["ignored"] is True
+    assert (page.clickable, page.inline, page.script_focus, page.visible) == (
+        {9},
+        {10},
+        {10},
+        {10},
+    )
+    assert page.held == {501: 9}
+
+
+def test_frames_that_were_not_read_say_why() -> None:
+    frames = [
+        TOP,
+        {"owner": 11, "url": "https://pay.example/", "nodes": [], "error": "cross-origin"},
+        {"owner": 12, "url": "https://bad.example/", "nodes": [], "refused": True},
+    ]
+    page = page_outline.decode(answer(frames), "main-frame", [])
+    assert [(f.owner, f.error, f.refused) for f in page.frames] == [
+        (None, None, None),
+        (11, "cross-origin", None),
+        (12, None, "agents may not use it"),
+    ]
+    outline = build_outline(page.frames, assign_ref=lambda node, frame: f"e{node}")
+    assert "(cross-origin frame https://pay.example/ is not included" in outline.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        None,
+        "",
+        "not json",
+        "[]",
+        json.dumps({"frames": 1, "marked": []}),
+        json.dumps({"frames": []}),  # no marked
+        answer([{"owner": None, "url": "", "nodes": [[1, -1, "button"]]}]),  # a short row
+        answer([{"owner": None, "url": "", "nodes": [[1, 3, "button", "", 0, None, None, 0]]}]),
+        answer([{"owner": None, "url": "", "nodes": [[1, 0, "button", "", 0, None, None, 0]]}]),
+        answer([{"owner": None, "url": "", "nodes": [[1, -1, "button", "", 0, None, [], 0]]}]),
+        answer([{"owner": None, "url": "", "nodes": [[1, -1, "button", "", 0, None, None, "x"]]}]),
+        answer([TOP], ["nine"]),
+        answer([TOP], [9, 10]),  # more than were handed in
+    ],
+)
+def test_an_answer_of_another_shape_is_refused_whole(text: Any) -> None:
+    with pytest.raises(CommandFailed, match="malformed"):
+        page_outline.decode(text, "main-frame", [501])
+
+
+def test_the_scripts_parse(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node, "node is not installed; make test installs it"
+    for index, script in enumerate((page_outline.OUTLINE, page_outline.ELEMENT)):
+        source = tmp_path / f"script{index}.js"
+        source.write_text(f"const f = ({script.strip()});\n")
+        checked = subprocess.run(
+            [node, "--check", str(source)], capture_output=True, text=True, check=False
+        )
+        assert checked.returncode == 0, checked.stderr
