@@ -12,8 +12,8 @@ import uuid
 
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
-from e2e.harness import ExtensionBrowser, Page, PageServer
-from tabrelay.tools import page_outline
+from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer
+from tabrelay.tools import page_outline, snapshot
 
 pytestmark = E2E
 
@@ -130,3 +130,20 @@ async def test_the_world_lets_go_of_elements_the_page_let_go(
         await page.session.send("HeapProfiler.collectGarbage")
     live = await page.evaluate("document.getElementsByTagName('*').length")
     assert await held_count(page) <= 2 * live + page_outline.HELD_SLACK
+
+
+async def test_four_hundred_snapshots_in_a_row_keep_the_page_answering(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
+) -> None:
+    """Chrome stopped answering after about 200 snapshots when the click listeners were asked
+    of the world's document object (each listener wrapped into the world); each snapshot here
+    is a tool call's own, its objects released after it."""
+    tab, page = await opened(agent, browser, pages, "lie=0")
+    for _ in range(400):
+        ctx = await app.tool_context(tab)
+        try:
+            outline = await snapshot.take(ctx, viewport=False, depth=None)
+        finally:
+            await ctx.release_objects()
+    assert ref(outline.text, "button", "Send")
+    assert await page.evaluate("1 + 1") == 2

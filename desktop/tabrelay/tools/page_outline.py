@@ -782,10 +782,11 @@ async def read(
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    context = await world(ctx, frame_id)
-    document = await ctx.cdp(
-        "Runtime.evaluate",
-        {"expression": "document", "contextId": context, "objectGroup": ctx.objects},
+    # The listeners are asked of the page's own document object: asked of the world's, Chrome
+    # wraps each listener into that world and, a few hundred snapshots on, stops answering.
+    context, document = await asyncio.gather(
+        world(ctx, frame_id),
+        ctx.cdp("Runtime.evaluate", {"expression": "document", "objectGroup": ctx.objects}),
     )
     listeners = await ctx.cdp(
         "DOMDebugger.getEventListeners",
