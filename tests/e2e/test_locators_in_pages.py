@@ -211,7 +211,10 @@ async def test_find_reaches_into_a_same_origin_frame(
     await agent.ok("browser_click", tab_id=tab, ref=await find(ctx, pay, timeout=5))
     assert await page.evaluate("document.getElementById('payment').contentWindow.paid") is True
     assert await page.evaluate("window.paid === undefined")
-    await agent.ok("browser_type", tab_id=tab, ref=await find(ctx, inner, timeout=5), text="Ada")
+    # One element, one ref: the locator finds the very ref the snapshot gave the field.
+    found = await find(ctx, inner, timeout=5)
+    assert found == ref(snapshot, "textbox", "Name on card")
+    await agent.ok("browser_type", tab_id=tab, ref=found, text="Ada")
     value = "document.getElementById('payment').contentDocument.getElementById('card-name').value"
     assert await page.evaluate(value) == "Ada"
     await page.close()

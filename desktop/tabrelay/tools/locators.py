@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from tabrelay.errors import TabrelayError, ToolError
 from tabrelay.recipes.model import Locator
+from tabrelay.tools import page_outline
 from tabrelay.tools.context import Params, ToolContext
 from tabrelay.tools.refs import frame_loaders, object_for
 from tabrelay.tools.tab_state import RefTarget
@@ -605,7 +606,10 @@ async def _mint(ctx: ToolContext, object_id: str, frames: list[str]) -> str | No
         frame_id = (await ctx.cdp("Page.getFrameTree"))["frameTree"]["frame"]["id"]
     if not frame_id or frame_id not in loaders:
         return None
-    return ctx.state.refs.assign(RefTarget(backend, str(frame_id), loaders[str(frame_id)]))
+    held = await page_outline.hold(ctx, next(iter(loaders)), backend)
+    if held is None:
+        return None
+    return ctx.state.refs.assign(RefTarget(held, str(frame_id), loaders[str(frame_id)]))
 
 
 def _missing(locator: Locator, last: dict[str, Any], timeout: float) -> str:

@@ -40,19 +40,16 @@ HELD_SLACK = 5000
 MAX_CLICKABLE = 2000  # elements with their own click listener handed to the script
 CLICKABLE, INLINE, SCRIPT_FOCUS, ON_SCREEN, IGNORED = 1, 2, 4, 8, 16
 
-OUTLINE = r"""
-function (viewport, refused, clickables, ...marked) {
-  const kindOf = FIELD_KIND;
-  const clicks = new Set(marked.slice(0, clickables));
-  const refusedUrls = new Set(refused);
-  // Page-held ids: the same element keeps its id for the life of this world (the document).
+# ``idOf(element)``: the id the world holds the element by; the same element keeps its id for
+# the life of the world (its document). Ids of elements the page let go (collected) are
+# forgotten once they are many.
+_HELD = r"""
   const held = (globalThis.__tabrelayHeld ||= {
     ids: new WeakMap(),
     els: new Map(),
     next: 1,
     limit: HELD_SLACK,
   });
-  // Ids of elements the page let go (collected) are forgotten once they are many.
   if (held.els.size > held.limit) {
     for (const [id, ref] of held.els) if (ref.deref() === undefined) held.els.delete(id);
     held.limit = Math.max(HELD_SLACK, 2 * held.els.size);
@@ -66,6 +63,14 @@ function (viewport, refused, clickables, ...marked) {
     }
     return id;
   };
+""".replace("HELD_SLACK", str(HELD_SLACK))
+
+OUTLINE = r"""
+function (viewport, refused, clickables, ...marked) {
+  const kindOf = FIELD_KIND;
+  const clicks = new Set(marked.slice(0, clickables));
+  const refusedUrls = new Set(refused);
+  HELD
   const ws = (text) => text.replace(/[\t\n\f\r ]+/g, ' ');
   const attr = (el, name) => el.getAttribute(name);
   const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
@@ -723,7 +728,15 @@ function (viewport, refused, clickables, ...marked) {
   walkDocument(document, null, location.href);
   return JSON.stringify({ frames, marked: marked.map(idOf) });
 }
-""".replace("FIELD_KIND", FIELD_KIND.strip()).replace("HELD_SLACK", str(HELD_SLACK))
+""".replace("FIELD_KIND", FIELD_KIND.strip()).replace("  HELD\n", _HELD)
+
+# The id the world holds ``this`` element by (an element of the world's, from DOM.resolveNode).
+ID_OF = r"""
+function () {
+HELD
+  return idOf(this);
+}
+""".replace("HELD\n", _HELD)
 
 # The element a held id names, or null when its document or the element is gone.
 ELEMENT = r"""
@@ -848,6 +861,18 @@ async def element(ctx: ToolContext, top_frame_id: str, held: int) -> str | None:
     """The page object (in the call's object group, in Tabrelay's world) of the element
     ``held`` names in the tab whose top frame is ``top_frame_id``, or None when it is gone."""
     return await _held(ctx, await world(ctx, top_frame_id), held)
+
+
+async def hold(ctx: ToolContext, top_frame_id: str, backend: int) -> int | None:
+    """The id the world of the tab whose top frame is ``top_frame_id`` holds the element
+    ``backend`` names by (the snapshot's, if it gave the element a ref), or None when it is
+    gone: one element, one ref, however it was found."""
+    found = await _object(ctx, backend, await world(ctx, top_frame_id))
+    if found is None:
+        return None
+    answer = await ctx.call_on(found, ID_OF)
+    value = answer.get("result", {}).get("value")
+    return value if isinstance(value, int) and not answer.get("exceptionDetails") else None
 
 
 async def _held(ctx: ToolContext, context: int, held: int) -> str | None:

@@ -247,14 +247,12 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
     if loaders.get(target.frame_id) != target.loader_id:
         raise ToolError(STALE.format(ref=ref))
     try:
-        backend = target.backend_node_id
-        if target.held:
-            held = await page_outline.element(ctx, next(iter(loaders)), backend)
-            if held is None:
-                raise ToolError(STALE.format(ref=ref))
-            backend = (await ctx.cdp("DOM.describeNode", {"objectId": held}))["node"][
-                "backendNodeId"
-            ]
+        held = await page_outline.element(ctx, next(iter(loaders)), target.held_id)
+        if held is None:
+            raise ToolError(STALE.format(ref=ref))
+        # The page's own object for it: tools run their scripts in the page's world.
+        described = await ctx.cdp("DOM.describeNode", {"objectId": held})
+        backend = described["node"]["backendNodeId"]
         resolved = await ctx.cdp(
             "DOM.resolveNode", {"backendNodeId": backend, "objectGroup": ctx.objects}
         )

@@ -111,7 +111,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     loaders = loaders_of(tree["frameTree"])
 
     def assign(node: int, frame_id: str) -> str:
-        return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, ""), held=True))
+        return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, "")))
 
     with page_outline.uncollected():
         return build_outline(

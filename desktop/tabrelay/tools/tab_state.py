@@ -31,13 +31,12 @@ _REF = re.compile(r"e([1-9][0-9]{0,9})")
 
 @dataclass(frozen=True, slots=True)
 class RefTarget:
-    """What a ref names in one document (its frame's loader id): a backend DOM node, or with
-    ``held`` an id the snapshot's world holds in that frame (``page_outline``)."""
+    """What a ref names: an element of one document (its frame's loader id), by the id
+    Tabrelay's world in the tab holds it by (``page_outline``)."""
 
-    backend_node_id: int
+    held_id: int
     frame_id: str
     loader_id: str
-    held: bool = False
 
 
 class RefNumbers:
