@@ -79,6 +79,16 @@ async def test_viewport_scope_leaves_out_what_is_below_the_fold(
     assert 'heading[1] "A long page"' in visible
 
 
+async def test_viewport_scope_keeps_a_frame_on_screen_whole(
+    agent: Agent, pages: PageServer
+) -> None:
+    """A frame's elements lie in its own coordinates: the frame on screen is kept whole."""
+    tab = await agent.open(pages.url("tools/targets.html"))
+    visible = await agent.snapshot(tab, scope="viewport")
+    assert 'iframe "Inner frame"' in visible, visible
+    assert "text: Inside the frame" in visible and 'button "Frame button"' in visible, visible
+
+
 async def test_depth_limit_cuts_nesting_and_says_so(agent: Agent, pages: PageServer) -> None:
     tab = await agent.open(pages.url("tools/form.html"))
     shallow = await agent.snapshot(tab, depth=1)

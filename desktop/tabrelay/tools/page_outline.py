@@ -461,24 +461,38 @@ function (viewport, refused, clickables, ...marked) {
     'LINK',
   ]);
 
+  // A frame's bounds are in its own coordinates: a frame on screen is kept whole.
+  let framed = 0;
+
   function walkDocument(doc, owner, url) {
     const nodes = [];
     const frame = { owner, url, nodes };
     frames.push(frame);
     const root = doc.documentElement;
     nodes.push([0, -1, 'RootWebArea', doc.title ? ws(doc.title).trim() : '', 0, null, null, 0]);
-    if (root) walk(root, 0, nodes, false, false);
+    if (owner !== null) framed++;
+    try {
+      if (root) walk(root, 0, nodes, false, false);
+    } finally {
+      if (owner !== null) framed--;
+    }
     return frame;
   }
 
   const onScreen = viewport
-    ? (r) =>
-        r.width > 0 &&
-        r.height > 0 &&
-        r.right > 0 &&
-        r.bottom > 0 &&
-        r.left < innerWidth &&
-        r.top < innerHeight
+    ? (box) =>
+        framed > 0 ||
+        (() => {
+          const r = box();
+          return (
+            r.width > 0 &&
+            r.height > 0 &&
+            r.right > 0 &&
+            r.bottom > 0 &&
+            r.left < innerWidth &&
+            r.top < innerHeight
+          );
+        })()
     : null;
 
   function walk(el, parent, nodes, hidden, editableParent, quietText) {
@@ -489,12 +503,15 @@ function (viewport, refused, clickables, ...marked) {
         if (!text) continue;
         if (text === ' ' && !inlineContext(child)) continue;
         let flags = 0;
-        if (onScreen) {
-          const range = document.createRange();
-          range.selectNodeContents(child);
-          const rect = range.getBoundingClientRect();
-          if (onScreen(rect)) flags |= 8;
-        }
+        if (
+          onScreen &&
+          onScreen(() => {
+            const range = document.createRange();
+            range.selectNodeContents(child);
+            return range.getBoundingClientRect();
+          })
+        )
+          flags |= 8;
         nodes.push([0, parent, 'StaticText', text, 0, null, null, flags]);
         continue;
       }
@@ -534,10 +551,8 @@ function (viewport, refused, clickables, ...marked) {
     if (hidden) flags |= 16;
     if (el.hasAttribute('tabindex') && (attr(el, 'tabindex') || '').trim() === '-1') flags |= 4;
     if (clicks.has(el) || el.hasAttribute('onclick')) flags |= 1;
-    if (onScreen) {
-      const rect = el.getBoundingClientRect();
-      if (onScreen(rect) || style.display === 'contents') flags |= 8;
-    }
+    if (onScreen && (style.display === 'contents' || onScreen(() => el.getBoundingClientRect())))
+      flags |= 8;
     const editable = el.isContentEditable || !!el.editContext;
     if (editable)
       props.editable =
