@@ -3,6 +3,8 @@ document, never handed out twice, bounded."""
 
 from __future__ import annotations
 
+import pytest
+
 from tabrelay.tools import tab_state
 from tabrelay.tools.tab_state import RefTarget, TabRefs
 
@@ -52,3 +54,31 @@ def test_a_tab_holds_at_most_its_cap_of_refs() -> None:
         refs.assign(RefTarget(n, "main", "doc-1"))
     assert len(refs) == cap
     assert refs.get("e1") is None and refs.issued("e1")
+
+
+def test_a_learnt_node_goes_with_its_ref() -> None:
+    """The backend node a tool looked up for a ref is kept only as long as the ref: released
+    with its document, evicted with it, and never learnt for a ref not handed out."""
+    refs = TabRefs()
+    kept = refs.assign(RefTarget(1, "main", "doc-1"))
+    framed = refs.assign(RefTarget(2, "frame", "frame-doc-1"))
+    refs.learn_node(kept, 101)
+    refs.learn_node(framed, 102)
+    refs.learn_node("e999", 103)
+    assert (refs.node_of(kept), refs.node_of(framed), refs.node_of("e999")) == (101, 102, None)
+    refs.release_frame("frame")
+    assert refs.node_of(framed) is None and refs.node_of(kept) == 101
+    refs.assign(RefTarget(1, "main", "doc-2"))  # a new document: the old one's refs go
+    assert refs.node_of(kept) is None
+    refs.learn_node(kept, 101)  # released: nothing is learnt for it
+    assert refs.node_of(kept) is None
+
+
+def test_an_evicted_ref_forgets_its_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tab_state, "MAX_REFS_PER_TAB", 2)
+    refs = TabRefs()
+    first = refs.assign(RefTarget(1, "main", "doc-1"))
+    refs.learn_node(first, 101)
+    refs.assign(RefTarget(2, "main", "doc-1"))
+    refs.assign(RefTarget(3, "main", "doc-1"))  # past the bound: the oldest goes
+    assert refs.get(first) is None and refs.node_of(first) is None

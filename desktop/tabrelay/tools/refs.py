@@ -247,12 +247,15 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
     if loaders.get(target.frame_id) != target.loader_id:
         raise ToolError(STALE.format(ref=ref))
     try:
-        held = await page_outline.element(ctx, next(iter(loaders)), target.held_id)
-        if held is None:
-            raise ToolError(STALE.format(ref=ref))
+        backend = refs.node_of(ref)
+        if backend is None:
+            held = await page_outline.element(ctx, next(iter(loaders)), target.held_id)
+            if held is None:
+                raise ToolError(STALE.format(ref=ref))
+            described = await ctx.cdp("DOM.describeNode", {"objectId": held})
+            backend = int(described["node"]["backendNodeId"])
+            refs.learn_node(ref, backend)
         # The page's own object for it: tools run their scripts in the page's world.
-        described = await ctx.cdp("DOM.describeNode", {"objectId": held})
-        backend = described["node"]["backendNodeId"]
         resolved = await ctx.cdp(
             "DOM.resolveNode", {"backendNodeId": backend, "objectGroup": ctx.objects}
         )

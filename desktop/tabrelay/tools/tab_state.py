@@ -66,6 +66,9 @@ class TabRefs:
         self._by_node: dict[RefTarget, str] = {}
         self._targets: OrderedDict[str, RefTarget] = OrderedDict()
         self._loaders: dict[str, str] = {}  # frame id → the document its refs are of
+        # ref → the backend node id Chrome gave its element, once a tool looked it up: the same
+        # for the element's life, so later uses skip asking the world for it.
+        self._nodes: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._targets)
@@ -81,12 +84,21 @@ class TabRefs:
         self._by_node[target] = ref
         self._targets[ref] = target
         if len(self._targets) > MAX_REFS_PER_TAB:
-            _, oldest = self._targets.popitem(last=False)
+            evicted, oldest = self._targets.popitem(last=False)
             self._by_node.pop(oldest, None)
+            self._nodes.pop(evicted, None)
         return ref
 
     def get(self, ref: str) -> RefTarget | None:
         return self._targets.get(ref)
+
+    def node_of(self, ref: str) -> int | None:
+        """The backend node id learnt for ``ref`` (``learn_node``), if any."""
+        return self._nodes.get(ref)
+
+    def learn_node(self, ref: str, backend: int) -> None:
+        if ref in self._targets:
+            self._nodes[ref] = backend
 
     def issued(self, ref: str) -> bool:
         """Whether ``ref`` was handed out (for this tab or, sharing numbers, another; it may
@@ -103,6 +115,7 @@ class TabRefs:
         ]
         for ref in stale:
             self._by_node.pop(self._targets.pop(ref), None)
+            self._nodes.pop(ref, None)
         if keep is None:
             self._loaders.pop(frame_id, None)
         else:
@@ -117,10 +130,12 @@ class TabRefs:
             self._by_node.clear()
             self._targets.clear()
             self._loaders.clear()
+            self._nodes.clear()
             return
         for ref, target in list(self._targets.items()):
             if (target.frame_id, target.loader_id) != keep:
                 self._by_node.pop(self._targets.pop(ref), None)
+                self._nodes.pop(ref, None)
         self._loaders = {keep[0]: keep[1]}
 
 
