@@ -30,7 +30,7 @@ from stats import Row, row, verdict
 
 from e2e.harness import ExtensionBrowser, Page
 from support.mcp import mcp_client
-from tabrelay.protocol.messages import decode_json
+from tabrelay.protocol.messages import decode_json, uncollected
 from tabrelay.tools import page_outline
 from tabrelay.tools.outline import build_outline
 
@@ -138,7 +138,7 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
     decode_ms = median_ms(lambda: json.loads(decode_json(frame_text)["result"]["result"]["value"]))
 
     def build() -> None:
-        with page_outline.uncollected():
+        with uncollected():
             found = page_outline._outline(json.loads(answer["result"]["value"])["frames"], frame)
             build_outline(
                 found.frames,

@@ -11,9 +11,11 @@ fields are ignored so newer peers keep working. No I/O, no asyncio.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -285,6 +287,21 @@ class TabInfo:
 
 
 # --- parsing --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def uncollected() -> Iterator[None]:
+    """No cycle collection while many containers are made at once and none is in a cycle (a
+    large answer decoded, a page's nodes built): reference counts free them, and the
+    collector's scans, started by the allocations alone, walk everything made so far, so the
+    cost grew faster than the work. The collector is left as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def decode_json(text: str, *, max_depth: int = MAX_NESTING_DEPTH) -> Any:

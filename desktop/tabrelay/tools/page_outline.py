@@ -20,14 +20,12 @@ grows faster than the page (issue 16: 592 ms at 2,000 elements, against this scr
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tabrelay.errors import CommandFailed
+from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.context import ToolContext, exception_text
 from tabrelay.tools.outline import FrameTree
 from tabrelay.tools.page_scripts import FIELD_KIND
@@ -476,7 +474,6 @@ function (viewport, refused, clickables, ...marked) {
     } finally {
       if (owner !== null) framed--;
     }
-    return frame;
   }
 
   const onScreen = viewport
@@ -775,20 +772,6 @@ class PageOutline:
     held: dict[int, int] = field(default_factory=dict)  # backend node id → held id (``marked``)
 
 
-@contextlib.contextmanager
-def uncollected() -> Iterator[None]:
-    """No cycle collection while a large page's nodes are made and walked (none of them is in a
-    cycle; reference counts free them): the collector's scans, started by the allocations alone,
-    grow with everything made so far, which made a page's cost grow faster than the page."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 async def world(ctx: ToolContext, frame_id: str) -> int:
     """The execution context of Tabrelay's world in ``frame_id`` (made on first use; the same
     world after that, for as long as the frame shows the same document)."""
@@ -827,10 +810,11 @@ async def read(
             if listener.get("type") in CLICK_EVENTS and listener.get("backendNodeId")
         }
     )[:MAX_CLICKABLE]
-    wanted = clickable + [b for b in marked if b not in clickable]
+    listened = set(clickable)
+    wanted = clickable + [b for b in marked if b not in listened]
     objects = await asyncio.gather(*(_object(ctx, b, context) for b in wanted))
     kept = [(b, o) for b, o in zip(wanted, objects, strict=True) if o is not None]
-    clickables = sum(1 for b, _ in kept if b in set(clickable))
+    clickables = sum(1 for b, _ in kept if b in listened)
     answer = await ctx.cdp(
         "Runtime.callFunctionOn",
         {

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.protocol.messages import uncollected
 from tabrelay.tools import editor_text, page_outline
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
@@ -96,7 +97,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     # Independent reads go out together: each is a round trip through the extension.
     tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
     top = tree["frameTree"]["frame"]
-    marked = [b for e in editors.items() for b in (e[0], e[1].box) if b is not None]
+    marked = [b for node, e in editors.items() for b in (node, e.box) if b is not None]
     try:
         page = await page_outline.read(
             ctx,
@@ -113,7 +114,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     def assign(node: int, frame_id: str) -> str:
         return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, "")))
 
-    with page_outline.uncollected():
+    with uncollected():
         return build_outline(
             page.frames,
             assign_ref=assign,
