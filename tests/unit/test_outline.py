@@ -174,6 +174,7 @@ def built(
     clickable: set[int] = frozenset(),  # type: ignore[assignment]
     inline: set[int] = frozenset(),  # type: ignore[assignment]
     script_focus: set[int] = frozenset(),  # type: ignore[assignment]
+    pointer: set[int] = frozenset(),  # type: ignore[assignment]
     editors: dict[int, EditorText] | None = None,
     visible: set[int] | None = None,
     secrets: dict[int, str] | None = None,
@@ -223,6 +224,7 @@ def built(
         clickable=frozenset(clickable),
         inline=frozenset(inline),
         script_focus=frozenset(script_focus),
+        pointer=frozenset(pointer),
         editors=editors,
         visible=frozenset(visible) if visible is not None else None,
         base_url="https://docs.example/",
@@ -319,7 +321,10 @@ def test_an_element_named_by_its_contents_does_not_say_its_text_again() -> None:
     assert labelled.lines == ['region "Notes"', " text: Body text"]
 
 
-def test_an_unnamed_wrapper_listening_for_clicks_on_what_it_holds_is_no_target() -> None:
+def test_a_wrapper_listening_for_clicks_on_what_it_holds_is_no_target() -> None:
+    """Named or not, a wrapper around a control is no control of its own (one line per
+    control, issue 24); a clickable element that holds only text is named by it, as a button
+    would be; a Tab stop keeps its ref and says where it is."""
     page, refs = built(
         ax(
             "generic",
@@ -336,15 +341,87 @@ def test_an_unnamed_wrapper_listening_for_clicks_on_what_it_holds_is_no_target()
     assert page.lines == [
         "main",
         ' button "Save" [e1]',
-        "clickable [e2]",
-        " text: Open the recipe",
-        'clickable "Card" [e3]',
-        ' link "Inside" [e4] → /in',
-        'button "Scrolled" [e5]',
-        "clickable [e6]",
-        ' button "Tab stop" [e7]',
+        'clickable "Open the recipe" [e2]',
+        'link "Inside" [e3] → /in',
+        'button "Scrolled" [e4]',
+        "clickable [e5] (no name: empty)",
+        ' button "Tab stop" [e6]',
     ]
-    assert 31 not in refs and 32 not in refs and 35 not in refs
+    assert not {31, 32, 34, 35} & refs.keys()
+
+
+def test_a_control_s_wrapper_and_the_icons_inside_it_make_one_line() -> None:
+    """A toolbar button as design systems build it (JupyterLab's): a wrapper named like the
+    button and drawn clickable, the button, and an icon whose parts are clickable too."""
+    icon = ax("image", ax("generic", backend=44), ax("generic", backend=45), backend=43)
+    page, refs = built(
+        ax(
+            "toolbar",
+            ax(
+                "generic",
+                ax("button", text(" "), icon, name="Save (Ctrl+S)", backend=42),
+                name="Save (Ctrl+S)",
+                backend=41,
+            ),
+            name="Notebook",
+        ),
+        clickable={44, 45},
+        pointer={41, 43},
+    )
+    assert page.lines == ['toolbar "Notebook"', ' button "Save (Ctrl+S)" [e1]']
+    assert list(refs) == [42]
+
+
+def test_a_click_handler_with_nothing_to_show_makes_no_line() -> None:
+    """An empty element with a handler but not drawn as something to click (a collapser's
+    edge, a focus or drag handler) is no target; drawn with a pointing hand, it is, and says
+    what it holds and where it is."""
+    page, refs = built(
+        ax(
+            "list",
+            ax("listitem", ax("generic", backend=51), text("First"), name="", backend=50),
+            ax("listitem", ax("generic", ax("image"), backend=53), text("Second"), backend=52),
+            name="Cells",
+        ),
+        clickable={51, 53},
+        pointer={53},
+    )
+    assert page.lines == [
+        'list "Cells"',
+        " listitem",
+        "  text: First",
+        " listitem",
+        "  clickable [e1] (no name: an image, in listitem)",
+        "  text: Second",
+    ]
+    assert list(refs) == [53]
+
+
+def test_text_under_an_element_named_otherwise_is_read() -> None:
+    """A notebook cell labelled "Code Cell Content with Output" that takes focus by script:
+    its prompt, code and output are listed under it (the output was lost, issue 24); a
+    button's label glyph is not."""
+    cell = ax(
+        "generic",
+        text("[1]:"),
+        ax("textbox", value="print(n)", editable="plaintext", focusable=True, backend=61),
+        ax("generic", text("RESULT=332833500"), backend=62),
+        ax("table", ax("row", ax("cell", text("North"), name="North", by="contents"))),
+        ax("button", text("×"), name="Close", backend=63),
+        name="Code Cell Content with Output",
+        focusable=True,
+        backend=60,
+    )
+    page, _ = built(cell, script_focus={60})
+    assert page.lines == [
+        "text: [1]:",
+        'textbox [e1] value="print(n)"',
+        "text: RESULT=332833500",
+        "table",
+        " row",
+        '  cell "North"',
+        'button "Close" [e2]',
+    ]
 
 
 def test_a_code_editor_is_its_input_named_and_holding_the_editor_s_text() -> None:

@@ -55,10 +55,21 @@ SHORT_ROLES = {"navigation": "nav", "Iframe": "iframe", "image": "img", "complem
 SKIPPED_ROLES = frozenset({"InlineTextBox", "LineBreak", "MenuListPopup"})
 # Containers that become targets when they take keyboard focus (a tabindex, a custom widget).
 FOCUSABLE_CONTAINERS = frozenset({"generic", "img", "image", "listitem", "row", "cell"})
+# Roles a target shows as "clickable" (or "textbox" when editable): it has no role of its own.
+ROLELESS = frozenset({"generic", "paragraph", "listitem", "cell", "row"})
 # Clicking these only forwards to another element, which gets its own ref.
 NEVER_CLICKABLE = frozenset({"RootWebArea", "paragraph", "LabelText", "Legend", "StaticText"})
 TEXT_ROLES = frozenset({"StaticText"})
 STATE_PROPERTIES = ("checked", "pressed", "selected", "expanded", "disabled", "required", "invalid")
+# Roles whose children are presentational (WAI-ARIA 1.2): what they hold is their name, said once
+# on their line (a button's label, an icon's glyph), never read apart.
+PRESENTATIONAL_CHILDREN = frozenset(
+    {
+        "button", "checkbox", "img", "image", "menuitemcheckbox", "menuitemradio", "meter",
+        "option", "progressbar", "radio", "scrollbar", "separator", "slider", "switch", "tab",
+        "ToggleButton", "PopUpButton", "DisclosureTriangle",
+    }
+)  # fmt: skip
 # Unnamed inline roles that read as part of the sentence around them.
 INLINE_STRUCTURAL = frozenset({"code", "mark"})
 # Per line, in characters: a long function signature or link fits whole; so does a query.
@@ -119,6 +130,13 @@ class Outline:
     def text(self) -> str:
         return "\n".join(self.lines)
 
+    @property
+    def says_nothing(self) -> bool:
+        """No text, no name and nothing to act on: a page not drawn yet, or a blank one."""
+        return not self.elements and not any(
+            '"' in line or line.lstrip().startswith("text: ") for line in self.lines
+        )
+
 
 AssignRef = Callable[[int, str], str]  # (backend node id, frame id) -> ref
 
@@ -133,6 +151,7 @@ def build_outline(
     base_url: str = "",
     inline: frozenset[int] = frozenset(),
     script_focus: frozenset[int] = frozenset(),
+    pointer: frozenset[int] = frozenset(),
     editors: Mapping[int, EditorText] | None = None,
     secrets: Mapping[int, str] | None = None,
 ) -> Outline:
@@ -141,12 +160,14 @@ def build_outline(
     ``visible``, when given, keeps only elements (and text) whose backend node is on screen;
     ``max_depth`` cuts nesting and counts what was left out. ``inline`` lists the backend nodes
     laid out inline (their text joins the line around them); ``script_focus`` those focusable
-    only by script (``tabindex="-1"``); ``editors`` the text of code editors by the backend node
+    only by script (``tabindex="-1"``); ``clickable`` those with a click handler and ``pointer``
+    those where a pointing-hand cursor starts (both clickable without a role);
+    ``editors`` the text of code editors by the backend node
     of their input; ``secrets`` the kind of secret each field holding one takes (its value and
     its options are left out).
     """
     builder = _Builder(frames, assign_ref, clickable, visible, max_depth, base_url)
-    builder.inline, builder.script_focus = inline, script_focus
+    builder.inline, builder.script_focus, builder.pointer = inline, script_focus, pointer
     builder.secrets = secrets or {}
     builder.use_editors(editors or {})
     builder.frame(frames[0], depth=0)
@@ -179,15 +200,19 @@ class _Builder:
         self.base_url = base_url
         self.inline: frozenset[int] = frozenset()
         self.script_focus: frozenset[int] = frozenset()
+        self.pointer: frozenset[int] = frozenset()
         self.editors: Mapping[int, EditorText] = {}
         self.secrets: Mapping[int, str] = {}
         self.boxes: set[int] = set()  # backend nodes of code editors' boxes
         self.in_editor = 0
+        # Inside an element that has a ref: a click listener below it is part of it.
+        self.in_target = 0
         self.outline = Outline()
         # Inside an element named by its contents, its text is already said: only what can be
         # acted on (and named parts) is listed below it.
         self.quiet = 0
         self._below: dict[tuple[str, str], bool] = {}
+        self._labels: dict[str, str] = {}
 
     def use_editors(self, editors: Mapping[int, EditorText]) -> None:
         self.editors = editors
@@ -260,6 +285,8 @@ class _Builder:
             return
         if not self._shown(node) and not self._has_shown_descendant(node, nodes):
             return
+        if interactive and role in ROLELESS and not _value(node, "name"):
+            node = self._named_from_below(node, props, nodes)
         named = bool(_value(node, "name"))
         if self.quiet and not interactive and not named:
             if self._target_below(node, nodes, frame):
@@ -273,6 +300,8 @@ class _Builder:
             ref = self.assign_ref(int(backend), frame.frame_id)
             if interactive:
                 line = _with_ref(line, ref)
+                if role in ROLELESS and not named and "editable" not in props:
+                    line += " " + self._whereabouts(node, nodes, depth)
             if shortened:
                 line += " " + READ_WHOLE.format(ref=ref)
             self.outline.elements.append(
@@ -287,16 +316,19 @@ class _Builder:
         elif role == "combobox" or editing_host:
             return  # the line says what it holds (its options, its text)
         else:
-            # Below an element named by its contents (a heading, a term, a link) or an
-            # interactive one (a button's icon glyph), text says nothing the line did not.
-            quiet = named and (interactive or _named_by_contents(node))
+            # Below an element named by its contents (a heading, a term, a link) or one whose
+            # children are presentational (a button's icon glyph), text says nothing the line
+            # did not; below one named otherwise (a cell labelled "Code cell"), it does.
+            quiet = named and (_named_by_contents(node) or role in PRESENTATIONAL_CHILDREN)
             if quiet and _only_text_below(node, nodes):
                 return
             self.quiet += quiet
+            self.in_target += interactive
             try:
                 self.children(node, nodes, frame, depth + 1)
             finally:
                 self.quiet -= quiet
+                self.in_target -= interactive
 
     def _is_target(
         self,
@@ -309,10 +341,11 @@ class _Builder:
         """Whether the node gets a ref: something an agent can act on."""
         kind = self._kind(node, role, props, nodes)
         # A container that takes focus or clicks only for what it holds (a framework's root, a
-        # delegating list, a scroller) is no target of its own when it is unnamed and holds
-        # targets: those are what an agent acts on.
+        # delegating list, a toolbar button's wrapper) is no target of its own when it holds a
+        # control: that is what an agent acts on. Inside a target, a click listener (an icon
+        # in a button) is part of it.
         if kind == "container" and not self.in_editor:
-            return bool(_value(node, "name")) or not self._target_below(node, nodes, frame)
+            return not self.in_target and not self._target_below(node, nodes, frame)
         return kind == "control"
 
     def _kind(
@@ -328,9 +361,70 @@ class _Builder:
         if props.get("focusable") is True and role in FOCUSABLE_CONTAINERS:
             # In the Tab order it is a stop of its own (a widget); by script only, a wrapper.
             return "container" if backend in self.script_focus else "control"
-        if backend in self.clickable and role not in NEVER_CLICKABLE:
-            return "container"
+        drawn = backend in self.pointer
+        if (drawn or backend in self.clickable) and role not in NEVER_CLICKABLE:
+            # A handler with nothing to show for it (no name, no text, not drawn as something
+            # to click) makes no target.
+            shown = drawn or _value(node, "name") or self._label(node, nodes).strip()
+            return "container" if shown else None
         return None
+
+    def _whereabouts(self, node: dict[str, Any], nodes: dict[str, Any], depth: int) -> str:
+        """What an unnamed target (a listener on a bare element, the only way to act on
+        something) holds and the line it is in, so it can be told apart."""
+        holds = "empty"
+        stack = list(node.get("childIds", []))
+        while stack:
+            child = nodes.get(stack.pop())
+            if child is None:
+                continue
+            if _value(child, "role") in ("img", "image"):
+                holds = "an image"
+                break
+            stack.extend(child.get("childIds", []))
+        parent = next((line for d, line in reversed(self.outline.nodes) if d < depth), None)
+        where = f", in {_cut(parent, 80)[0]}" if parent is not None else ""
+        return f"(no name: {holds}{where})"
+
+    def _named_from_below(
+        self, node: dict[str, Any], props: dict[str, Any], nodes: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A target without a role or name (a div with a click listener) named, as a button
+        would be, by the text and images it holds, when that is all it holds."""
+        if "editable" in props:
+            return node
+        label = _one_line(self._label(node, nodes))
+        if not label:
+            return node
+        name = {"value": label, "sources": [{"type": "contents", "value": {"value": label}}]}
+        return {**node, "name": name}
+
+    def _label(self, node: dict[str, Any], nodes: dict[str, Any]) -> str:
+        """The text and image names below ``node``, or "" when it holds more than that (a
+        control, a heading, a list: those keep their own lines)."""
+        key = str(node.get("nodeId"))
+        known = self._labels.get(key)
+        if known is not None:
+            return known
+        parts: list[str] = []
+        for child_id in node.get("childIds", []):
+            child = nodes.get(child_id)
+            if child is None or child.get("ignored"):
+                continue
+            role = str(_value(child, "role") or "")
+            if role in TEXT_ROLES:
+                parts.append(str(_value(child, "name") or ""))
+            elif role in ("img", "image"):
+                parts.append(f" {_value(child, 'name') or ''} ")
+            elif role in INTERACTIVE_ROLES or role in STRUCTURAL_ROLES:
+                parts = []
+                break
+            else:
+                inner = self._label(child, nodes)
+                inline = child.get("backendDOMNodeId") in self.inline
+                parts.append(inner if inline else f" {inner} ")
+        label = self._labels[key] = "".join(parts)
+        return label
 
     def _target_below(self, node: dict[str, Any], nodes: dict[str, Any], frame: FrameTree) -> bool:
         key = (frame.frame_id, str(node.get("nodeId")))
@@ -405,7 +499,7 @@ class _Builder:
         shown_role = SHORT_ROLES.get(role, role)
         if role == "heading":
             shown_role = f"heading[{props.get('level', '?')}]"
-        if interactive and role in ("generic", "paragraph", "listitem", "cell", "row"):
+        if interactive and role in ROLELESS:
             shown_role = "textbox" if "editable" in props else "clickable"
         parts = [shown_role]
         if name:

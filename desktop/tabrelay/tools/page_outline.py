@@ -10,8 +10,11 @@ value never leaves the page), and answers in nodes shaped like Chrome's own for
 ``outline.build_outline``. Each element gets an id held by that world (``held``) for the life of
 its document: a ref names that id, and ``element`` gives the element back.
 
-Click listeners cannot be seen from a page script: ``DOMDebugger.getEventListeners`` lists them
-for the whole page in one command, and those elements are handed to the script.
+What can be clicked without a role (a ``div`` a framework listens on) is told by what the page
+draws: where the pointing-hand cursor starts, or an ``onclick`` attribute. Listeners are not
+asked for: ``DOMDebugger.getEventListeners`` answers with every listener of every kind on the
+page (15,000 on a JupyterLab notebook, 950 ms through the extension), and a framework that
+listens at its root leaves its clickable elements without one.
 
 Why not Chrome's tree: ``Accessibility.getFullAXTree`` computes every name with its sources and
 grows faster than the page (issue 16: 592 ms at 2,000 elements, against this script's tens).
@@ -31,12 +34,10 @@ from tabrelay.tools.outline import FrameTree
 from tabrelay.tools.page_scripts import FIELD_KIND
 
 WORLD = "tabrelay-outline"
-CLICK_EVENTS = frozenset({"click", "mousedown", "mouseup", "pointerdown", "pointerup"})
 # The world forgets ids of collected elements when it holds more than twice the ids it kept at
 # its last sweep, and at least this many.
 HELD_SLACK = 5000
-MAX_CLICKABLE = 2000  # elements with their own click listener handed to the script
-CLICKABLE, INLINE, SCRIPT_FOCUS, ON_SCREEN, IGNORED = 1, 2, 4, 8, 16
+CLICKABLE, INLINE, SCRIPT_FOCUS, ON_SCREEN, IGNORED, POINTER = 1, 2, 4, 8, 16, 32
 
 # ``idOf(element)``: the id the world holds the element by; the same element keeps its id for
 # the life of the world (its document). Ids of elements the page let go (collected) are
@@ -64,9 +65,8 @@ _HELD = r"""
 """.replace("HELD_SLACK", str(HELD_SLACK))
 
 OUTLINE = r"""
-function (viewport, refused, clickables, ...marked) {
+function (viewport, refused, ...marked) {
   const kindOf = FIELD_KIND;
-  const clicks = new Set(marked.slice(0, clickables));
   const refusedUrls = new Set(refused);
   HELD
   const ws = (text) => text.replace(/[\t\n\f\r ]+/g, ' ');
@@ -325,10 +325,7 @@ function (viewport, refused, clickables, ...marked) {
       }
       const labelled = attr(el, 'aria-labelledby');
       if (labelled && !referenced) {
-        const parts = byIds(el, 'aria-labelledby').map((t) =>
-          textOf(t, visiting, true, true).trim(),
-        );
-        const joined = parts.join(' ').trim();
+        const joined = labelledBy(el, visiting);
         if (joined) return joined;
       }
       const label = (attr(el, 'aria-label') || '').trim();
@@ -345,17 +342,42 @@ function (viewport, refused, clickables, ...marked) {
         const text = contents(el, visiting, style);
         if (text) return text;
       }
-      return attr(el, 'title') || '';
+      // Chrome names from a descendant's tooltip only when it has a role (a button, an
+      // image), or in the elements aria-labelledby names.
+      const titled = referenced || labelling > 0 || (role !== 'generic' && role !== 'none');
+      return titled ? attr(el, 'title') || '' : '';
     } finally {
       visiting.delete(el);
     }
   }
 
+  // The text of the elements an element's aria-labelledby names.
+  let labelling = 0;
+  function labelledBy(el, visiting) {
+    labelling++;
+    try {
+      return byIds(el, 'aria-labelledby')
+        .map((t) => textOf(t, visiting, true, true).trim())
+        .join(' ')
+        .trim();
+    } finally {
+      labelling--;
+    }
+  }
+
+  // The text CSS generates before or after an element's contents (its alternative text when
+  // it gives one), as Chrome's tree holds it; an icon font's glyph (private use) says nothing.
+  const GENERATED = /^"((?:[^"\\]|\\.)*)"(?:\s*\/\s*"((?:[^"\\]|\\.)*)")?$/;
+  const GLYPHS = /^[\s\uE000-\uF8FF]*$/;
   function pseudo(el, which) {
-    const content = getComputedStyle(el, which).content;
-    if (!content || content === 'none' || content === 'normal') return '';
-    const match = /^"(.*)"$/.exec(content);
-    return match ? match[1] : '';
+    const style = getComputedStyle(el, which);
+    const content = style.content;
+    if (!content || content === 'none' || content === 'normal' || style.display === 'none')
+      return '';
+    const match = GENERATED.exec(content);
+    if (!match) return '';
+    const text = (match[2] ?? match[1]).replace(/\\(.)/g, '$1');
+    return GLYPHS.test(text) ? '' : text;
   }
 
   function contents(el, visiting, style) {
@@ -367,11 +389,12 @@ function (viewport, refused, clickables, ...marked) {
         parts.push(child.data);
         continue;
       }
-      if (child.nodeType !== 1) continue;
+      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
       const childStyle = styleOf(child);
       const text = textOf(child, visiting, false, false);
       if (!text) continue;
-      parts.push(childStyle.display.startsWith('inline') ? text : ` ${text} `);
+      // Only what flows inline runs on; an inline block or flex box is a word of its own.
+      parts.push(childStyle.display === 'inline' ? text : ` ${text} `);
     }
     const after = pseudo(el, '::after');
     if (after) parts.push(after);
@@ -379,7 +402,10 @@ function (viewport, refused, clickables, ...marked) {
   }
 
   function labelsText(el, visiting) {
-    const labels = el.labels ? Array.from(el.labels) : [];
+    // A label that is not drawn names nothing (Chrome's tree), unlike aria-labelledby.
+    const labels = el.labels
+      ? Array.from(el.labels).filter((l) => !hiddenForName(l, styleOf(l)))
+      : [];
     const parts = labels.map((l) => textOf(l, visiting, true, true).trim()).filter(Boolean);
     return parts.join(' ');
   }
@@ -492,7 +518,19 @@ function (viewport, refused, clickables, ...marked) {
         })()
     : null;
 
+  // Generated text stands apart from the text beside it, as drawn (a bullet, an icon's
+  // label, a counter, a margin between).
+  function generated(el, which, parent, nodes) {
+    const said = ws(pseudo(el, which)).trim();
+    if (!said) return;
+    const text = which === '::before' ? `${said} ` : ` ${said}`;
+    const shown = onScreen && onScreen(() => el.getBoundingClientRect()) ? 8 : 0;
+    nodes.push([0, parent, 'StaticText', text, 0, null, null, shown]);
+  }
+
   function walk(el, parent, nodes, hidden, editableParent, quietText) {
+    const said = !hidden && !quietText && parent !== 0;
+    if (said) generated(el, '::before', parent, nodes);
     for (const child of flatChildren(el)) {
       if (child.nodeType === 3) {
         if (hidden || quietText) continue;
@@ -512,9 +550,10 @@ function (viewport, refused, clickables, ...marked) {
         nodes.push([0, parent, 'StaticText', text, 0, null, null, flags]);
         continue;
       }
-      if (child.nodeType !== 1 || SKIP.has(child.tagName)) continue;
+      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
       element(child, parent, nodes, hidden, editableParent);
     }
+    if (said) generated(el, '::after', parent, nodes);
   }
 
   function inlineContext(text) {
@@ -547,7 +586,13 @@ function (viewport, refused, clickables, ...marked) {
     if (style.display === 'inline') flags |= 2;
     if (hidden) flags |= 16;
     if (el.hasAttribute('tabindex') && (attr(el, 'tabindex') || '').trim() === '-1') flags |= 4;
-    if (clicks.has(el) || el.hasAttribute('onclick')) flags |= 1;
+    if (el.hasAttribute('onclick')) flags |= 1;
+    // Where the pointing hand starts (what is inside inherits it) is drawn as something to
+    // click, whoever listens for it (a framework listens at its root).
+    if (style.cursor === 'pointer') {
+      const up = el.parentElement || (el.parentNode && el.parentNode.host);
+      if (!up || styleOf(up).cursor !== 'pointer') flags |= 32;
+    }
     if (onScreen && (style.display === 'contents' || onScreen(() => el.getBoundingClientRect())))
       flags |= 8;
     const editable = el.isContentEditable || !!el.editContext;
@@ -557,10 +602,13 @@ function (viewport, refused, clickables, ...marked) {
         style.webkitUserModify === 'read-write-plaintext-only'
           ? 'plaintext'
           : 'richtext';
+    // A shadow host that delegates focus (a design system's button around its <button>) is
+    // not focused itself: what it holds is.
     const focusable =
       !hidden &&
       (el.tabIndex >= 0 || el.hasAttribute('tabindex') || (editable && !editableParent)) &&
-      !el.disabled;
+      !el.disabled &&
+      !(el.shadowRoot && el.shadowRoot.delegatesFocus);
     if (focusable) props.focusable = true;
     let name = '',
       fromContents = 0,
@@ -568,14 +616,11 @@ function (viewport, refused, clickables, ...marked) {
     if (!hidden && role !== 'StaticText' && role !== 'none') {
       const visiting = new Set([el]);
       const labelled = attr(el, 'aria-labelledby');
-      if (labelled)
-        name = byIds(el, 'aria-labelledby')
-          .map((t) => textOf(t, new Set(), true, true).trim())
-          .join(' ')
-          .trim();
+      if (labelled) name = labelledBy(el, new Set());
       if (!name) name = (attr(el, 'aria-label') || '').trim();
       if (!name) name = nativeName(el, tag, role, new Set([el]));
-      if (!name && FROM_CONTENTS.has(role) && !editable) {
+      // A field has no contents to be named by (a checkbox's ::after is drawing).
+      if (!name && FROM_CONTENTS.has(role) && !editable && tag !== 'INPUT') {
         name = contents(el, visiting, style).trim();
         if (name) fromContents = 1;
       }
@@ -764,12 +809,50 @@ ELEMENT = r"""
 @dataclass(slots=True)
 class PageOutline:
     frames: list[FrameTree]
-    clickable: set[int] = field(default_factory=set)
+    clickable: set[int] = field(default_factory=set)  # with an onclick attribute
     inline: set[int] = field(default_factory=set)
     script_focus: set[int] = field(default_factory=set)
     visible: set[int] = field(default_factory=set)
+    pointer: set[int] = field(default_factory=set)  # where a pointing-hand cursor starts
     secrets: dict[int, str] = field(default_factory=dict)
     held: dict[int, int] = field(default_factory=dict)  # backend node id → held id (``marked``)
+
+
+# Resolves true at the page's first change (an element added or removed, text or an attribute
+# changed) within ``ms`` milliseconds, false if there was none.
+CHANGES = r"""
+(ms) => new Promise((resolve) => {
+  const seen = new MutationObserver(() => done(true));
+  const timer = setTimeout(() => done(false), ms);
+  function done(changed) {
+    seen.disconnect();
+    clearTimeout(timer);
+    resolve(changed);
+  }
+  seen.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+})
+"""
+
+
+async def changes(ctx: ToolContext, *, within: float) -> bool:
+    """Whether the tab's document changes within ``within`` seconds (watched from Tabrelay's
+    world, where the page cannot fake or hide it).
+
+    Raises:
+        CommandFailed: the page could not be watched (between documents, or gone).
+    """
+    tree = await ctx.cdp("Page.getFrameTree")
+    answer = await ctx.cdp(
+        "Runtime.evaluate",
+        {
+            "expression": f"({CHANGES})({int(within * 1000)})",
+            "contextId": await world(ctx, tree["frameTree"]["frame"]["id"]),
+            "awaitPromise": True,
+            "returnByValue": True,
+        },
+        timeout=within + 5,
+    )
+    return answer.get("result", {}).get("value") is True
 
 
 async def world(ctx: ToolContext, frame_id: str) -> int:
@@ -793,28 +876,9 @@ async def read(
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    # The listeners are asked of the page's own document object: asked of the world's, Chrome
-    # wraps each listener into that world and, a few hundred snapshots on, stops answering.
-    context, document = await asyncio.gather(
-        world(ctx, frame_id),
-        ctx.cdp("Runtime.evaluate", {"expression": "document", "objectGroup": ctx.objects}),
-    )
-    listeners = await ctx.cdp(
-        "DOMDebugger.getEventListeners",
-        {"objectId": document["result"]["objectId"], "depth": -1, "pierce": True},
-    )
-    clickable = sorted(
-        {
-            int(listener["backendNodeId"])
-            for listener in listeners.get("listeners", [])
-            if listener.get("type") in CLICK_EVENTS and listener.get("backendNodeId")
-        }
-    )[:MAX_CLICKABLE]
-    listened = set(clickable)
-    wanted = clickable + [b for b in marked if b not in listened]
-    objects = await asyncio.gather(*(_object(ctx, b, context) for b in wanted))
-    kept = [(b, o) for b, o in zip(wanted, objects, strict=True) if o is not None]
-    clickables = sum(1 for b, _ in kept if b in listened)
+    context = await world(ctx, frame_id)
+    objects = await asyncio.gather(*(_object(ctx, b, context) for b in marked))
+    kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
     answer = await ctx.cdp(
         "Runtime.callFunctionOn",
         {
@@ -823,7 +887,6 @@ async def read(
             "arguments": [
                 {"value": viewport},
                 {"value": refused},
-                {"value": clickables},
                 *({"objectId": o} for _, o in kept),
             ],
             "returnByValue": True,
@@ -959,6 +1022,7 @@ def _outline(frames: list[dict[str, Any]], top: str) -> PageOutline:
                 (INLINE, page.inline),
                 (SCRIPT_FOCUS, page.script_focus),
                 (ON_SCREEN, page.visible),
+                (POINTER, page.pointer),
             ):
                 if flags & flag and held:
                     found.add(held)
