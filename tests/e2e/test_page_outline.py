@@ -7,7 +7,9 @@ real MCP client."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+import time
 import uuid
 
 from e2e.agent import Agent, ref
@@ -135,9 +137,10 @@ async def test_the_world_lets_go_of_elements_the_page_let_go(
 async def test_four_hundred_snapshots_in_a_row_keep_the_page_answering(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
 ) -> None:
-    """Chrome stopped answering after about 200 snapshots when the click listeners were asked
-    of the world's document object (each listener wrapped into the world); each snapshot here
-    is a tool call's own, its objects released after it."""
+    """Chrome stopped answering after about 200 snapshots when click listeners were asked of
+    the world's document object (each listener wrapped into the world; listeners are no longer
+    asked for at all); each snapshot here is a tool call's own, its objects released after
+    it."""
     tab, page = await opened(agent, browser, pages, "lie=0")
     for _ in range(400):
         ctx = await app.tool_context(tab)
@@ -147,3 +150,91 @@ async def test_four_hundred_snapshots_in_a_row_keep_the_page_answering(
             await ctx.release_objects()
     assert ref(outline.text, "button", "Send")
     assert await page.evaluate("1 + 1") == 2
+
+
+# --- a page still drawing itself (issue 24) ---------------------------------------------------
+
+
+async def test_a_snapshot_waits_for_a_page_that_draws_itself_after_loading(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """A splash spins for 0.8 s after the page has loaded, then the app draws itself: the
+    snapshot shows the app, not an empty page."""
+    tab = await agent.open(pages.url(f"outline/building.html?mode=late&t={uuid.uuid4().hex[:8]}"))
+    shown = await agent.snapshot(tab)
+    assert 'heading[1] "Ready"' in shown and re.search(r'button "Start" \[e\d+\]', shown), shown
+    assert snapshot.STILL_RENDERING not in shown and snapshot.NOTHING_TO_READ not in shown
+    await agent.ok("browser_close_tab", tab_id=tab)
+
+
+async def test_a_page_that_keeps_drawing_nothing_is_said_to_be_still_drawing(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """A splash that never ends: after RENDER_WAIT the snapshot says the page is still drawing
+    itself (never one bare line); a blank page that does not change says it shows nothing, at
+    once."""
+    spinning = await agent.open(
+        pages.url(f"outline/building.html?mode=spinner&t={uuid.uuid4().hex[:8]}")
+    )
+    started = time.monotonic()
+    said = (await agent.snapshot(spinning)).splitlines()
+    assert said[1:] == [snapshot.STILL_RENDERING], said
+    assert time.monotonic() - started >= snapshot.RENDER_WAIT
+    blank = await agent.open(
+        pages.url(f"outline/building.html?mode=blank&t={uuid.uuid4().hex[:8]}")
+    )
+    started = time.monotonic()
+    assert (await agent.snapshot(blank)).splitlines()[1:] == [snapshot.NOTHING_TO_READ]
+    assert time.monotonic() - started < snapshot.RENDER_WAIT
+    for tab in (spinning, blank):
+        await agent.ok("browser_close_tab", tab_id=tab)
+
+
+async def test_a_snapshot_cancelled_while_it_waits_for_the_page_to_draw_leaves_nothing(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """Cancelled at the watch for the page's changes, while it waits and right after its
+    answer: the call ends at once, no task or pending command is left, and the next snapshot
+    answers."""
+    tab = await agent.open(
+        pages.url(f"outline/building.html?mode=spinner&t={uuid.uuid4().hex[:8]}")
+    )
+    for after_answer in (False, True):
+        await cancelled_while_drawing(app, tab, after_answer=after_answer)
+    assert snapshot.STILL_RENDERING in await agent.snapshot(tab)
+    await agent.ok("browser_close_tab", tab_id=tab)
+
+
+async def cancelled_while_drawing(app: AppUnderTest, tab: int, *, after_answer: bool) -> None:
+    relay = await app.browser()
+    send = relay.send_command
+    ctx = await app.tool_context(tab)
+    call: asyncio.Future[object] | None = None
+    hit = asyncio.Event()
+
+    async def watched(method: str, params: object = None, **kwargs: object) -> object:
+        inner = params.get("params", {}) if isinstance(params, dict) else {}
+        watching = page_outline.CHANGES in str(inner.get("expression", ""))
+        if watching and not after_answer and not hit.is_set():
+            hit.set()
+            assert call is not None
+            call.cancel()
+        answer = await send(method, params, **kwargs)  # type: ignore[arg-type]
+        if watching and not hit.is_set():
+            hit.set()
+            assert call is not None
+            call.cancel()
+        return answer
+
+    relay.send_command = watched  # type: ignore[method-assign]
+    before = set(asyncio.all_tasks())
+    try:
+        call = asyncio.ensure_future(snapshot.drawn(ctx, viewport=False, depth=None))
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(call, timeout=10)
+    finally:
+        relay.send_command = send  # type: ignore[method-assign]
+        await ctx.release_objects()
+    assert hit.is_set() and call.cancelled(), after_answer
+    left = [t for t in asyncio.all_tasks() - before if not t.done()]
+    assert left == [], left

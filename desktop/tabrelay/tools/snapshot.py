@@ -10,6 +10,7 @@ tab's ``TabRefs``, each naming an element the world holds, so the same element k
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -49,11 +50,21 @@ class FindParams(TabParams):
         return self
 
 
+RENDER_WAIT = 3.0  # seconds a snapshot waits for a page that shows nothing yet to draw itself
+QUIET = 0.5  # seconds without a change after which a page showing nothing is taken as drawn
+STILL_RENDERING = (
+    "(The page is still drawing itself and shows nothing to read yet: take another snapshot in "
+    "a moment, or browser_wait_for the text you expect.)"
+)
+NOTHING_TO_READ = "(The page shows nothing to read.)"
+
+
 async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
     loading = await until_parsed(ctx)  # a page still arriving is waited for, or said so
-    outline = await take(ctx, viewport=params.scope == "viewport", depth=params.depth)
+    outline, drawing = await drawn(ctx, viewport=params.scope == "viewport", depth=params.depth)
     tab = ctx.need_tab()
-    header = f"page {tab.title!r} {tab.url}\n" + (f"{loading}\n" if loading else "")
+    notes = "".join(f"{note}\n" for note in (loading, drawing) if note)
+    header = f"page {tab.title!r} {tab.url}\n" + notes
     notes = ""
     if outline.omitted_below_depth:
         notes = (
@@ -90,6 +101,27 @@ async def find(ctx: ToolContext, params: FindParams) -> ToolResult:
     return ToolResult("\n".join(lines), data={"matches": len(matches)})
 
 
+async def drawn(ctx: ToolContext, *, viewport: bool, depth: int | None) -> tuple[Outline, str]:
+    """The outline, and a note when it says nothing: a page that shows nothing while it keeps
+    changing (an app drawing itself behind a splash) is read again as it changes, for about
+    ``RENDER_WAIT`` seconds; then ``STILL_RENDERING``, or ``NOTHING_TO_READ`` once it has not
+    changed for ``QUIET`` seconds.
+    """
+    outline = await take(ctx, viewport=viewport, depth=depth)
+    deadline = time.monotonic() + RENDER_WAIT
+    while outline.says_nothing:
+        if time.monotonic() >= deadline:
+            return outline, STILL_RENDERING
+        try:
+            changed = await page_outline.changes(ctx, within=QUIET)
+        except CommandFailed:
+            return outline, STILL_RENDERING  # between documents
+        if not changed:
+            return outline, NOTHING_TO_READ
+        outline = await take(ctx, viewport=viewport, depth=depth)
+    return outline, ""
+
+
 async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outline:
     """Read the page and build its outline, assigning refs."""
     tab = ctx.need_tab()
@@ -124,6 +156,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
             base_url=tab.url,
             inline=frozenset(page.inline),
             script_focus=frozenset(page.script_focus),
+            pointer=frozenset(page.pointer),
             editors={
                 held[node]: replace(e, box=held.get(e.box) if e.box is not None else None)
                 for node, e in editors.items()
