@@ -69,7 +69,7 @@ launcher:
 serve: $(RUN_STAMP)
 	$(BIN)/tabrelay serve
 
-test: system-test node $(TEST_STAMP) lint editors typescript-check
+test: system-test node $(TEST_STAMP) lint editors typescript-check corpus
 	node --test extension/test/
 	$(BIN)/pytest
 
@@ -106,9 +106,31 @@ $(TSCHECK)/node_modules/.stamp: $(TSCHECK)/package.json $(TSCHECK)/package-lock.
 	cd $(TSCHECK) && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --ignore-scripts --prefer-offline
 	touch $@
 
+# The outline corpus (tests/support/corpus.py): real apps the snapshot is held against Chrome's
+# own accessibility tree on. JupyterLab, datasette and Django from PyPI at the versions the lock
+# pins, in a virtualenv of their own; TodoMVC and Swagger UI from npm; the Python documentation
+# from Debian.
+CORPUS_DIR := tests/corpus
+CORPUS_VENV := .venv-corpus
+CORPUS_STAMP := $(CORPUS_VENV)/.stamp-$(shell sha1sum $(CORPUS_DIR)/requirements.lock | cut -c1-12)
+.PHONY: corpus
+corpus: $(CORPUS_STAMP) $(CORPUS_DIR)/node_modules/.stamp
+	$(call apt_ensure,python3-doc)
+
+$(CORPUS_STAMP): $(CORPUS_DIR)/requirements.lock | python-venv
+	@test -x $(CORPUS_VENV)/bin/python || $(PYTHON) -m venv $(CORPUS_VENV)
+	$(CORPUS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CORPUS_VENV)/bin/python -m pip install --quiet -r $(CORPUS_DIR)/requirements.lock
+	touch $@
+
+$(CORPUS_DIR)/node_modules/.stamp: $(CORPUS_DIR)/package.json $(CORPUS_DIR)/package-lock.json | node
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory apt-npm
+	cd $(CORPUS_DIR) && npm ci --no-audit --no-fund --ignore-scripts --prefer-offline
+	touch $@
+
 # The peers come from npm (npx); trayer (from system-test) gives Xvfb a system tray for the
 # tray app's figures.
-bench: system-test node $(TEST_STAMP)
+bench: system-test node $(TEST_STAMP) corpus
 	@command -v npx >/dev/null || $(MAKE) --no-print-directory apt-npm
 	$(BIN)/python tests/bench/run.py
 
@@ -145,7 +167,7 @@ $(TEST_STAMP): pyproject.toml | python-venv
 	touch $@
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CORPUS_VENV) build dist .pytest_cache .mypy_cache .ruff_cache
 
 # Installers (docs/install.md). `dist` builds for the OS it runs on: dist/tabrelay/ on Linux
 # and Windows, dist/Tabrelay.app on macOS (installers/macos/build.sh signs it and makes the
