@@ -291,6 +291,7 @@ def render(record: dict[str, Any]) -> str:
             + ".\n"
         )
     parts += _snapshot_tables(rows)
+    parts += _outline_corpus_tables(rows)
     parts += _listed(
         rows,
         "snapshot scale",
@@ -366,6 +367,48 @@ def _snapshot_tables(rows: list[Row]) -> list[str]:
             lines,
         ),
     ]
+
+
+def _outline_corpus_tables(rows: list[Row]) -> list[str]:
+    pages = _pick(rows, group="outline corpus")
+    if not pages:
+        return []
+    columns = ("chrome_lines", "our_lines", "extra", "without_ref", "bare", "duplicated")
+    lines = [
+        [
+            r["page"] + ("" if r["fast"] else " (bench only)"),
+            *(f"{r[c]:,}" for c in columns[:2]),
+            f"{r['value']:.0f}",
+            *(f"{r[c]:,}" for c in columns[2:]),
+            f"{r['ms']:,.0f}",
+            f"{r['bytes']:,}",
+        ]
+        for r in pages
+    ]
+    out = [
+        "### The outline against Chrome's accessibility tree, on real apps\n",
+        _table(
+            [
+                "app: page",
+                "Chrome's lines",
+                "our lines",
+                "missing",
+                "extra",
+                "controls without a ref",
+                "bare lines",
+                "controls twice",
+                "snapshot ms",
+                "snapshot bytes",
+            ],
+            lines,
+        ),
+    ]
+    task = _pick(rows, group="outline task")
+    if task:
+        out.append(
+            _table(["", "measured"], [[r["name"], _cell(r) + f" {r['unit']}"] for r in task])
+        )
+    return out
 
 
 def _events_tables(rows: list[Row]) -> list[str]:

@@ -29,6 +29,7 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
 from bench_events import events_benchmarks  # noqa: E402
 from bench_idle import idle_benchmarks  # noqa: E402
 from bench_latency import latency_benchmarks  # noqa: E402
+from bench_outline_corpus import outline_corpus_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
 from bench_reliability import reliability_benchmarks  # noqa: E402
 from bench_snapshot import snapshot_benchmarks  # noqa: E402
@@ -52,6 +53,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "relay": relay_benchmarks,
     "latency": latency_benchmarks,
     "snapshot": snapshot_benchmarks,
+    "outline_corpus": outline_corpus_benchmarks,
     "tools_list": tools_list_benchmarks,
     "events": events_benchmarks,
     "idle": idle_benchmarks,

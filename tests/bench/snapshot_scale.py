@@ -146,6 +146,7 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
                 clickable=frozenset(found.clickable),
                 inline=frozenset(found.inline),
                 script_focus=frozenset(found.script_focus),
+                pointer=frozenset(found.pointer),
                 secrets=found.secrets,
             )
 
@@ -159,11 +160,11 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
 
 
 def outline_call(context: int) -> dict[str, Any]:
-    """The snapshot's outline script as the tool calls it (no click listeners handed in)."""
+    """The snapshot's outline script as the tool calls it (no code editor's elements marked)."""
     return {
         "functionDeclaration": page_outline.OUTLINE,
         "executionContextId": context,
-        "arguments": [{"value": False}, {"value": []}, {"value": 0}],
+        "arguments": [{"value": False}, {"value": []}],
         "returnByValue": True,
     }
 

@@ -489,9 +489,10 @@ class _Builder:
         """The line for a node, and whether something on it was shortened."""
         editor = self.editors.get(node.get("backendDOMNodeId", -1))
         name = _one_line(str(_value(node, "name") or ""))
-        if name and _named_by_contents(node):
+        if name and _named_by_contents(node) and not node["name"].get("whole"):
             # Chrome stops naming from contents after 100 descendants (Blink's
             # kMaxDescendantsForTextAlternativeComputation): a long signature, cut silently.
+            # (``page_outline`` names whole, and says so.)
             whole = _one_line(self._contents(node, nodes))
             if len("".join(whole.split())) > len("".join(name.split())):
                 name = whole

@@ -369,7 +369,16 @@ function (viewport, refused, ...marked) {
   // it gives one), as Chrome's tree holds it; an icon font's glyph (private use) says nothing.
   const GENERATED = /^"((?:[^"\\]|\\.)*)"(?:\s*\/\s*"((?:[^"\\]|\\.)*)")?$/;
   const GLYPHS = /^[\s\uE000-\uF8FF]*$/;
+  // A name from contents and the walk both ask for an element's generated text: once each.
+  const generatedTexts = new Map();
   function pseudo(el, which) {
+    const key = which === '::before' ? 'b' : 'a';
+    let texts = generatedTexts.get(el);
+    if (texts === undefined) generatedTexts.set(el, (texts = {}));
+    if (texts[key] === undefined) texts[key] = generatedText(el, which);
+    return texts[key];
+  }
+  function generatedText(el, which) {
     const style = getComputedStyle(el, which);
     const content = style.content;
     if (!content || content === 'none' || content === 'normal' || style.display === 'none')
@@ -1007,7 +1016,7 @@ def _outline(frames: list[dict[str, Any]], top: str) -> PageOutline:
                 node["backendDOMNodeId"] = held
             if name or contents:
                 sources = [{"type": "contents", "value": {"value": name}}] if contents else []
-                node["name"] = {"value": name, "sources": sources}
+                node["name"] = {"value": name, "sources": sources, "whole": True}
             if value is not None:
                 node["value"] = {"value": value}
             if props:
