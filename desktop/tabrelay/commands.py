@@ -14,6 +14,7 @@ import datetime
 import sys
 import time
 
+from tabrelay.approval.effects import EFFECT_RULES
 from tabrelay.approval.policy import describe_rule, normalize_origin
 from tabrelay.config.files import private_opener
 from tabrelay.config.mcp_clients import ClientTokens
@@ -267,7 +268,10 @@ def mcp_url(paths: Paths) -> str:
 
 def policy_list(args: argparse.Namespace, paths: Paths) -> int:
     rules = SettingsStore(paths.settings_file).load().policy_rules
-    print("Defaults: read-only tools are allowed, every other tool asks.")
+    print(
+        "Defaults: read-only tools are allowed, every other tool asks; a consequential effect "
+        "(effect:pay, effect:send, …) asks unless a rule names it."
+    )
     if not rules:
         print("No rules.")
     now = time.time()
@@ -278,9 +282,12 @@ def policy_list(args: argparse.Namespace, paths: Paths) -> int:
 
 
 def policy_set(args: argparse.Namespace, paths: Paths) -> int:
-    if args.tool != "*" and args.tool not in BY_NAME:
+    if args.tool != "*" and args.tool not in BY_NAME and args.tool not in EFFECT_RULES:
         known = ", ".join(sorted(BY_NAME))
-        raise UsageError(f"unknown tool {args.tool!r}; use * or one of: {known}")
+        effects = ", ".join(EFFECT_RULES)
+        raise UsageError(
+            f"unknown tool {args.tool!r}; use * or one of: {known}; or an effect: {effects}"
+        )
     site = None
     if args.site:
         site = origin_of(args.site if "://" in args.site else f"https://{args.site}")

@@ -87,7 +87,8 @@ async def _notebook_task(agent: Agent, corpus: apps.Corpus) -> list[Row]:
     calls += 1
     opened = await agent.call("browser_new_tab", url=corpus.url(notebook))
     tab = int(opened.structured_content["tab_id"])
-    await call("browser_wait_for", tab_id=tab, text="RESULT=332833500", timeout=30)
+    # JupyterLab draws a notebook's cells a few at a time: the last one, empty, comes last.
+    await call("browser_wait_for", tab_id=tab, text="[ ]:", timeout=30)
     snapshot = await call("browser_snapshot", tab_id=tab)
     cell = snapshot.split("text: [ ]:", 1)[1].split("[", 1)[1].split("]", 1)[0]
     await call("browser_click", tab_id=tab, ref=cell)

@@ -257,6 +257,9 @@ def _wait_for_port(server: _Server, *, timeout: float) -> None:
 # --- what each app shows ----------------------------------------------------------------------
 
 
+TODO_TOGGLES = "#todo-list li .toggle, .todo-list li .toggle"
+
+
 async def _type_todos(page: Page) -> None:
     """Three todos typed and one ticked, as a person would."""
     await wait_until(
@@ -275,7 +278,12 @@ async def _type_todos(page: Page) -> None:
                 {"type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}
                 | extra,
             )
-    await page.click("#todo-list li .toggle, .todo-list li .toggle")
+    await wait_until(
+        lambda: page.evaluate(f"document.querySelectorAll({TODO_TOGGLES!r}).length >= 3"),
+        timeout=10,
+        message="the todos are listed",
+    )
+    await page.click(TODO_TOGGLES)
 
 
 async def _sign_in(page: Page) -> None:

@@ -12,9 +12,12 @@ import re
 import time
 import uuid
 
+import pytest
+
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer
+from tabrelay.errors import CommandFailed
 from tabrelay.tools import page_outline, snapshot
 
 pytestmark = E2E
@@ -238,3 +241,29 @@ async def cancelled_while_drawing(app: AppUnderTest, tab: int, *, after_answer: 
     assert hit.is_set() and call.cancelled(), after_answer
     left = [t for t in asyncio.all_tasks() - before if not t.done()]
     assert left == [], left
+
+
+async def test_a_page_caught_between_two_documents_is_read_again(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An app that reloads as it starts (JupyterLab's `lab?reset`) can replace its document
+    between the snapshot's look at the frames and its read of the page: Chrome then answers
+    that the read's context is gone. The snapshot reads the next document instead, and says
+    the page cannot be read only once the wait for it has run out."""
+    tab = await agent.open(pages.url(f"outline/building.html?mode=late&t={uuid.uuid4().hex[:8]}"))
+    read = page_outline.read
+    failures = [1]
+
+    async def between(*args: object, **kwargs: object) -> page_outline.PageOutline:
+        if failures[0] > 0:
+            failures[0] -= 1
+            raise CommandFailed("Cannot find context with specified id")
+        return await read(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(page_outline, "read", between)
+    assert 'heading[1] "Ready"' in await agent.snapshot(tab)
+    failures[0] = 10**6
+    monkeypatch.setattr(snapshot, "RENDER_WAIT", 0.3)
+    failed = await agent.fails("browser_snapshot", tab_id=tab)
+    assert failed.startswith("the page cannot be read yet (Cannot find context"), failed
+    await agent.ok("browser_close_tab", tab_id=tab)

@@ -134,13 +134,12 @@ async def test_always_allow_saves_the_rule_in_the_settings(
             qtbot.mouseClick(dialog.always_button, Qt.MouseButton.LeftButton)
             assert not (await within(call, 10)).is_error
         settings = await asyncio.to_thread(desk.harness.core.settings_store.load)
-        (rule,) = settings.policy_rules
-        assert (rule.tool, rule.decision, rule.site, rule.client) == (
-            "browser_navigate",
-            "allow",
-            "https://example.com",
-            "cursor",
-        )
+        # The tool on the tab's site, and on the site it went to (issue 25: a navigation is
+        # judged by where it goes too).
+        assert [(r.tool, r.decision, r.site, r.client) for r in settings.policy_rules] == [
+            ("browser_navigate", "allow", "https://example.com", "cursor"),
+            ("browser_navigate", "allow", "https://example.org", "cursor"),
+        ]
         assert desk.harness.core.gate.session_rules == []
 
 

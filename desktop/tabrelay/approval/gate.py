@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tabrelay.approval.effects import NEVER_FROM_DIALOG, Effect
 from tabrelay.approval.policy import (
     Verdict,
     evaluate,
@@ -31,6 +32,7 @@ from tabrelay.config.settings import PolicyRule, Settings, SettingsStore
 from tabrelay.errors import ApprovalDenied
 from tabrelay.listeners import Listeners
 from tabrelay.tools.context import Progress
+from tabrelay.tools.guard import origin_of
 from tabrelay.tools.targets import TargetView, Touches
 
 logger = logging.getLogger(__name__)
@@ -68,6 +70,15 @@ class ApprovalRequest:
     targets: tuple[TargetView, ...] = ()
     unnamed_targets: int = 0  # more elements named than were described
     destination: str | None = None  # where a navigation goes, as the guard reads it
+    effect: Effect | None = None  # what the call will most likely do (consequential: it asks)
+    leaving: str | None = None  # the whole address a call takes the tab to on another site
+    # Whether "for the session" and "always" are offered (never a standing rule for paying,
+    # moving money or granting access from a dialog).
+    offers_session: bool = True
+
+    @property
+    def asks_for_effect(self) -> bool:
+        return self.effect is not None and self.effect.consequential
 
 
 class Approver(Protocol):
@@ -82,6 +93,16 @@ class Approval:
 
     how: str
     waited: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Asking:
+    """Why a call must ask although a rule may allow its tool: the effect, the site it leaves
+    for, or no rule at all."""
+
+    allowed_by: str | None  # the rule that allowed the tool (and each effect and site asked)
+    because: tuple[str, ...] = ()  # sentences for an agent when nobody can be asked
+    rules: tuple[str, ...] = ()  # what `tabrelay policy set` would allow it ahead
 
 
 class ApprovalGate:
@@ -149,34 +170,35 @@ class ApprovalGate:
         client_reported: str | None = None,
         touches: Touches | None = None,
         progress: Progress | None = None,
+        effect: Effect | None = None,
+        leaving: str | None = None,
     ) -> Approval:
         """Let the call through or raise ``ApprovalDenied`` with a reason the agent can relay.
 
         ``touches`` (already redacted) is what the dialog shows of the page; while the
-        person is asked, its elements are outlined there. ``progress`` hears, every
-        ``progress_interval`` from the moment the person is asked until the question ends
-        (an answer, a timeout, a pause or the call's cancellation), how long the call has waited.
+        person is asked, its elements are outlined there. ``effect`` is what the call will
+        most likely do (``approval.effects``; consequential: it asks unless a rule names it),
+        ``leaving`` the whole address of another site the call takes the tab to.
+        ``progress`` hears, every ``progress_interval`` from the moment the person is asked
+        until the question ends (an answer, a timeout, a pause or the call's cancellation),
+        how long the call has waited.
 
         Raises:
             ApprovalDenied: a rule, a pause, the person, a timeout, or a missing approver.
         """
         if self._paused:
             raise _paused()
-        verdict = self.verdict(client=client, tool=tool, origin=origin)
-        if verdict.decision == "allow":
-            return Approval(f"allowed by {verdict.describe()}")
-        if verdict.decision == "deny":
-            raise ApprovalDenied(
-                f"denied by a rule ({verdict.describe()}); ask the person to change it",
-                decision=f"denied by {verdict.describe()}",
-            )
+        asking = self._weigh(client, tool, origin, effect, leaving)
+        if asking.allowed_by is not None:
+            return Approval(f"allowed by {asking.allowed_by}")
         approver = self.approver
         if approver is None:
-            site = f" --site {origin}" if origin else ""
+            why = " ".join(asking.because)
+            ahead = " and ".join(f"`tabrelay policy set {rule}`" for rule in asking.rules)
             raise ApprovalDenied(
-                f"{tool} needs the person's approval, but Tabrelay is running headless "
-                "(`tabrelay serve`) with no approval dialog. Start the Tabrelay tray app, or "
-                f"allow it ahead of time: `tabrelay policy set {tool} allow{site}`",
+                f"{tool} needs the person's approval{': ' + why if why else ''}. Tabrelay is "
+                "running headless (`tabrelay serve`) with no approval dialog: start the "
+                f"Tabrelay tray app, or allow it ahead of time: {ahead}",
                 decision="denied: needs approval, but no approval dialog (headless)",
             )
         timeout = self.settings().approval_timeout
@@ -199,9 +221,56 @@ class ApprovalGate:
                 targets=targets,
                 unnamed_targets=touches.unnamed,
                 destination=touches.destination,
+                effect=effect,
+                leaving=leaving,
+                offers_session=effect is None
+                or not effect.consequential
+                or effect.kind not in NEVER_FROM_DIALOG,
             )
             choice = await self._ask(approver, request, progress)
         return await self._apply(choice, request)
+
+    def _weigh(
+        self,
+        client: str,
+        tool: str,
+        origin: str | None,
+        effect: Effect | None,
+        leaving: str | None,
+    ) -> _Asking:
+        """Whether rules let the call through, and why it asks when they do not.
+
+        The tool's rule for the tab's site decides first (deny ends it). A consequential effect
+        then needs a rule that names it (``effect:send``), whatever allows the tool; and a call
+        that takes the tab to another site needs the tool allowed there too (its address can
+        carry data out).
+
+        Raises:
+            ApprovalDenied: a rule denies the tool, its effect or its destination.
+        """
+        verdict = self.verdict(client=client, tool=tool, origin=origin)
+        _denied_by(verdict)
+        allowed = verdict.decision == "allow"
+        because: list[str] = []
+        rules = [f"{tool} allow" + (f" --site {origin}" if origin else "")]
+        if leaving is not None:
+            there = site_of(leaving)
+            going = self.verdict(client=client, tool=tool, origin=there)
+            _denied_by(going)
+            if going.decision != "allow":
+                allowed = False
+                because.append(f"it goes to another site: {leaving}")
+                rules = [f"{tool} allow --site {there}"] if there else rules
+        if effect is not None and effect.consequential:
+            named = self.verdict(client=client, tool=effect.rule_name, origin=origin)
+            _denied_by(named)
+            if named.decision != "allow":
+                allowed = False
+                because.append(effect.sentence("call", origin))
+                rules.append(f"{effect.rule_name} allow" + (f" --site {origin}" if origin else ""))
+        if allowed:
+            return _Asking(verdict.describe())
+        return _Asking(None, tuple(because), tuple(dict.fromkeys(rules)))
 
     async def _ask(
         self, approver: Approver, request: ApprovalRequest, progress: Progress | None
@@ -263,26 +332,47 @@ class ApprovalGate:
                 f"denied by the person: they did not allow {request.tool}",
                 decision="denied by the person",
             )
-        if choice is Choice.ALLOW_ONCE:
+        if choice is Choice.ALLOW_ONCE or not request.offers_session:
             return Approval("approved once by the person", waited=True)
-        rule = PolicyRule(
-            tool=request.tool,
-            decision="allow",
-            site=normalize_origin(request.origin) if request.origin else None,
-            client=request.client,
-        )
+        site = normalize_origin(request.origin) if request.origin else None
+        granted = [(request.tool, site)]
+        if request.asks_for_effect:
+            assert request.effect is not None
+            granted.append((request.effect.rule_name, site))  # this effect, on this site
+        if request.leaving is not None:  # and the tool where the tab goes
+            granted.append((request.tool, site_of(request.leaving)))
+        rules = [
+            PolicyRule(tool=tool, decision="allow", site=where, client=request.client)
+            for tool, where in dict.fromkeys(granted)
+        ]
         if choice is Choice.ALLOW_ALWAYS and request.offers_always:
-            await asyncio.to_thread(
-                self.settings_store.update, lambda settings: settings.policy_rules.append(rule)
-            )
+
+            def keep(settings: Settings) -> None:
+                settings.policy_rules.extend(rules)
+
+            await asyncio.to_thread(self.settings_store.update, keep)
             return Approval("approved always by the person", waited=True)
         # "always" for a tool that never offers it is treated as the session grant.
-        self.session_rules.append(rule)
+        self.session_rules.extend(rules)
         return Approval("approved for the session by the person", waited=True)
 
     def forget_client(self, client: str) -> None:
         """Drop the session grants of a client whose token was revoked."""
         self.session_rules = [r for r in self.session_rules if r.client != client]
+
+
+def _denied_by(verdict: Verdict) -> None:
+    if verdict.decision == "deny":
+        raise ApprovalDenied(
+            f"denied by a rule ({verdict.describe()}); ask the person to change it",
+            decision=f"denied by {verdict.describe()}",
+        )
+
+
+def site_of(url: str) -> str | None:
+    """The site a URL belongs to, as rules name sites (None for an address without one)."""
+    origin = origin_of(url)
+    return normalize_origin(origin) if origin else None
 
 
 def _paused() -> ApprovalDenied:

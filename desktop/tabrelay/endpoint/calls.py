@@ -22,12 +22,15 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
 
-from tabrelay.approval.gate import ApprovalGate
+from tabrelay.approval import effects
+from tabrelay.approval.effects import Effect
+from tabrelay.approval.gate import ApprovalGate, site_of
+from tabrelay.approval.policy import normalize_origin
 from tabrelay.config.settings import SettingsStore
 from tabrelay.errors import (
     ApprovalDenied,
@@ -235,6 +238,14 @@ class ToolRunner:
             row.cleared = await spec.secrets.clear(ctx, params)
         if not self.gate.paused:  # a pause denies at once: nothing to look at
             row.touches = await describe_touches(ctx, spec.name, params)
+            row.effect = effects.decide(
+                spec.name,
+                params,
+                row.touches.targets,
+                dialog=self._dialog_message(ctx),
+                recipe=await self._recipe_effects(spec, params),
+            )
+            row.leaving = _leaving(spec.name, params, row.touches, row.origin)
         approval = await self.gate.check(
             client=caller.client,
             tool=spec.name,
@@ -246,6 +257,8 @@ class ToolRunner:
             client_reported=caller.reported,
             touches=row.touched(),
             progress=reporter.waiting,
+            effect=row.effect,
+            leaving=row.leaving,
         )
         reporter.answered()
         row.decision = approval.how
@@ -319,6 +332,9 @@ class ToolRunner:
             made = record_call(
                 spec.name, params, locators, secret=secret, page_url=page_url, result=result
             )
+            if row.effect is not None and row.effect.consequential:
+                judged = {"effect": row.effect.kind.value}
+                made = replace(made, steps=[s.model_copy(update=judged) for s in made.steps])
             final_text = final_text_of_call(spec.name, params, result)
             if not made.steps and final_text is None and made.gap is None:
                 return
@@ -358,6 +374,27 @@ class ToolRunner:
                 f"tab {tab.id} shows {shown}, which agents may not use ({blocked.message}); "
                 "navigate it elsewhere with browser_navigate, or use another tab"
             ) from None
+
+    async def _recipe_effects(self, spec: ToolSpec, params: Params) -> list[str | None] | None:
+        """What each step of the recipe a call replays was judged to do when recorded (None
+        for a step not judged); None when the call replays no recipe it can read (the tool
+        then says why)."""
+        name = getattr(params, "name", None)
+        if spec.name != "browser_run_recipe" or self.recipes is None or not isinstance(name, str):
+            return None
+        try:
+            recipe = await asyncio.to_thread(self.recipes.load, name)
+        except TabrelayError:
+            return None
+        return [step.effect if step.by == "agent" else "unknown" for step in recipe.steps]
+
+    def _dialog_message(self, ctx: ToolContext) -> str | None:
+        """The message of the JavaScript dialog open on the call's tab, if any."""
+        if ctx.tab is None or ctx.browser is None:
+            return None
+        state = self.tabs.get(ctx.browser.id, ctx.tab.id)
+        dialog = state.log.dialog if state is not None else None
+        return dialog.message if dialog is not None else None
 
     def _refuse_behind_dialog(self, ctx: ToolContext, spec: ToolSpec) -> None:
         """A JavaScript dialog blocks the page: say so instead of hanging on it."""
@@ -417,6 +454,7 @@ class ToolRunner:
             origin=row.origin,
             error=str(error)[:1000] if error else None,
             targets=touched.summary() if (touched := row.touched()) else None,
+            effect=_effect_text(row),
         )
         # Written by the log's own thread, in order, after the answer (``CommandLog.submit``);
         # closing the log writes every row submitted before. Only a call still ending after
@@ -473,6 +511,8 @@ class _Row:
     cleared: frozenset[str] = frozenset()  # paths proven not secret before approval
     secrets: set[str] = field(default_factory=set)  # paths the tool found secret later
     touches: Touches | None = None  # what the page showed of the elements named, unscrubbed
+    effect: Effect | None = None  # what the call will most likely do
+    leaving: str | None = None  # the address of another site the call takes the tab to
 
     def touched(self) -> Touches | None:
         """What the call touches as anyone may see it: any secret of it the page echoed
@@ -492,6 +532,39 @@ class _Row:
             return masked
         masked = redact(self.arguments, self.secret_names, self.cleared - self.secrets)
         return masked
+
+
+def _leaving(tool: str, params: Params, touches: Touches, origin: str | None) -> str | None:
+    """The address of another site than the tab's that the call takes the tab to: a URL it
+    opens, a link it clicks, a form it submits (with Enter too), or a page in its history."""
+    url: str | None = None
+    if tool in ("browser_navigate", "browser_new_tab"):
+        url = getattr(params, "url", None) or touches.destination
+    else:
+        facts = next((t.facts for t in touches.targets if t.facts is not None), None)
+        key = str(getattr(params, "key", "")).rsplit("+", 1)[-1].casefold()
+        enter = (tool == "browser_type" and getattr(params, "submit", False)) or (
+            tool == "browser_press_key" and key in ("enter", "return")
+        )
+        if facts is not None and facts.form is not None and (enter or facts.form.submits):
+            url = facts.form.action or None
+        elif facts is not None and tool == "browser_click" and facts.href is not None:
+            url = facts.href
+    if not url:
+        return None
+    there = site_of(url)
+    here = normalize_origin(origin) if origin else None
+    return url if there is not None and there != here else None
+
+
+def _effect_text(row: _Row) -> str | None:
+    """The command log's effect: ``pay: button “Place order” in a form …``, where it goes."""
+    parts = []
+    if row.effect is not None and row.effect.consequential:
+        parts.append(f"{row.effect.kind.value}: {row.effect.why}".rstrip(": "))
+    if row.leaving is not None:
+        parts.append(f"goes to another site: {row.leaving[:300]}")
+    return "; ".join(parts) or None
 
 
 def _active_tab(tabs: list[TabInfo]) -> TabInfo | None:

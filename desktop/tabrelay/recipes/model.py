@@ -142,6 +142,9 @@ class Step(_Model):
     accept: bool | None = None  # dialog
     page_url: Annotated[str, Field(max_length=4_096)] | None = None  # where the step ran
     by: Literal["agent", "person"] = "agent"
+    # What the step was judged to do when it was recorded ("pay", "send", …; none: routine, or
+    # not judged, as a person's own steps are not).
+    effect: Annotated[str, Field(max_length=40, pattern=r"^[a-z_]+$")] | None = None
 
     @model_validator(mode="after")
     def _complete(self) -> Step:

@@ -48,13 +48,17 @@ CREATE TABLE IF NOT EXISTS commands (
     error TEXT,
     duration_ms REAL NOT NULL,
     result_bytes INTEGER NOT NULL,
-    targets TEXT
+    targets TEXT,
+    effect TEXT
 );
 CREATE INDEX IF NOT EXISTS commands_time ON commands (time);
 """
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # What each version adds to the one before it (a file made by the first release is version 0).
-MIGRATIONS = {1: "ALTER TABLE commands ADD COLUMN targets TEXT"}
+MIGRATIONS = {
+    1: "ALTER TABLE commands ADD COLUMN targets TEXT",
+    2: "ALTER TABLE commands ADD COLUMN effect TEXT",
+}
 EXPORT_FORMATS = ("jsonl", "csv")
 # How long a read waits for the rows submitted before it, and closing for the last rows: a
 # store takes milliseconds; a disk or lock that hangs must not hang a reader or a quit with it.
@@ -77,6 +81,7 @@ class CommandEntry:
     origin: str | None = None
     error: str | None = None
     targets: str | None = None  # "e12: button \"Buy\", in the main frame; …"
+    effect: str | None = None  # "pay: button “Place order” in a form with card number field"
     id: int | None = None
 
 
@@ -238,7 +243,7 @@ class CommandLog:
 
     def recent(self, limit: int = 100, *, search: str | None = None) -> list[CommandEntry]:
         """The newest rows first; ``search`` matches client, tool, origin, arguments, what
-        the call touches, error and decision. Blocks (``flush``, then a query): not on the
+        the call touches, error, decision and effect. Blocks (``flush``, then a query): not on the
         event loop."""
         self.flush()
         sql = "SELECT * FROM commands"
@@ -247,9 +252,9 @@ class CommandLog:
             like = f"%{search}%"
             sql += (
                 " WHERE client LIKE ? OR tool LIKE ? OR origin LIKE ? OR arguments LIKE ? "
-                "OR targets LIKE ? OR error LIKE ? OR decision LIKE ?"
+                "OR targets LIKE ? OR error LIKE ? OR decision LIKE ? OR effect LIKE ?"
             )
-            params += [like] * 7
+            params += [like] * 8
         sql += " ORDER BY id DESC LIMIT ?"
         params.append(limit)
         with self._lock:

@@ -57,6 +57,7 @@ STILL_RENDERING = (
     "a moment, or browser_wait_for the text you expect.)"
 )
 NOTHING_TO_READ = "(The page shows nothing to read.)"
+BETWEEN_READS = 0.05  # seconds before a page caught between documents is read again
 
 
 async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
@@ -90,7 +91,7 @@ async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
 
 
 async def find(ctx: ToolContext, params: FindParams) -> ToolResult:
-    outline = await take(ctx, viewport=False, depth=None)
+    outline, _ = await drawn(ctx, viewport=False, depth=None)
     matches = search(outline, text=params.text, role=params.role)
     wanted = " ".join(
         part for part in (params.role, repr(params.text) if params.text else None) if part
@@ -107,39 +108,62 @@ async def drawn(ctx: ToolContext, *, viewport: bool, depth: int | None) -> tuple
     ``RENDER_WAIT`` seconds; then ``STILL_RENDERING``, or ``NOTHING_TO_READ`` once it has not
     changed for ``QUIET`` seconds.
     """
-    outline = await take(ctx, viewport=viewport, depth=depth)
     deadline = time.monotonic() + RENDER_WAIT
+    outline = await _readable(ctx, viewport, depth, deadline)
     while outline.says_nothing:
         if time.monotonic() >= deadline:
             return outline, STILL_RENDERING
         try:
             changed = await page_outline.changes(ctx, within=QUIET)
         except CommandFailed:
-            return outline, STILL_RENDERING  # between documents
+            changed = True  # between documents: the next one is read
         if not changed:
             return outline, NOTHING_TO_READ
-        outline = await take(ctx, viewport=viewport, depth=depth)
+        outline = await _readable(ctx, viewport, depth, deadline)
     return outline, ""
 
 
+async def _readable(
+    ctx: ToolContext, viewport: bool, depth: int | None, deadline: float
+) -> Outline:
+    """The outline; a page caught between two documents (a redirect, an app that reloads as
+    it starts) is read again once the next one is parsed, until ``deadline``.
+
+    Raises:
+        ToolError: the page still could not be read at ``deadline``.
+    """
+    while True:
+        try:
+            return await take(ctx, viewport=viewport, depth=depth)
+        except CommandFailed as failed:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ToolError(
+                    f"the page cannot be read yet ({failed.message}); wait for it"
+                ) from None
+            await until_parsed(ctx, timeout=left)
+            await asyncio.sleep(min(BETWEEN_READS, max(0.0, left)))
+
+
 async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outline:
-    """Read the page and build its outline, assigning refs."""
+    """Read the page and build its outline, assigning refs.
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
     tab = ctx.need_tab()
     refs = ctx.state.refs
     # Independent reads go out together: each is a round trip through the extension.
     tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
     top = tree["frameTree"]["frame"]
     marked = [b for node, e in editors.items() for b in (node, e.box) if b is not None]
-    try:
-        page = await page_outline.read(
-            ctx,
-            top["id"],
-            viewport=viewport,
-            refused=_refused(ctx, tree["frameTree"]),
-            marked=marked,
-        )
-    except CommandFailed as failed:
-        raise ToolError(f"the page cannot be read yet ({failed.message}); wait for it") from None
+    page = await page_outline.read(
+        ctx,
+        top["id"],
+        viewport=viewport,
+        refused=_refused(ctx, tree["frameTree"]),
+        marked=marked,
+    )
     held = page.held
     loaders = loaders_of(tree["frameTree"])
 

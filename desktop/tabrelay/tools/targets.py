@@ -26,7 +26,9 @@ from pydantic import BaseModel
 
 from tabrelay.errors import TabrelayError
 from tabrelay.protocol.urls import InvalidUrl, parse_url
+from tabrelay.tools import effect_facts, page_outline
 from tabrelay.tools.context import ToolContext, settle
+from tabrelay.tools.effect_facts import Facts
 from tabrelay.tools.guard import origin_of
 from tabrelay.tools.navigation import NavigateParams
 from tabrelay.tools.redaction import scrub
@@ -154,6 +156,9 @@ class TargetView:
     frame: str = ""  # "main frame" or "frame http://host/path"
     kind: str = ""  # an input's type when the role does not say it: "password", "email"
     problem: str | None = None  # why it could not be described
+    # What the page says on and around it, read in Tabrelay's world: its effect is decided
+    # from it (``approval.effects``). Page text: shown as data, never obeyed.
+    facts: Facts | None = field(default=None, repr=False, compare=False)
     # A small JPEG of the element in its page, while the question is asked; never logged.
     picture: bytes | None = field(default=None, repr=False, compare=False)
 
@@ -268,6 +273,8 @@ async def describe_touches(ctx: ToolContext, tool: str, params: BaseModel) -> To
     """
     destination = await _destination(ctx, params)
     named = named_elements(tool, params)
+    if tool == "browser_press_key" and not named:
+        named = [("focused", None, ":focus")]  # a key goes where the focus is
     if not named or ctx.tab is None:
         return Touches(destination=destination)
     described = named[:MAX_DESCRIBED]
@@ -327,13 +334,14 @@ async def _describe(
             )
             facts = await ctx.call_on(object_id, _FACTS)
             frame = await _frame(ctx, ref)
-        return _described(view, ax, backend, facts, frame), object_id
+        described = _described(view, ax, backend, facts, frame)
     except TimeoutError:
         return replace(view, problem="the page did not answer in time"), None
     except TabrelayError as error:
         return replace(view, problem=_short(error.message, 160)), None
     except _ODD_ANSWERS:
         return replace(view, problem="the page answered in an unexpected way"), None
+    return replace(described, facts=await _effect_facts(ctx, backend)), object_id
 
 
 def _described(
@@ -366,6 +374,28 @@ def _role_and_name(ax: dict[str, Any], backend: int) -> tuple[str, str]:
     role = str((node.get("role") or {}).get("value") or "")
     name = str((node.get("name") or {}).get("value") or "")
     return ("" if role in ("none", "generic", "Ignored") else role), name
+
+
+async def _effect_facts(ctx: ToolContext, backend: int) -> Facts | None:
+    """What the page says around the element, read in Tabrelay's world (where the page's
+    scripts cannot change what the DOM answers), in its own ``STEP_TIMEOUT``; None when it
+    cannot be read (its effect is then unsure, so the call asks)."""
+    try:
+        async with asyncio.timeout(STEP_TIMEOUT):
+            tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
+            context = await page_outline.world(ctx, tree["frame"]["id"])
+            resolved = await ctx.cdp(
+                "DOM.resolveNode",
+                {
+                    "backendNodeId": backend,
+                    "executionContextId": context,
+                    "objectGroup": ctx.objects,
+                },
+            )
+            answer = await ctx.call_on(str(resolved["object"]["objectId"]), effect_facts.FACTS)
+    except (TimeoutError, TabrelayError, *_ODD_ANSWERS):
+        return None
+    return effect_facts.read(answer)
 
 
 async def _frame(ctx: ToolContext, ref: str | None) -> str:

@@ -57,6 +57,21 @@ NOTICE_DELAY = 1.5  # seconds before "is the dialog seen?" is checked for a noti
 PICTURE_SIZE = (240, 150)  # logical pixels at most for an element's picture
 
 
+# What the effect's sentence calls each tool's action: "This click will probably …".
+ACTION_NOUNS = {
+    "browser_click": "click",
+    "browser_type": "typing",
+    "browser_fill_form": "form filling",
+    "browser_select_option": "choice",
+    "browser_press_key": "key press",
+    "browser_handle_dialog": "answer",
+    "browser_upload_file": "upload",
+    "browser_evaluate": "script",
+    "browser_cdp": "command",
+    "browser_run_recipe": "recipe",
+}
+
+
 def tool_title(tool: str) -> str:
     spec = BY_NAME.get(tool)
     return spec.title.lower() if spec else tool
@@ -126,9 +141,13 @@ class ApprovalDialog(QDialog):
             "where the tab goes, read from the address as the browser will read it", self
         )
         self.destination_note.setStyleSheet("color: palette(mid);")
-        going = request.destination is not None and request.tab_id is not None
+        going = request.tab_id is not None and (
+            request.destination is not None or request.leaving is not None
+        )
         if going:
-            self.destination_label.setText(f"→ {visible(request.destination or '')}")
+            # The whole address of another site: its query and fragment can carry data out.
+            where = request.leaving or request.destination or ""
+            self.destination_label.setText(f"→ {visible(where)}")
         self.destination_label.setVisible(going)
         self.destination_note.setVisible(going)
         if request.origin:
@@ -145,6 +164,22 @@ class ApprovalDialog(QDialog):
         else:
             self.origin_label.setText("no particular site")
             self.origin_note.setText("this tool does not act on one tab")
+
+        # --- what it will most likely do, when that is consequential -------------------------
+        self.effect_label = QLabel(self)
+        self.effect_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.effect_label.setWordWrap(True)
+        self.effect_label.setStyleSheet(
+            "background: #FCE8E6; color: #A50E0E; border: 1px solid #D93025; border-radius: 4px;"
+            "padding: 8px; font-weight: bold;"
+        )
+        if request.asks_for_effect:
+            assert request.effect is not None
+            site = request.origin or request.destination
+            self.effect_label.setText(
+                visible(request.effect.sentence(ACTION_NOUNS.get(request.tool, "call"), site))
+            )
+        self.effect_label.setVisible(request.asks_for_effect)
 
         site_frame = QFrame(self)
         site_frame.setObjectName("site")
@@ -180,10 +215,22 @@ class ApprovalDialog(QDialog):
 
         # --- the choices ----------------------------------------------------------------------
         site = visible(request.origin) if request.origin else "every site"
-        self.scope_label = QLabel(
-            f"“For this session” and “Always” allow {request.tool} on {site}, for {who} only.",
-            self,
-        )
+        if not request.offers_session:
+            scope = (
+                "Only once: a standing rule to let agents do this is never made here (only "
+                "`tabrelay policy set` makes one)."
+            )
+        elif request.asks_for_effect:
+            assert request.effect is not None
+            scope = (
+                f"“For this session” and “Always” allow {request.tool} and what it does here "
+                f"({request.effect.kind.value.replace('_', ' ')}) on {site}, for {who} only."
+            )
+        else:
+            scope = (
+                f"“For this session” and “Always” allow {request.tool} on {site}, for {who} only."
+            )
+        self.scope_label = QLabel(scope, self)
         self.scope_label.setWordWrap(True)
         self.scope_label.setTextFormat(Qt.TextFormat.PlainText)
         self.countdown = QLabel(self)
@@ -197,9 +244,12 @@ class ApprovalDialog(QDialog):
         for button in self.allow_buttons:
             button.setAutoDefault(False)
             button.setEnabled(False)
-        if not request.offers_always:
-            # DESIGN §6: never "always" for evaluate, upload or raw CDP.
+        if not request.offers_always or not request.offers_session:
+            # DESIGN §6: never "always" for evaluate, upload or raw CDP, nor a standing rule
+            # from here for paying, moving money or granting an app access.
             self.always_button.hide()
+        if not request.offers_session:
+            self.session_button.hide()
         self.deny_button.clicked.connect(lambda: self.answer(Choice.DENY))
         self.once_button.clicked.connect(lambda: self.answer(Choice.ALLOW_ONCE))
         self.session_button.clicked.connect(lambda: self.answer(Choice.ALLOW_SESSION))
@@ -212,6 +262,7 @@ class ApprovalDialog(QDialog):
 
         layout = QVBoxLayout(self)
         layout.addLayout(header)
+        layout.addWidget(self.effect_label)
         layout.addWidget(site_frame)
         layout.addLayout(grid)
         if self.targets_area is not None:

@@ -46,6 +46,7 @@ TOOLTIPS = {
     "Arguments": "arguments",
     "Decision": "decision",
     "Touches": "targets",
+    "Effect": "effect",
 }
 SEARCH_DELAY_MS = 250
 STATUS_COLOURS = {
@@ -65,6 +66,7 @@ def matches(entry: CommandEntry, search: str) -> bool:
         entry.origin,
         entry.arguments,
         entry.targets,
+        entry.effect,
         entry.error,
         entry.decision,
     )
@@ -88,6 +90,7 @@ class CommandsModel(RowsModel[CommandEntry]):
         "Tool",
         "Site",
         "Touches",
+        "Effect",
         "Arguments",
         "Decision",
         "Status",
@@ -155,6 +158,8 @@ class CommandsModel(RowsModel[CommandEntry]):
             return f"{entry.duration_ms:,.0f} ms"
         if column == "Touches":
             return one_line(entry.targets or "", 160)
+        if column == "Effect":
+            return one_line(entry.effect or "", 120)
         return format_size(entry.result_bytes)
 
 

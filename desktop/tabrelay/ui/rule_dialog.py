@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tabrelay.approval.effects import EFFECT_RULES, WORDS
 from tabrelay.approval.policy import ANY_TOOL, DECISIONS, NEVER_ALWAYS_TOOLS, normalize_origin
 from tabrelay.config.settings import PolicyRule
 from tabrelay.protocol import urls
@@ -79,6 +80,8 @@ class RuleDialog(QDialog):
         self.tool_box.addItem("* (every tool)", ANY_TOOL)
         for name in sorted(BY_NAME):
             self.tool_box.addItem(name, name)
+        for name, kind in EFFECT_RULES.items():  # what a call does, whatever tool does it
+            self.tool_box.addItem(f"{name} ({WORDS[kind].lower()})", name)
         self.decision_box = QComboBox(self)
         for decision in DECISIONS:
             self.decision_box.addItem(decision, decision)
@@ -161,12 +164,21 @@ class RuleDialog(QDialog):
         self.error.setVisible(bool(problem))
         decision = self.decision_box.currentData()
         risky = tool == ANY_TOOL or tool in NEVER_ALWAYS_TOOLS
-        self.warning.setText(
-            "⚠ Allowing this lets agents run it without asking — including JavaScript in your "
-            "logged-in pages. Prefer a site and a client."
-            if decision == "allow" and risky
-            else ""
-        )
+        effect = EFFECT_RULES.get(tool)
+        if decision == "allow" and effect is not None:
+            warning = (
+                f"⚠ Agents will {WORDS[effect].lower()} without asking wherever this rule "
+                "holds. Prefer a site and a client."
+            )
+        elif decision == "allow" and risky:
+            warning = (
+                "⚠ Allowing this lets agents run it without asking — including JavaScript in "
+                "your logged-in pages, and whatever it pays, sends or deletes. Prefer a site "
+                "and a client."
+            )
+        else:
+            warning = ""
+        self.warning.setText(warning)
         self.warning.setVisible(bool(self.warning.text()))
         self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(not problem)
         return not problem

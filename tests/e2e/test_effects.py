@@ -1,0 +1,46 @@
+"""Approvals that know what an action will do (issue 25, finding 1): with every acting tool
+allowed on the site — what "Always allow this tool on this site" writes — the controls of real
+sites' patterns that pay, send, delete, share, grant access, accept terms, move money, create an
+account, download, use a credential or leave for another site are still held back for the
+person, in several languages, icon-only ones too; the routine ones run. Real Chromium, the real
+extension, a real MCP client; the person denies whatever they are asked."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from e2e.agent import Agent
+from e2e.conftest import E2E
+from e2e.effect_probe import PAGES, Outcome, grant_site, judge_page
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
+
+pytestmark = E2E
+
+
+@pytest.mark.parametrize("name", PAGES)
+async def test_under_a_site_grant_consequential_actions_ask_and_routine_ones_run(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer, name: str
+) -> None:
+    url = pages.url(f"effects/{name}.html?t={uuid.uuid4().hex[:8]}")
+    await grant_site(app, url)
+    tab = await agent.open(url)
+    page = await browser.attach_page(url)
+    outcomes = await judge_page(app, agent, page, tab, name)
+    wrong = [o for o in outcomes if not o.right]
+    assert not wrong, "\n".join(_said(o) for o in wrong)
+    # What ran, ran; what asked never reached the page.
+    clicked = await page.evaluate("window.clicks")
+    for outcome in outcomes:
+        if outcome.asked:
+            assert outcome.control not in clicked, _said(outcome)
+    # The effect named is the one the control has (a link to another site is asked by where
+    # it goes, a form whose purpose no word names as a form submission).
+    named = [o for o in outcomes if o.asked and o.decided != o.expected]
+    assert not named, "\n".join(_said(o) for o in named)
+
+
+def _said(outcome: Outcome) -> str:
+    verdict = "asked" if outcome.asked else "ran"
+    return f"{outcome.page} #{outcome.control} ({outcome.expected}): {verdict} — {outcome.message}"
