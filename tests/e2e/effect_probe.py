@@ -56,15 +56,16 @@ class Outcome:
         return self.asked == self.consequential
 
 
-async def grant_site(app: AppUnderTest, url: str) -> None:
-    """ "Always allow" each acting tool on the page's site, as the dialog writes it."""
+async def grant_site(app: AppUnderTest, url: str, *, tools: tuple[str, ...] = GRANTED) -> None:
+    """What "Always allow this tool on this site" writes, for each of ``tools`` on the page's
+    site."""
     origin = origin_of(url)
     assert origin is not None
     site = normalize_origin(origin)
 
     def grant(settings: object) -> None:
         rules = settings.policy_rules  # type: ignore[attr-defined]
-        rules += [PolicyRule(tool=tool, decision="allow", site=site) for tool in GRANTED]
+        rules += [PolicyRule(tool=tool, decision="allow", site=site) for tool in tools]
 
     await asyncio.to_thread(app.harness.core.settings_store.update, grant)
 

@@ -15,6 +15,7 @@ from e2e.agent import Agent
 from e2e.conftest import E2E
 from e2e.effect_probe import PAGES, Outcome, grant_site, judge_page
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
+from tabrelay.approval.gate import Choice
 
 pytestmark = E2E
 
@@ -44,3 +45,31 @@ async def test_under_a_site_grant_consequential_actions_ask_and_routine_ones_run
 def _said(outcome: Outcome) -> str:
     verdict = "asked" if outcome.asked else "ran"
     return f"{outcome.page} #{outcome.control} ({outcome.expected}): {verdict} — {outcome.message}"
+
+
+async def test_a_navigation_allowed_on_a_site_asks_before_taking_data_to_another(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """ "Always allow browser_navigate" on the shop, and a page that tells the agent to go to
+    another site with the card in the address: the person is asked, shown the whole address,
+    and the other site never hears of it (issue 25, finding 1's last case)."""
+    url = pages.url(f"effects/shop.html?t={uuid.uuid4().hex[:8]}")
+    await grant_site(app, url)
+    await grant_site(app, url, tools=("browser_navigate", "browser_new_tab"))
+    tab = await agent.open(url)
+    out = pages.url(f"record?exfil=card-4242&t={uuid.uuid4().hex[:8]}", host="localhost")
+    person = app.harness.tool_approver
+    answer, person.answer = person.answer, Choice.DENY
+    try:
+        denied = await agent.fails("browser_navigate", tab_id=tab, url=out)
+        assert "denied by the person" in denied
+        assert person.requests[-1].leaving == out
+        assert (await agent.fails("browser_new_tab", url=out)).startswith("denied by the person")
+        assert person.requests[-1].leaving == out
+    finally:
+        person.answer = answer
+    assert pages.hits(out) == []
+    # The same site is routine: no question.
+    asked = len(person.requests)
+    await agent.ok("browser_navigate", tab_id=tab, url=url + "&again=1")
+    assert len(person.requests) == asked

@@ -97,6 +97,13 @@ async def test_an_agents_calls_become_a_recipe_saved_from_the_command_line(
     )
     assert steps[2].text == "{{password}}" and [p.name for p in params if p.secret] == ["password"]
     assert steps[6].target is not None and steps[6].target.name == "Continue"
+    # Each step keeps what its call was judged to do (issue 25): the form filled with the
+    # password and Continue (which submits it) use a credential, "Place order" pays; routine
+    # steps say nothing.
+    assert [s.effect for s in steps] == [
+        None, "credential", "credential", "credential", "credential", None, "credential", "pay",
+        None, None,
+    ]  # fmt: skip
     # The password is in no file Tabrelay wrote: recordings, settings, logs, the command log.
     for path, data in files_under(module_paths.config_dir.parent).items():
         assert PASSWORD.encode() not in data, path

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from gui.conftest import expect, unlocked, until, within
+from tabrelay.approval.effects import Effect, Kind
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.approval.policy import offers_always
 from tabrelay.ui.approval_dialog import ALLOW_DELAY, ApprovalDialog, DialogApprover
@@ -232,3 +233,47 @@ async def test_a_flood_of_requests_shows_one_dialog_with_the_count(qtbot: QtBot)
     assert set(await within(asyncio.gather(*calls))) == {Choice.DENY}
     assert approver.current is None and approver.waiting == 0
     assert len(shown) == 1  # denying them all flashes no further dialog
+
+
+def test_a_consequential_effect_is_said_in_words_and_paying_is_allowed_only_once(
+    qtbot: QtBot,
+) -> None:
+    """Issue 25: what the click will most likely do, and why, above everything else; paying
+    gets no standing rule from here."""
+    pay = Effect(Kind.PAY, "button “Place order” in a form with card number field")
+    dialog = ApprovalDialog(
+        request("browser_click", arguments={"ref": "e12"}, effect=pay, offers_session=False)
+    )
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.effect_label.isVisible()
+    assert dialog.effect_label.text() == (
+        "This click will probably PLACE AN ORDER OR PAY on https://example.com: button “Place "
+        "order” in a form with card number field"
+    )
+    assert dialog.once_button.isVisible()
+    assert not dialog.session_button.isVisible() and not dialog.always_button.isVisible()
+    assert "Only once" in dialog.scope_label.text()
+
+
+def test_sending_may_be_allowed_for_the_session_and_a_routine_click_says_nothing_more(
+    qtbot: QtBot,
+) -> None:
+    send = Effect(Kind.SEND, "button “Send”")
+    dialog = ApprovalDialog(request("browser_click", arguments={"ref": "e3"}, effect=send))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.session_button.isVisible() and dialog.always_button.isVisible()
+    assert "(send) on https://example.com" in dialog.scope_label.text()
+    routine = ApprovalDialog(request("browser_click", arguments={"ref": "e3"}))
+    qtbot.addWidget(routine)
+    routine.show()
+    assert not routine.effect_label.isVisible()
+
+
+def test_leaving_for_another_site_shows_the_whole_address(qtbot: QtBot) -> None:
+    out = "https://evil.example/record?exfil=card-4242#more"
+    dialog = ApprovalDialog(request(leaving=out, destination="https://evil.example"))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert dialog.destination_label.text() == f"→ {out}"

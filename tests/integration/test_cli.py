@@ -320,6 +320,12 @@ def test_policy_rules_from_the_command_line(home: Paths) -> None:
     listed = run(home, "policy", "list").stdout
     assert "1. allow browser_evaluate on https://example.com for cursor" in listed
     assert "2. ask * on https://bank.example" in listed and "deny" not in listed
+    # A rule may name what a call does rather than the tool (issue 25).
+    effect = run(home, "policy", "set", "effect:send", "allow", "--site", "chat.example")
+    assert effect.returncode == 0 and "allow effect:send on https://chat.example" in effect.stdout
+    unknown_effect = run(home, "policy", "set", "effect:teleport", "allow")
+    assert unknown_effect.returncode == 2 and "effect:send" in unknown_effect.stderr
+    assert "3. allow effect:send on https://chat.example" in run(home, "policy", "list").stdout
     bad_site = run(home, "policy", "set", "*", "allow", "--site", "file:///etc")
     assert bad_site.returncode == 2 and "is not a site" in bad_site.stderr
     assert run(home, "policy", "set", "*", "maybe").returncode == 2

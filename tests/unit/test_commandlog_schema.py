@@ -61,6 +61,22 @@ def test_an_older_log_gains_the_targets_column_and_keeps_its_rows(tmp_path: Path
     assert version(path) == SCHEMA_VERSION
 
 
+def test_a_log_of_the_first_migration_gains_the_effect_column(tmp_path: Path) -> None:
+    """Version 1 (with what the call touched) to 2 (and what it was judged to do)."""
+    path = tmp_path / "commands.sqlite3"
+    with sqlite3.connect(path) as raw:
+        raw.executescript(VERSION_0)
+        raw.execute("ALTER TABLE commands ADD COLUMN targets TEXT")
+        raw.execute("PRAGMA user_version = 1")
+    log = CommandLog(path)
+    log.record(entry(effect="pay: button “Place order” in a form with card number field"))
+    [new, old] = log.recent(2)
+    assert new.effect is not None and new.effect.startswith("pay: ") and old.effect is None
+    assert [r.tool for r in log.recent(search="card number field")] == ["browser_click"]
+    log.close()
+    assert version(path) == SCHEMA_VERSION == 2
+
+
 def test_a_new_log_starts_at_the_current_version(tmp_path: Path) -> None:
     path = tmp_path / "commands.sqlite3"
     CommandLog(path).close()
