@@ -292,6 +292,7 @@ def render(record: dict[str, Any]) -> str:
         )
     parts += _snapshot_tables(rows)
     parts += _outline_corpus_tables(rows)
+    parts += _effects_tables(rows)
     parts += _listed(
         rows,
         "snapshot scale",
@@ -409,6 +410,29 @@ def _outline_corpus_tables(rows: list[Row]) -> list[str]:
             _table(["", "measured"], [[r["name"], _cell(r) + f" {r['unit']}"] for r in task])
         )
     return out
+
+
+def _effects_tables(rows: list[Row]) -> list[str]:
+    """What each control does (rows) against what Tabrelay decided (columns)."""
+    pairs = _pick(rows, group="effects")
+    if not pairs:
+        return []
+    expected = sorted({r["expected"] for r in pairs}, key=lambda k: (k == "routine", k))
+    decided = sorted({r["decided"] for r in pairs}, key=lambda k: (k == "routine", k))
+    count = {(r["expected"], r["decided"]): int(r["value"]) for r in pairs}
+    lines = [
+        [
+            e,
+            *(str(count.get((e, d), "")) for d in decided),
+            str(sum(count.get((e, d), 0) for d in decided)),
+        ]
+        for e in expected
+    ]
+    return [
+        "### Effects under a site grant: what each control does (rows) and what Tabrelay "
+        "decided (columns: the effect its question named, or routine: it ran)\n",
+        _table(["does \\ decided", *decided, "controls"], lines),
+    ]
 
 
 def _events_tables(rows: list[Row]) -> list[str]:

@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]  # tests/bench and tests/ (for `support`, `e2e`)
 os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
 
+from bench_effects import effects_benchmarks  # noqa: E402
 from bench_events import events_benchmarks  # noqa: E402
 from bench_idle import idle_benchmarks  # noqa: E402
 from bench_latency import latency_benchmarks  # noqa: E402
@@ -54,6 +55,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "latency": latency_benchmarks,
     "snapshot": snapshot_benchmarks,
     "outline_corpus": outline_corpus_benchmarks,
+    "effects": effects_benchmarks,
     "tools_list": tools_list_benchmarks,
     "events": events_benchmarks,
     "idle": idle_benchmarks,
