@@ -73,3 +73,35 @@ async def test_a_navigation_allowed_on_a_site_asks_before_taking_data_to_another
     asked = len(person.requests)
     await agent.ok("browser_navigate", tab_id=tab, url=url + "&again=1")
     assert len(person.requests) == asked
+
+
+async def test_a_task_with_a_plan_asks_once_and_then_only_before_consequential_actions(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """Issue 25's fatigue: an agent orders on the shop. With one plan approved, the person is
+    asked for the plan, then only before typing the card number and placing the order."""
+    person = app.harness.tool_approver
+    url = pages.url(f"effects/shop.html?t={uuid.uuid4().hex[:8]}")
+    before = len(person.requests)
+    granted = await agent.ok(
+        "browser_request_access",
+        purpose="Order a Sencha",
+        sites=[url],
+        actions=["navigate", "click", "type"],
+        minutes=15,
+    )
+    assert "approved the plan" in granted
+    tab = await agent.open(url)
+    for selector in ("#more-reviews", "#tab-reviews", "#add-to-cart"):
+        await agent.ok("browser_click", tab_id=tab, selector=selector)
+    await agent.ok("browser_type", tab_id=tab, selector="#email", text="ada@example.org")
+    assert len(person.requests) == before + 1  # the plan only
+    await agent.ok("browser_type", tab_id=tab, selector="#card", text="4242424242424242")
+    await agent.ok("browser_click", tab_id=tab, selector="#place-order")
+    asked = person.requests[before:]
+    assert [r.tool for r in asked] == ["browser_request_access", "browser_type", "browser_click"]
+    assert [r.effect.kind.value for r in asked[1:] if r.effect] == ["credential", "pay"]
+    # Another site is not part of the plan: it asks.
+    other = pages.url(f"effects/social.html?t={uuid.uuid4().hex[:8]}", host="localhost")
+    await agent.ok("browser_navigate", tab_id=tab, url=other)
+    assert person.requests[-1].leaving == other

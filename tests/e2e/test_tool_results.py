@@ -75,6 +75,11 @@ CALLS: dict[str, tuple[str, Arguments]] = {
         FORM,
         lambda tab, _: {"tab_id": tab, "reason": "check the form", "timeout": 10},
     ),
+    # The person approves the plan (this module's scripted answer).
+    "browser_request_access": (
+        FORM,
+        lambda tab, _: {"purpose": "check the form", "sites": ["https://example.com"]},
+    ),
     "browser_list_recipes": (FORM, lambda tab, _: {}),
     "browser_run_recipe": (FORM, lambda tab, _: {"tab_id": tab, "name": "press escape"}),
     "browser_console_messages": (FORM, lambda tab, _: {"tab_id": tab}),

@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 from gui.conftest import expect, unlocked, until, within
 from tabrelay.approval.effects import Effect, Kind
 from tabrelay.approval.gate import ApprovalRequest, Choice
+from tabrelay.approval.plans import draft_of
 from tabrelay.approval.policy import offers_always
 from tabrelay.ui.approval_dialog import ALLOW_DELAY, ApprovalDialog, DialogApprover
 
@@ -277,3 +278,45 @@ def test_leaving_for_another_site_shows_the_whole_address(qtbot: QtBot) -> None:
     qtbot.addWidget(dialog)
     dialog.show()
     assert dialog.destination_label.text() == f"→ {out}"
+
+
+async def test_a_task_s_plan_is_approved_as_the_person_edits_it(qtbot: QtBot) -> None:
+    """One dialog for a whole task: the agent's purpose in its own words, its sites (untick
+    one, add one), its actions and its time; approving gives the plan as the person left it."""
+    draft = draft_of("Reorder my usual tea", ["https://shop.example", "https://mail.example"],
+                     ["click", "type"], 60)  # fmt: skip
+    approver = DialogApprover(allow_delay=0.2)
+    shown = expect(approver.dialog_shown)
+    asked = asyncio.ensure_future(
+        approver.decide_plan(request("browser_request_access", plan=draft, tab_id=None))
+    )
+    (dialog,) = await within(shown, 5)
+    assert dialog.plan_purpose.text() == "“Reorder my usual tea” (the agent's own words)"
+    assert dialog.once_button.text() == "Approve the plan"
+    assert not dialog.session_button.isVisible() and not dialog.always_button.isVisible()
+    dialog.plan_sites.item(1).setCheckState(Qt.CheckState.Unchecked)  # not the mail
+    dialog.plan_new_site.setText("docs.example")
+    dialog._add_plan_site()
+    dialog.plan_minutes.setCurrentIndex(dialog.plan_minutes.findData(15))
+    await unlocked(dialog)
+    qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
+    approved = await within(asked, 5)
+    assert approved is not None
+    assert approved.sites == ("https://shop.example", "https://docs.example")
+    assert (approved.minutes, approved.actions, approved.purpose) == (
+        15,
+        ("click", "type"),
+        "Reorder my usual tea",
+    )
+
+
+async def test_denying_a_plan_gives_no_plan(qtbot: QtBot) -> None:
+    draft = draft_of("Pay my bills", ["https://bank.example"], [], 60)
+    approver = DialogApprover(allow_delay=0.2)
+    shown = expect(approver.dialog_shown)
+    asked = asyncio.ensure_future(
+        approver.decide_plan(request("browser_request_access", plan=draft, tab_id=None))
+    )
+    (dialog,) = await within(shown, 5)
+    qtbot.mouseClick(dialog.deny_button, Qt.MouseButton.LeftButton)
+    assert await within(asked, 5) is None

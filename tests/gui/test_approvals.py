@@ -198,3 +198,58 @@ async def test_a_saved_deny_rule_decides_without_a_dialog(
             )
         assert "denied by a rule" in text_of(result)
         assert desk.approver.current is None
+
+
+async def test_an_agent_asks_once_for_a_task_and_its_routine_actions_then_run(
+    desktop: DesktopFactory, qtbot: QtBot
+) -> None:
+    """Issue 25's plan, end to end: the agent asks once (browser_request_access), the person
+    takes one site out in the dialog and approves; the tab's routine navigation then runs with
+    no dialog, the dashboard shows the plan, and once revoked there the next one asks again."""
+    async with (
+        connected(desktop) as (desk, _extension, token),
+        mcp_client(desk.harness.base_mcp(), token) as client,
+    ):
+        shown = expect(desk.approver.dialog_shown)
+        asked = asyncio.ensure_future(
+            client.call_tool(
+                "browser_request_access",
+                {
+                    "purpose": "Find the next page of the example",
+                    "sites": ["https://example.com", "https://example.org"],
+                    "actions": ["navigate", "click"],
+                    "minutes": 30,
+                },
+            )
+        )
+        (dialog,) = await within(shown, 10)
+        assert dialog.plan_area is not None
+        dialog.plan_sites.item(1).setCheckState(Qt.CheckState.Unchecked)
+        await unlocked(dialog)
+        qtbot.mouseClick(dialog.once_button, Qt.MouseButton.LeftButton)
+        granted = await within(asked, 10)
+        assert not granted.is_error, text_of(granted)
+        assert "navigate, click on https://example.com run without asking" in text_of(granted)
+        page = desk.ui.dashboard.approvals_page
+        page.refresh()
+        assert page.plans_model.rowCount() == 1
+        assert page.plans_model.data(page.plans_model.index(0, 2)) == "https://example.com"
+
+        # On the plan's site: no dialog.
+        same = await within(
+            client.call_tool("browser_navigate", {"url": "https://example.com/more", "tab_id": 1}),
+            10,
+        )
+        assert not same.is_error, text_of(same)
+        assert (await newest_row(desk)).decision.startswith("allowed by plan ")
+        # The site the person took out asks (and is denied here).
+        call, other = await start_navigate(desk, client, "https://example.org/")
+        qtbot.mouseClick(other.deny_button, Qt.MouseButton.LeftButton)
+        assert (await within(call, 10)).is_error
+
+        page.plans_view.selectRow(0)
+        page.revoke_selected()
+        assert desk.harness.core.gate.plans.live() == [] and page.plans_model.rowCount() == 0
+        call, again = await start_navigate(desk, client, "https://example.com/again")
+        qtbot.mouseClick(again.deny_button, Qt.MouseButton.LeftButton)
+        assert (await within(call, 10)).is_error

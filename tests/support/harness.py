@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +12,7 @@ from keyring.backend import KeyringBackend
 
 from support.fake_extension import EXTENSION_ID, FakeExtension
 from tabrelay.approval.gate import ApprovalRequest, Choice
+from tabrelay.approval.plans import PlanDraft
 from tabrelay.config.paths import Paths
 from tabrelay.config.secrets import TokenStore
 from tabrelay.config.settings import PolicyRule, SettingsStore
@@ -50,6 +51,7 @@ class ScriptedToolApprover:
         self.requests: list[ApprovalRequest] = []
         self.withdrawn: list[ApprovalRequest] = []
         self.while_deciding: Any = None  # an async callable run before answering
+        self.plan_answer: Callable[[PlanDraft], PlanDraft | None] | None = None
         self._decisions: asyncio.Queue[Choice] = asyncio.Queue()
 
     async def decide(self, request: ApprovalRequest) -> Choice:
@@ -66,6 +68,14 @@ class ScriptedToolApprover:
 
     def choose(self, choice: Choice) -> None:
         self._decisions.put_nowait(choice)
+
+    async def decide_plan(self, request: ApprovalRequest) -> PlanDraft | None:
+        """A plan: ``plan_answer`` says what the person makes of it (default: approved as
+        asked; Deny as ``answer`` denies it)."""
+        choice = await self.decide(request)
+        if choice is Choice.DENY or request.plan is None:
+            return None
+        return self.plan_answer(request.plan) if self.plan_answer else request.plan
 
 
 @dataclass

@@ -73,6 +73,7 @@ def test_read_only_tools_are_exactly_those_allowed_without_asking() -> None:
         "browser_network_requests", "browser_wait_for",
         "browser_list_recipes",  # reads the saved recipes
         "browser_handoff",  # changes nothing itself: the person acts, then ends it; no approval
+        "browser_request_access",  # changes nothing itself: its own dialog is the approval
     }  # fmt: skip
     assert pinned == READ_ONLY_TOOLS
     for spec in TOOLS:

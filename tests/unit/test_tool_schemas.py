@@ -53,6 +53,7 @@ VALID: dict[str, dict[str, Any]] = {
     "browser_upload_file": {"ref": "e1", "paths": ["/tmp/report.pdf"]},
     "browser_handle_dialog": {"accept": True},
     "browser_handoff": {"reason": "sign in"},
+    "browser_request_access": {"purpose": "order tea", "sites": ["https://shop.example"]},
     "browser_list_recipes": {},
     "browser_run_recipe": {"name": "order tea"},
     "browser_console_messages": {},

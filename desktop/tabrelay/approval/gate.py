@@ -17,11 +17,12 @@ import enum
 import itertools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tabrelay.approval.effects import NEVER_FROM_DIALOG, Effect
+from tabrelay.approval.plans import Plan, PlanDraft, Plans
 from tabrelay.approval.policy import (
     Verdict,
     evaluate,
@@ -36,6 +37,8 @@ from tabrelay.tools.guard import origin_of
 from tabrelay.tools.targets import TargetView, Touches
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+PLAN_TOOL = "browser_request_access"
 
 # How often a call waiting for the person says so. Clients that restart their own timeout on
 # progress (the MCP TypeScript SDK's resetTimeoutOnProgress, Claude Code's idle watchdog) then
@@ -75,6 +78,7 @@ class ApprovalRequest:
     # Whether "for the session" and "always" are offered (never a standing rule for paying,
     # moving money or granting access from a dialog).
     offers_session: bool = True
+    plan: PlanDraft | None = None  # a task's plan the agent asks the person to approve
 
     @property
     def asks_for_effect(self) -> bool:
@@ -84,6 +88,11 @@ class ApprovalRequest:
 class Approver(Protocol):
     async def decide(self, request: ApprovalRequest) -> Choice:
         """Ask the person; cancelled when the call is cancelled or times out."""
+        ...
+
+    async def decide_plan(self, request: ApprovalRequest) -> PlanDraft | None:
+        """Show a task's plan (``request.plan``); the plan as the person approved it (their
+        sites and duration), or None for no. Cancelled like ``decide``."""
         ...
 
 
@@ -120,8 +129,9 @@ class ApprovalGate:
         self._clock = clock
         self._ids = itertools.count(1)
         self.session_rules: list[PolicyRule] = []
+        self.plans = Plans(clock=clock)
         self.pending: dict[int, ApprovalRequest] = {}
-        self._asking: dict[int, asyncio.Future[Choice]] = {}  # the approver's answer, by id
+        self._asking: dict[int, asyncio.Future[Any]] = {}  # the approver's answer, by id
         self._paused = False
         self._listeners: Listeners[[]] = Listeners("approvals")
 
@@ -138,6 +148,7 @@ class ApprovalGate:
         if paused:
             for answer in self._asking.values():
                 answer.cancel()  # _ask turns a withdrawn question into "paused"
+            self.plans.end_all()  # a paused agent's task ends with the pause
         self._changed()
 
     def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
@@ -172,6 +183,7 @@ class ApprovalGate:
         progress: Progress | None = None,
         effect: Effect | None = None,
         leaving: str | None = None,
+        session: str | None = None,
     ) -> Approval:
         """Let the call through or raise ``ApprovalDenied`` with a reason the agent can relay.
 
@@ -188,7 +200,7 @@ class ApprovalGate:
         """
         if self._paused:
             raise _paused()
-        asking = self._weigh(client, tool, origin, effect, leaving)
+        asking = self._weigh(client, session, tool, origin, effect, leaving)
         if asking.allowed_by is not None:
             return Approval(f"allowed by {asking.allowed_by}")
         approver = self.approver
@@ -227,37 +239,48 @@ class ApprovalGate:
                 or not effect.consequential
                 or effect.kind not in NEVER_FROM_DIALOG,
             )
-            choice = await self._ask(approver, request, progress)
+            choice = await self._ask(approver.decide(request), request, progress)
         return await self._apply(choice, request)
 
     def _weigh(
         self,
         client: str,
+        session: str | None,
         tool: str,
         origin: str | None,
         effect: Effect | None,
         leaving: str | None,
     ) -> _Asking:
-        """Whether rules let the call through, and why it asks when they do not.
+        """Whether rules or the caller's plan let the call through, and why it asks when they
+        do not.
 
-        The tool's rule for the tab's site decides first (deny ends it). A consequential effect
-        then needs a rule that names it (``effect:send``), whatever allows the tool; and a call
-        that takes the tab to another site needs the tool allowed there too (its address can
-        carry data out).
+        The tool's rule for the tab's site decides first (deny ends it); without one, a live
+        plan of the caller's session that names the tool and the site allows it. A
+        consequential effect then needs a rule that names it (``effect:send``), whatever
+        allows the tool (a plan never does); and a call that takes the tab to another site
+        needs the tool allowed there too, by a rule or the plan (its address can carry data
+        out).
 
         Raises:
             ApprovalDenied: a rule denies the tool, its effect or its destination.
         """
         verdict = self.verdict(client=client, tool=tool, origin=origin)
         _denied_by(verdict)
-        allowed = verdict.decision == "allow"
+        allowed_by = verdict.describe() if verdict.decision == "allow" else None
+        # A new tab has no site yet: the one it opens is where the plan must hold.
+        here = origin or (site_of(leaving) if leaving and tool == "browser_new_tab" else None)
+        plan = self.plans.covering(client=client, session=session, tool=tool, site=here)
+        if allowed_by is None and plan is not None:
+            allowed_by = plan.describe()
+        allowed = allowed_by is not None
         because: list[str] = []
         rules = [f"{tool} allow" + (f" --site {origin}" if origin else "")]
         if leaving is not None:
             there = site_of(leaving)
             going = self.verdict(client=client, tool=tool, origin=there)
             _denied_by(going)
-            if going.decision != "allow":
+            planned = self.plans.covering(client=client, session=session, tool=tool, site=there)
+            if going.decision != "allow" and planned is None:
                 allowed = False
                 because.append(f"it goes to another site: {leaving}")
                 rules = [f"{tool} allow --site {there}"] if there else rules
@@ -269,13 +292,73 @@ class ApprovalGate:
                 because.append(effect.sentence("call", origin))
                 rules.append(f"{effect.rule_name} allow" + (f" --site {origin}" if origin else ""))
         if allowed:
-            return _Asking(verdict.describe())
+            return _Asking(allowed_by)
         return _Asking(None, tuple(because), tuple(dict.fromkeys(rules)))
 
+    async def request_plan(
+        self,
+        *,
+        client: str,
+        session: str | None,
+        draft: PlanDraft,
+        client_reported: str | None = None,
+        progress: Progress | None = None,
+    ) -> Plan:
+        """Ask the person to approve a task's plan; the plan as they approved it, started.
+
+        A rule for ``browser_request_access`` decides without asking (a rule typed by the
+        person is consent); headless, with no rule, it is denied.
+
+        Raises:
+            ApprovalDenied: a rule, a pause, the person, a timeout, or a missing approver.
+        """
+        if self._paused:
+            raise _paused()
+        verdict = self.verdict(client=client, tool=PLAN_TOOL, origin=None)
+        _denied_by(verdict)
+        if verdict.decision == "allow" and verdict.rule is not None:  # not the default
+            return self.plans.start(client, session, draft)
+        approver = self.approver
+        if approver is None:
+            raise ApprovalDenied(
+                f"{PLAN_TOOL} needs the person's approval, but Tabrelay is running headless "
+                "(`tabrelay serve`) with no approval dialog: start the Tabrelay tray app, or "
+                f"allow the tools the task needs ahead of time: `tabrelay policy set TOOL allow "
+                "--site SITE`",
+                decision="denied: needs approval, but no approval dialog (headless)",
+            )
+        request = ApprovalRequest(
+            id=next(self._ids),
+            client=client,
+            tool=PLAN_TOOL,
+            arguments={
+                "purpose": draft.purpose,
+                "sites": list(draft.sites),
+                "actions": list(draft.actions),
+                "minutes": draft.minutes,
+            },
+            client_reported=client_reported,
+            offers_always=False,
+            offers_session=False,
+            timeout=self.settings().approval_timeout,
+            plan=draft,
+        )
+        approved = await self._ask(approver.decide_plan(request), request, progress)
+        if approved is None or not approved.sites:
+            raise ApprovalDenied(
+                f"denied by the person: they did not approve the plan ({PLAN_TOOL})",
+                decision="denied by the person",
+            )
+        plan = self.plans.start(client, session, approved)
+        logger.info("plan %s started for %s: %d sites", plan.id, client, len(approved.sites))
+        return plan
+
     async def _ask(
-        self, approver: Approver, request: ApprovalRequest, progress: Progress | None
-    ) -> Choice:
-        answer = asyncio.ensure_future(approver.decide(request))
+        self, asked: Awaitable[T], request: ApprovalRequest, progress: Progress | None
+    ) -> T:
+        """The person's answer to ``request`` (``asked``: the approver deciding it), failing
+        closed: a timeout, a pause or a cancelled call ends the question."""
+        answer = asyncio.ensure_future(asked)
         self.pending[request.id] = request
         self._asking[request.id] = answer
         self._changed()
@@ -357,8 +440,9 @@ class ApprovalGate:
         return Approval("approved for the session by the person", waited=True)
 
     def forget_client(self, client: str) -> None:
-        """Drop the session grants of a client whose token was revoked."""
+        """Drop the session grants and plans of a client whose token was revoked."""
         self.session_rules = [r for r in self.session_rules if r.client != client]
+        self.plans.forget_client(client)
 
 
 def _denied_by(verdict: Verdict) -> None:

@@ -17,6 +17,7 @@ sequence: the wait for the person first, then the tool's own steps.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -30,6 +31,7 @@ from pydantic import ValidationError
 from tabrelay.approval import effects
 from tabrelay.approval.effects import Effect
 from tabrelay.approval.gate import ApprovalGate, site_of
+from tabrelay.approval.plans import draft_of
 from tabrelay.approval.policy import normalize_origin
 from tabrelay.config.settings import SettingsStore
 from tabrelay.errors import (
@@ -52,6 +54,7 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
+from tabrelay.tools.access import Action
 from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
 from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
 from tabrelay.tools.guard import NavigationGuard, origin_of
@@ -210,6 +213,7 @@ class ToolRunner:
             recipes=self.recipes,
             handoffs=self.handoffs,
             client=caller.client,
+            access=functools.partial(self._start_plan, caller, reporter),
         )
         try:
             return await self._steps(spec, params, caller, row, ctx, reporter)
@@ -259,6 +263,7 @@ class ToolRunner:
             progress=reporter.waiting,
             effect=row.effect,
             leaving=row.leaving,
+            session=caller.session,
         )
         reporter.answered()
         row.decision = approval.how
@@ -374,6 +379,35 @@ class ToolRunner:
                 f"tab {tab.id} shows {shown}, which agents may not use ({blocked.message}); "
                 "navigate it elsewhere with browser_navigate, or use another tab"
             ) from None
+
+    async def _start_plan(
+        self,
+        caller: Caller,
+        reporter: _CallProgress,
+        *,
+        purpose: str,
+        sites: list[str],
+        actions: list[Action],
+        minutes: int,
+    ) -> dict[str, Any]:
+        """Ask the person to approve a task's plan; what they approved (browser_request_access).
+
+        Raises:
+            ApprovalDenied: the person, a rule, a pause, a timeout or headless said no.
+        """
+        plan = await self.gate.request_plan(
+            client=caller.client,
+            session=caller.session,
+            draft=draft_of(purpose, sites, actions, minutes),
+            client_reported=caller.reported,
+            progress=reporter.waiting,
+        )
+        return {
+            "id": plan.id,
+            "sites": list(plan.draft.sites),
+            "actions": list(plan.draft.actions),
+            "expires_at": plan.expires_at,
+        }
 
     async def _recipe_effects(self, spec: ToolSpec, params: Params) -> list[str | None] | None:
         """What each step of the recipe a call replays was judged to do when recorded (None

@@ -448,9 +448,10 @@ class McpEndpoint:
                 self.sessions.expire()
 
     def _session_ended(self, client: str, session: str) -> None:
-        """An agent session ended: so do its recordings."""
+        """An agent session ended: so do its recordings and its plan."""
         if self.runner.recorder is not None:
             self.runner.recorder.finish_agent(client, session)
+        self.runner.gate.plans.end_session(client, session)
 
     async def start(self) -> None:
         """Listen on ``host:port`` (0 picks a free port).

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tabrelay.tools import (
+    access,
     actions,
     content,
     diagnostics,
@@ -95,7 +96,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     # --- status and tabs ----------------------------------------------------------------------
     _spec("browser_status", "Browser status",
           "Connected browsers and tabs, pending approvals, whether agents are paused. Call this "
-          "first.",
+          "first. A tool without tab_id uses the active tab.",
           tabs.StatusParams, tabs.status, target="none", read_only=True,
           output=_object(browsers=_list(_object(id="string", name="string")), paused="boolean")),
     _spec("browser_list_tabs", "List tabs",
@@ -177,10 +178,15 @@ TOOLS: tuple[ToolSpec, ...] = (
           actions.DialogParams, actions.handle_dialog, destructive=True, output=AFTER_ACTION,
           secrets=SecretFields(frozenset({"prompt_text"}), actions.clear_dialog)),
     # --- the person and recipes ----------------------------------------------------------------
+    # Asking is the tool itself (the person answers the plan's dialog): no approval before it.
+    _spec("browser_request_access", "Ask once for a task",
+          "Ask the person once for a task's sites and actions; routine actions there then run "
+          "unasked (paying, sending, deleting still ask).",
+          access.RequestAccessParams, access.request_access, target="none", read_only=True),
     # A handoff changes nothing itself: it asks the person, who ends it (so it asks no approval).
     _spec("browser_handoff", "Hand the tab to the person",
-          "Let the person do what only they can in the tab (sign in, a CAPTCHA, 2FA, a "
-          "payment); waits for their Done or Cancel, then says how it ended and where the tab is.",
+          "Let the person do what only they can (sign in, CAPTCHA, 2FA, payment); waits for "
+          "their Done or Cancel, then says how it ended and where the tab is.",
           handoff.HandoffParams, handoff.run, read_only=True,
           output=_object(outcome="string", url="string")),
     _spec("browser_list_recipes", "List recipes",
@@ -203,8 +209,8 @@ TOOLS: tuple[ToolSpec, ...] = (
           diagnostics.NetworkParams, diagnostics.network_requests, read_only=True,
           output=_object(count="integer")),
     _spec("browser_evaluate", "Run JavaScript",
-          "Run JavaScript in the page and return its JSON value. The person is asked each time "
-          "unless they allowed it for the site.",
+          "Run JavaScript in the page; returns its JSON value. Asks the person unless they "
+          "allowed it for the site.",
           diagnostics.EvaluateParams, diagnostics.evaluate, destructive=True,
           output=_object(type="string", truncated="boolean")),
     _spec("browser_cdp", "Raw CDP command (expert)",

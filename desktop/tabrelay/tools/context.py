@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from tabrelay.config.settings import Settings
 from tabrelay.errors import CommandTimeout, EventsClosed, TabrelayError, ToolError
@@ -87,7 +87,8 @@ class BrowserParams(Params):
 
 
 class TabParams(BrowserParams):
-    tab_id: int | None = Field(default=None, description="Default: active tab.")
+    # Without it, the active tab (browser_status says so once, for every tool).
+    tab_id: int | None = None
 
 
 @dataclass
@@ -132,6 +133,9 @@ class ToolContext:
     recipes: RecipeStore | None = None  # the saved recipes (browser_run_recipe reads them)
     handoffs: Handoffs | None = None  # the tabs handed to the person (browser_handoff)
     client: str | None = None  # the MCP client making the call
+    # Asks the person to approve a task's plan (purpose, sites, actions, minutes); what they
+    # approved, started (browser_request_access). Given by the endpoint, which owns approvals.
+    access: Callable[..., Awaitable[dict[str, Any]]] | None = None
     # Input commands still running after a dialog blocked the page (kept so they finish).
     background: set[asyncio.Future[Any]] = field(default_factory=set)
     # What this call holds down in the page (a mouse button, a key), each with the CDP event

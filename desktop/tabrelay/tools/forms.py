@@ -30,9 +30,7 @@ from tabrelay.tools.keys import key_for
 from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
 from tabrelay.tools.text_entry import call_on_element, enter_text
 
-HIDDEN_TEXT_HINT = (
-    "A secret: never stored or shown. Password, one-time-code and card fields are secret anyway."
-)
+HIDDEN_TEXT_HINT = "Never store or show it (password, code and card fields never are)."
 
 _SELECT_OPTIONS = r"""
 function (wanted) {

@@ -23,6 +23,7 @@ Not recorded, and why:
   muted meanwhile); a replay resumes wherever they left the page;
 - list_recipes, a read, and run_recipe: the recipe it runs is a recording already, and its
   steps are not agent calls;
+- request_access: a plan is the person's approval for one task, never part of its steps;
 - wait_for(selector / text_gone / load_state / seconds): every replayed step already waits for
   its element and the page to settle.
 

@@ -31,11 +31,15 @@ from PySide6.QtGui import (
     QTextOption,
 )
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -44,9 +48,11 @@ from PySide6.QtWidgets import (
 )
 
 from tabrelay.approval.gate import ApprovalRequest, Choice
+from tabrelay.approval.plans import PlanDraft, edited
 from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.targets import TargetView
 from tabrelay.ui.icons import app_icon
+from tabrelay.ui.rule_dialog import site_origin
 from tabrelay.ui.text import arguments_text, visible
 from tabrelay.ui.windows import Retired, bring_to_front, show_unasked
 
@@ -70,6 +76,13 @@ ACTION_NOUNS = {
     "browser_cdp": "command",
     "browser_run_recipe": "recipe",
 }
+
+
+def _duration(minutes: int) -> str:
+    hours, rest = divmod(minutes, 60)
+    if not hours:
+        return f"{minutes} minutes"
+    return f"{hours} h" + (f" {rest} min" if rest else "")
 
 
 def tool_title(tool: str) -> str:
@@ -260,6 +273,9 @@ class ApprovalDialog(QDialog):
         for button in self.allow_buttons:
             buttons.addWidget(button)
 
+        # --- a task's plan: its sites and duration, the person's to change -------------------
+        self.plan_area = self._plan(request.plan) if request.plan is not None else None
+
         layout = QVBoxLayout(self)
         layout.addLayout(header)
         layout.addWidget(self.effect_label)
@@ -268,6 +284,8 @@ class ApprovalDialog(QDialog):
         if self.targets_area is not None:
             layout.addWidget(QLabel("It will touch (outlined in the page while you decide):", self))
             layout.addWidget(self.targets_area)
+        if self.plan_area is not None:
+            layout.addWidget(self.plan_area)
         layout.addWidget(QLabel("Arguments, in full:", self))
         layout.addWidget(self.arguments, 1)
         layout.addWidget(self.scope_label)
@@ -281,6 +299,82 @@ class ApprovalDialog(QDialog):
         self._tick.timeout.connect(self._update_countdown)
         self.set_waiting(waiting)
         self._update_countdown()
+
+    def _plan(self, draft: PlanDraft) -> QFrame:
+        """The plan the agent asks for: its purpose in its own words, each site it names
+        (untick to leave one out, or add one), the actions, and how long it lasts."""
+        self.once_button.setText("Approve the plan")
+        self.session_button.hide()
+        self.always_button.hide()
+        self.origin_label.setText(f"a task on {len(draft.sites)} site(s)")
+        self.origin_note.setText("the sites the agent names, below: yours to change")
+        self.scope_label.setText(
+            "Until the plan ends (its session ends, its time is up, or you revoke it from the "
+            "dashboard), the actions below run on these sites without asking. Paying, sending, "
+            "deleting and other consequential actions still ask; other sites ask."
+        )
+        frame = QFrame(self)
+        frame.setFrameShape(QFrame.Shape.StyledPanel)
+        grid = QGridLayout(frame)
+        self.plan_purpose = purpose = QLabel(
+            visible(f"“{draft.purpose}” (the agent's own words)"), frame
+        )
+        purpose.setTextFormat(Qt.TextFormat.PlainText)
+        purpose.setWordWrap(True)
+        self.plan_sites = QListWidget(frame)
+        for site in draft.sites:
+            item = QListWidgetItem(visible(site), self.plan_sites)
+            item.setData(Qt.ItemDataRole.UserRole, site)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+        self.plan_sites.setMaximumHeight(120)
+        self.plan_new_site = QLineEdit(frame)
+        self.plan_new_site.setPlaceholderText("another site, e.g. https://example.com")
+        add = QPushButton("Add", frame)
+        add.clicked.connect(self._add_plan_site)
+        self.plan_minutes = QComboBox(frame)
+        for minutes in sorted({15, 30, 60, 120, 240, 480, draft.minutes}):
+            self.plan_minutes.addItem(_duration(minutes), minutes)
+        self.plan_minutes.setCurrentIndex(self.plan_minutes.findData(draft.minutes))
+        grid.addWidget(QLabel("Task:", frame), 0, 0)
+        grid.addWidget(purpose, 0, 1, 1, 2)
+        grid.addWidget(QLabel("Sites:", frame), 1, 0, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.plan_sites, 1, 1, 1, 2)
+        grid.addWidget(self.plan_new_site, 2, 1)
+        grid.addWidget(add, 2, 2)
+        grid.addWidget(QLabel("Actions:", frame), 3, 0)
+        grid.addWidget(QLabel(", ".join(a.replace("_", " ") for a in draft.actions), frame), 3, 1)
+        grid.addWidget(QLabel("For:", frame), 4, 0)
+        grid.addWidget(self.plan_minutes, 4, 1)
+        return frame
+
+    def _add_plan_site(self) -> None:
+        try:
+            site = site_origin(self.plan_new_site.text())
+        except ValueError:
+            site = None
+        if site is None:
+            self.plan_new_site.setStyleSheet("border: 1px solid #B3261E;")
+            return
+        self.plan_new_site.setStyleSheet("")
+        self.plan_new_site.clear()
+        item = QListWidgetItem(site, self.plan_sites)
+        item.setData(Qt.ItemDataRole.UserRole, site)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked)
+
+    def approved_plan(self) -> PlanDraft | None:
+        """The plan as the person left it: ticked sites, chosen duration (None: no plan)."""
+        draft = self.request.plan
+        if draft is None or self.plan_area is None:
+            return None
+        items = (self.plan_sites.item(i) for i in range(self.plan_sites.count()))
+        sites = [
+            str(item.data(Qt.ItemDataRole.UserRole))
+            for item in items
+            if item.checkState() == Qt.CheckState.Checked
+        ]
+        return edited(draft, sites=sites, minutes=int(self.plan_minutes.currentData()))
 
     @staticmethod
     def _client_text(request: ApprovalRequest) -> str:
@@ -448,6 +542,7 @@ class ApprovalDialog(QDialog):
 class _Pending:
     request: ApprovalRequest
     future: asyncio.Future[Choice]
+    plan: PlanDraft | None = None  # a plan as the person approved it
 
 
 class DialogApprover(QObject):
@@ -481,13 +576,22 @@ class DialogApprover(QObject):
 
     async def decide(self, request: ApprovalRequest) -> Choice:
         item = _Pending(request, asyncio.get_running_loop().create_future())
+        await self._answer(item)
+        return item.future.result()
+
+    async def decide_plan(self, request: ApprovalRequest) -> PlanDraft | None:
+        item = _Pending(request, asyncio.get_running_loop().create_future())
+        await self._answer(item)
+        return item.plan if item.future.result() is not Choice.DENY else None
+
+    async def _answer(self, item: _Pending) -> None:
         self._queue.append(item)
         if self.current is None:
             self._show_next()
         else:
             self.current.set_waiting(self.waiting)
         try:
-            return await item.future
+            await item.future
         finally:
             self._forget(item)
 
@@ -525,6 +629,8 @@ class DialogApprover(QObject):
         QTimer.singleShot(int(self.notice_delay * 1000), dialog, lambda: self._check_seen(dialog))
 
     def _answered(self, item: _Pending, choice: Choice) -> None:
+        if self.current is not None and self._current_item is item:
+            item.plan = self.current.approved_plan()
         if not item.future.done():
             item.future.set_result(choice)
         # _forget runs again when decide() resumes; move on now so the answer feels immediate.

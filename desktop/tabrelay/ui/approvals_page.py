@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from tabrelay.approval.gate import ApprovalRequest
+from tabrelay.approval.plans import Plan
 from tabrelay.approval.policy import ANY_TOOL
 from tabrelay.config.settings import PolicyRule, Settings
 from tabrelay.core import Core
@@ -118,6 +119,31 @@ class PendingModel(RowsModel[ApprovalRequest]):
         return one_line(request.targets[0].describe(), 100) + (f" (+{more})" if more else "")
 
 
+class PlansModel(RowsModel[Plan]):
+    """The live plans: one approval each for an agent's task."""
+
+    COLUMNS = ("Client", "Task", "Sites", "Actions", "Ends")
+
+    def set_plans(self, plans: list[Plan]) -> None:
+        if plans != self._rows:
+            self.replace_rows(list(plans))
+
+    def data(self, index: ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        cell = self.cell(index)
+        if cell is None or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        plan, column = cell
+        if column == "Client":
+            return one_line(plan.client, 40)
+        if column == "Task":
+            return one_line(plan.draft.purpose, 120)  # the agent's words, shown as text
+        if column == "Sites":
+            return one_line(", ".join(plan.draft.sites), 160)
+        if column == "Actions":
+            return ", ".join(a.replace("_", " ") for a in plan.draft.actions)
+        return time.strftime("%H:%M", time.localtime(plan.expires_at))
+
+
 RuleEditor = Callable[[PolicyRule | None], Awaitable[PolicyRule | None]]
 
 
@@ -154,6 +180,25 @@ class ApprovalsPage(QWidget):
         pending_layout.addWidget(self.pending_view)
         pending_layout.addLayout(pending_buttons)
 
+        plans_box = QGroupBox("Plans: one approval for an agent's task", self)
+        self.plans_model = PlansModel(parent=self)
+        self.plans_view = self._table(self.plans_model)
+        self.revoke_button = QPushButton("Revoke", self)
+        self.revoke_button.clicked.connect(self.revoke_selected)
+        plans_explain = QLabel(
+            "While a plan runs, the actions it names run on its sites without asking; paying, "
+            "sending, deleting and other consequential actions still ask, and so do other sites.",
+            self,
+        )
+        plans_explain.setWordWrap(True)
+        plans_layout = QVBoxLayout(plans_box)
+        plans_layout.addWidget(plans_explain)
+        plans_layout.addWidget(self.plans_view)
+        plans_buttons = QHBoxLayout()
+        plans_buttons.addWidget(self.revoke_button)
+        plans_buttons.addStretch()
+        plans_layout.addLayout(plans_buttons)
+
         rules_box = QGroupBox("Rules", self)
         explain = QLabel(
             "Without a rule, read-only tools (status, tabs, reading, screenshots) run and every "
@@ -181,11 +226,17 @@ class ApprovalsPage(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(pending_box, 1)
+        layout.addWidget(plans_box, 1)
         layout.addWidget(rules_box, 2)
 
         bridge.approvals_changed.connect(self.refresh)
         bridge.settings_changed.connect(self.refresh)
         self.rules_view.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.plans_view.selectionModel().selectionChanged.connect(
+            lambda *_: self.revoke_button.setEnabled(
+                bool(self.plans_view.selectionModel().selectedRows())
+            )
+        )
         self._timer = QTimer(self)
         self._timer.setInterval(1000)
         self._timer.timeout.connect(self.refresh)
@@ -202,10 +253,21 @@ class ApprovalsPage(QWidget):
         gate = self.core.gate
         self.pending_model.set_requests(sorted(gate.pending.values(), key=lambda r: r.id))
         self.rules_model.set_rules(list(self.core.settings.policy_rules), list(gate.session_rules))
+        self.plans_model.set_plans(gate.plans.live())
         has_pending = bool(gate.pending)
         self.show_button.setEnabled(has_pending)
         self.deny_all_button.setEnabled(has_pending)
+        self.revoke_button.setEnabled(bool(self.plans_view.selectionModel().selectedRows()))
         self._selection_changed()
+
+    @Slot()
+    def revoke_selected(self) -> None:
+        """End the selected plan at once: its actions ask again."""
+        rows = self.plans_view.selectionModel().selectedRows()
+        plan = self.plans_model.row_at(rows[0].row()) if rows else None
+        if plan is not None:
+            self.core.gate.plans.revoke(plan.id)
+        self.refresh()
 
     def selected(self) -> RuleRow | None:
         rows = self.rules_view.selectionModel().selectedRows()

@@ -127,6 +127,7 @@ class CoreBridge(QObject):
         core = self.core
         self._unsubscribe.append(core.registry.add_listener(self._browser_changed))
         self._unsubscribe.append(core.gate.add_listener(self.approvals_changed.emit))
+        self._unsubscribe.append(core.gate.plans.add_listener(self.approvals_changed.emit))
         if core.command_log is not None:
             self._unsubscribe.append(core.command_log.add_listener(self._logged_in_worker.emit))
         # Settings are published from the loop or from the worker thread that wrote them.
