@@ -515,3 +515,26 @@ async def test_a_client_that_disconnects_mid_call_leaves_its_session_to_expire(
         await extension.release_held()
         await wait_until_opened(http, server.url, token)
         assert server.endpoint.session_counts() == {"test-agent": 1}
+
+
+async def test_a_session_s_plan_ends_when_the_client_closes_the_session(
+    app: RelayHarness,
+) -> None:
+    """Issue 25: a task's plan lasts as long as the session that asked for it."""
+    token = await app.add_client()
+    plans = app.core.gate.plans
+    async with limited(app) as server:
+        async with mcp_client(server.base, token, mode="legacy") as client:
+            asked = await client.call_tool(
+                "browser_request_access",
+                {"purpose": "read the example", "sites": ["https://example.com"]},
+            )
+            assert not asked.is_error, text_of(asked)
+            (plan,) = plans.live()
+            assert plan.session is not None
+            call = await client.call_tool("browser_navigate", navigation(1))
+            assert not call.is_error  # the plan's site: nobody asked
+            assert len(app.tool_approver.requests) == 1  # the plan's own question
+        async with asyncio.timeout(5):
+            while plans.live():
+                await asyncio.sleep(0.01)
