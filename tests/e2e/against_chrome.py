@@ -16,6 +16,7 @@ from e2e.agent import Agent
 from e2e.cdp import CdpError, Session
 from e2e.corpus import Corpus, CorpusPage
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, wait_until
+from e2e.sight import unseen_nodes
 from support.outline_diff import ChromeFrame, Item, Report, chrome_items, chrome_text, compare
 from tabrelay.tools import editor_text, outline, page_outline, snapshot
 
@@ -175,13 +176,16 @@ async def hold_against_chrome(app: AppUnderTest, session: Session, tab_id: int) 
     an editor's box count only when they are part of that text (a gutter's line number is not).
     """
     dom = await read_dom(session)
-    before, _ = chrome_items(await chrome_frames(session), script_focus=dom.script_focus)
+    unseen = await unseen_nodes(session)
+    before, _ = chrome_items(
+        await chrome_frames(session), script_focus=dom.script_focus, unseen=unseen
+    )
     ctx = await app.tool_context(tab_id)
     editors = await editor_text.read(ctx)
     with whole_lines():
         built = await snapshot.take(ctx, viewport=False, depth=None)
     frames = await chrome_frames(session)
-    after, lines = chrome_items(frames, script_focus=dom.script_focus)
+    after, lines = chrome_items(frames, script_focus=dom.script_focus, unseen=unseen)
     boxes = {e.box for e in editors.values() if e.box is not None}
     code = "".join("".join(e.text.split()) for e in editors.values()).casefold()
     items = [

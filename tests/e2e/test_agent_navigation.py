@@ -15,6 +15,7 @@ import uuid
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import PageServer
+from support.mcp import text_of
 
 pytestmark = E2E
 
@@ -44,7 +45,7 @@ async def test_a_click_on_a_submit_input_waits_for_the_result_page(
     await agent.ok("browser_type", tab_id=tab, ref=query, text="engines")
     result = await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Search"))
     assert not result.is_error
-    said = result.content[0].text
+    said = text_of(result)
     assert said.startswith("Clicked ")
     await moved_to_results(agent, tab, said, "engines")
     data = result.structured_content
@@ -110,7 +111,7 @@ async def test_a_same_document_route_says_where_the_page_moved(
     result = await agent.call(
         "browser_click", tab_id=tab, ref=ref(snapshot, "button", "Show details")
     )
-    said = result.content[0].text
+    said = text_of(result)
     assert '"Details" at http' in said and "?view=details without loading a new one" in said
     assert result.structured_content["navigated"] is True
     assert "Shown by the router." in await agent.snapshot(tab)
@@ -121,7 +122,7 @@ async def test_links_that_open_tabs_name_the_new_tab(agent: Agent, pages: PageSe
         tab, _, snapshot = await catalogue(agent, pages)
         role = "link" if query == "blank" else "button"
         result = await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, role, name))
-        said = result.content[0].text
+        said = text_of(result)
         opened = result.structured_content["new_tabs"]
         assert len(opened) == 1 and opened[0]["url"].endswith(f"results.html?q={query}"), said
         new = opened[0]["tab_id"]
@@ -138,7 +139,7 @@ async def test_an_action_that_changes_nothing_answers_at_once_and_says_nothing_m
     started = time.monotonic()
     result = await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Stay here"))
     elapsed = time.monotonic() - started
-    said = result.content[0].text
+    said = text_of(result)
     assert said.startswith("Clicked ") and said.endswith("(button#stay).")
     assert result.structured_content["navigated"] is False
     # Far below the wait for a page (10 s): nothing was waited for.
@@ -151,8 +152,10 @@ async def test_answering_a_dialog_that_leads_on_waits_for_the_new_page(
 ) -> None:
     tab, _, snapshot = await catalogue(agent, pages)
     result = await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Leave"))
-    assert "The page opened a confirm dialog: 'Leave the catalogue?'" in result.content[0].text
-    assert result.structured_content == {
+    assert "The page opened a confirm dialog: 'Leave the catalogue?'" in text_of(result)
+    structured = dict(result.structured_content)
+    assert structured.pop("page_text")["fields"] == ["dialog"]  # the message is the page's
+    assert structured == {
         "navigated": False,
         "dialog": {"kind": "confirm", "message": "Leave the catalogue?"},
     }
@@ -174,7 +177,8 @@ async def test_a_snapshot_during_a_load_waits_for_it_or_says_it_is_loading(
     url = pages.url(f"agent/loading.html?wait=6000&t={uuid.uuid4().hex[:8]}")
     await agent.ok("browser_navigate", tab_id=tab, url=url, wait_until="none")
     snapshot = await agent.snapshot(tab)
-    assert snapshot.splitlines()[1].startswith("(The page is still loading:"), snapshot
+    note, page = snapshot.splitlines()[:2]  # Tabrelay's note, then the page's words
+    assert note.startswith("(The page is still loading:") and page.startswith("page 'Arriving'")
     assert "Arriving soon" in snapshot and "After the slow script" not in snapshot
     await agent.ok("browser_wait_for", tab_id=tab, load_state="load")
     assert "After the slow script" in await agent.snapshot(tab)
@@ -188,7 +192,7 @@ async def test_a_form_in_a_frame_is_followed_and_said(agent: Agent, pages: PageS
     assert editor, snapshot
     await agent.ok("browser_type", tab_id=tab, ref=editor.group(1), text="select 7")
     result = await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Run SQL"))
-    said = result.content[0].text
+    said = text_of(result)
     assert "A frame in the page now shows http" in said and "codemirror5.html?sql=select+7" in said
     assert result.structured_content["navigated"] is False
     snapshot = await agent.snapshot(tab)

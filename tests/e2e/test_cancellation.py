@@ -29,6 +29,7 @@ from tabrelay.config.settings import SettingsStore
 from tabrelay.endpoint.calls import Caller, ToolRunner
 from tabrelay.relay.browser import Browser
 from tabrelay.tools.catalog import BY_NAME
+from tabrelay.tools.results import plain
 
 pytestmark = E2E
 
@@ -124,9 +125,9 @@ async def test_every_acting_reading_and_waiting_tool_cancelled_at_each_await_lea
     url = pages.url(f"tools/cancel.html?run={uuid.uuid4().hex[:8]}")
     runner, relay, tab = await agent_tab(app, url)
     page = await browser.attach_page(url)
-    snapshot = (
-        await runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)
-    ).text
+    snapshot = plain(
+        (await runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)).text
+    )
 
     def ref(role: str, name: str) -> str:
         for line in snapshot.splitlines():

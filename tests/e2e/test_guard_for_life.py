@@ -20,6 +20,7 @@ import pytest_asyncio
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from support.mcp import text_of
 from tabrelay.config.settings import PolicyRule, SettingsStore
 from tabrelay.protocol.messages import TabInfo
 
@@ -70,7 +71,7 @@ async def assert_unreadable(agent: Agent, tab: int) -> None:
         ("browser_find", {"text": "SECRET"}),
     ):
         result = await agent.call(tool, tab_id=tab, **arguments)
-        text = "".join(getattr(c, "text", "") for c in result.content)
+        text = text_of(result)
         assert SECRET not in text, f"{tool} returned the blocked page"
 
 
@@ -162,7 +163,7 @@ async def test_a_window_a_guarded_page_opens_to_a_blocked_site_is_stopped(
 async def refused(agent: Agent, tool: str, tab: int) -> str | None:
     """The error a tool gives on this tab, or ``None`` if it worked."""
     result = await agent.call(tool, tab_id=tab)
-    return "".join(getattr(c, "text", "") for c in result.content) if result.is_error else None
+    return text_of(result) if result.is_error else None
 
 
 async def agent_tabs(agent: Agent) -> list[dict[str, object]]:

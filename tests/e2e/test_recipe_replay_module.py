@@ -30,6 +30,7 @@ from tabrelay.relay.browser import Browser
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.recipes import ListRecipesParams, RunRecipeParams, list_recipes, run_recipe
+from tabrelay.tools.results import plain
 
 pytestmark = E2E
 
@@ -124,9 +125,9 @@ async def test_a_recipe_replays_a_multi_step_page_without_showing_its_values(
     assert result.data["final_text_found"] is True
     assert result.data["final_url_matched"] is False  # the query carries the order
     assert result.data["title"] == "Order placed"
-    assert "Ran recipe 'order tea': 9 step(s)" in result.text
-    assert f"on the recording's page, {done}, apart from its query" in result.text
-    assert "The page shows 'gift wrap yes, password given'" in result.text
+    assert "Ran recipe 'order tea': 9 step(s)" in plain(result.text)
+    assert f"on the recording's page, {done}, apart from its query" in plain(result.text)
+    assert "The page shows 'gift wrap yes, password given'" in plain(result.text)
     assert "[secret: " in result.data["url"]  # the name went into the URL: masked there
     # Progress names each step as the recipe holds it, and only grows.
     assert '2/10: step 3/9: check checkbox "Gift wrap"' in progress.messages
@@ -163,7 +164,7 @@ async def test_a_changed_page_stops_the_run_at_step_3_saying_what_and_what_is_ne
                 timeout=2,
             ),
         )
-    message = failed.value.message
+    message = plain(failed.value.message)
     assert message.startswith(
         "step 3 of 9 (check checkbox \"Gift wrap\") of recipe 'order tea' failed: "
         'could not find checkbox "Gift wrap" within 2 s (tried role '
@@ -201,11 +202,11 @@ async def test_parameters_are_checked_before_anything_runs_and_recipes_are_liste
     assert await page.evaluate("location.pathname") == "/index.html"  # nothing ran
 
     listed = await list_recipes(ctx, ListRecipesParams())
-    assert listed.text.splitlines()[0] == "1 saved recipe(s):"
+    assert plain(listed.text).splitlines()[0] == "1 saved recipe(s):"
     assert "'order tea' (revision 1, 9 steps, recorded from an agent); parameters: name, " in (
-        listed.text
+        plain(listed.text)
     )
-    assert "password (secret, required)" in listed.text
+    assert "password (secret, required)" in plain(listed.text)
     assert listed.data is not None and listed.data["recipes"][0]["params"] == [
         {"name": "name", "secret": False, "required": False},
         {"name": "password", "secret": True, "required": True},
@@ -243,7 +244,7 @@ async def test_a_step_that_takes_the_tab_to_a_blocked_site_stops_the_run(
 
     with pytest.raises(NavigationBlocked) as blocked:
         await run_recipe(ctx, RunRecipeParams(name="wander", timeout=5))
-    message = blocked.value.message
+    message = plain(blocked.value.message)
     assert message.startswith(
         "step 2 of 3 (click link \"Our other shop\") of recipe 'wander' failed: the tab went to "
         "a site agents may not use ("
@@ -274,10 +275,10 @@ async def test_a_run_whose_page_lacks_the_final_text_fails_saying_so(
 
     with pytest.raises(ToolError) as failed:
         await run_recipe(ctx, RunRecipeParams(name="check", timeout=1))
-    assert failed.value.message.startswith(
+    assert plain(failed.value.message).startswith(
         "all 1 step(s) of 'check' ran, but the page does not show 'Order placed', the text the "
         "recording ended on (waited 1 s for 'Order placed': the text never appeared); tab "
-    ), failed.value.message
+    ), plain(failed.value.message)
     await page.close()
 
 

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, free_port, wait_until
-from support.mcp import mcp_client
+from support.mcp import mcp_client, unfenced
 
 pytestmark = E2E
 
@@ -96,9 +96,11 @@ async def test_resources_read_real_tabs(
     tab = await agent.open(pages.url("tools/article.html"))
     listing = json.loads((await agent.client.read_resource("tabrelay://tabs")).contents[0].text)
     mine = next(t for t in listing if t["id"] == tab)
-    page = (await agent.client.read_resource(f"tabrelay://tab/{mine['browser']}/{tab}")).contents[0]
-    assert page.text.startswith(f"# An article\n{pages.url('tools/article.html')}")
-    assert "# Tabrelay ships" in page.text
+    read = await agent.client.read_resource(f"tabrelay://tab/{mine['browser']}/{tab}")
+    page = unfenced(read.contents[0].text)  # the page's words, marked as such
+    assert read.contents[0].text.startswith("<page-text ")
+    assert page.startswith(f"# An article\n{pages.url('tools/article.html')}")
+    assert "# Tabrelay ships" in page
 
 
 async def test_idle_tabs_are_detached_again(

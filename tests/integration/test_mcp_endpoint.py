@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from support.harness import RelayHarness, ScriptedToolApprover, running_core
-from support.mcp import mcp_client, text_of
+from support.mcp import mcp_client, text_of, unfenced
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import PolicyRule, SettingsStore
@@ -350,13 +350,25 @@ async def test_resources_list_and_read_tabs(app: RelayHarness) -> None:
         html = "<h1>Example Domain</h1><p>For use in examples.</p>"
         return {"result": {"type": "object", "value": {"html": html, "title": "Example"}}}
 
-    app.extensions[0].cdp_handlers["Runtime.evaluate"] = page_html
+    async def frames(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        return {"frameTree": {"frame": {"id": "main", "url": "https://example.com/"}}}
+
+    async def world(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        return {"executionContextId": 7}
+
+    async def no_editors(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        return {"result": {"type": "object", "subtype": "null", "value": None}}
+
+    handlers = app.extensions[0].cdp_handlers
+    handlers["Page.getFrameTree"], handlers["Page.createIsolatedWorld"] = frames, world
+    handlers["Runtime.evaluate"], handlers["Runtime.callFunctionOn"] = no_editors, page_html
     async with mcp_client(app.base_mcp(), token) as client:
         resources = (await client.list_resources()).resources
         templates = (await client.list_resource_templates()).resource_templates
         tabs = json.loads((await client.read_resource("tabrelay://tabs")).contents[0].text)
         browser = tabs[0]["browser"]
-        page = (await client.read_resource(f"tabrelay://tab/{browser}/1")).contents[0].text
+        read = await client.read_resource(f"tabrelay://tab/{browser}/1")
+        page = unfenced(read.contents[0].text)
     assert [str(r.uri) for r in resources] == ["tabrelay://tabs"]
     assert [t.uri_template for t in templates] == ["tabrelay://tab/{browser}/{tab_id}"]
     assert [(t["id"], t["url"]) for t in tabs] == [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -65,5 +66,24 @@ async def mcp_client(
             yield client
 
 
-def text_of(result: Any) -> str:
+# The boundary around the page's words in a result (``tabrelay.tools.results``).
+FENCE = re.compile(r"<(/?)page-text ([0-9a-f]{8})>")
+
+
+def raw_text_of(result: Any) -> str:
+    """The result's text as the model reads it, page-text boundaries included."""
     return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def text_of(result: Any) -> str:
+    """The result's text as the page and Tabrelay wrote it: the page-text boundaries checked
+    (one ID per result, spans opened and closed in turn) and taken away."""
+    raw = raw_text_of(result)
+    return unfenced(raw)
+
+
+def unfenced(raw: str) -> str:
+    tags = FENCE.findall(raw)
+    assert len({nonce for _, nonce in tags}) <= 1, f"more than one boundary ID:\n{raw}"
+    assert [slash for slash, _ in tags] == ["", "/"] * (len(tags) // 2), f"unbalanced:\n{raw}"
+    return FENCE.sub("", raw)

@@ -58,6 +58,14 @@ CONTROLS = frozenset(
         "ToggleButton", "option",
     }
 )  # fmt: skip
+# Roles whose line shows what is drawn in them (``page_outline``'s names from contents).
+DRAWN_NAMES = frozenset(
+    {
+        "button", "link", "heading", "cell", "gridcell", "columnheader", "rowheader", "option",
+        "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "checkbox", "radio", "switch",
+        "treeitem", "tooltip", "DisclosureTriangle", "term", "caption",
+    }
+)  # fmt: skip
 STATES = frozenset(
     {"checked", "pressed", "selected", "expanded", "disabled", "required", "invalid", "readonly"}
 )
@@ -159,14 +167,17 @@ class ChromeFrame:
 
 
 def chrome_items(
-    frames: list[ChromeFrame], *, script_focus: Iterable[int] = ()
+    frames: list[ChromeFrame], *, script_focus: Iterable[int] = (), unseen: Iterable[int] = ()
 ) -> tuple[list[Item], int]:
     """The reference items of a page's tree in page order (frames inline at their
     ``<iframe>``), and the number of lines Chrome's tree prints (its non-ignored nodes).
     ``script_focus`` lists the backend nodes with ``tabindex="-1"``: focusable, but not a stop
-    of their own."""
+    of their own. ``unseen`` lists the nodes a sighted person cannot see (issue 25): their
+    texts are not page text, and only controls among them keep their names; a name that says
+    something else than the text drawn in its node is expected as drawn."""
     by_owner = {f.owner: f for f in frames[1:] if f.owner is not None}
     by_script = set(script_focus)
+    hidden = set(unseen)
     items: list[Item] = []
     lines = 0
 
@@ -194,9 +205,11 @@ def chrome_items(
                 and backend not in by_script
             )
             if role == "StaticText":
-                if name and not covered:
+                if name and not covered and backend not in hidden:
                     items.append(Item(name, backend, role))
-            elif name and role not in UNNAMED:
+            elif name and role not in UNNAMED and (backend not in hidden or needs_ref):
+                if hidden and role in DRAWN_NAMES and backend not in hidden:
+                    name = _as_drawn(name, node, nodes, hidden)
                 items.append(Item(name, backend, role, needs_ref and not covered))
                 below_covered = covered or _from_contents(node) or role in PRESENTATIONAL_CHILDREN
             elif needs_ref and not covered:
@@ -212,6 +225,27 @@ def chrome_items(
 
     walk(frames[0])
     return items, lines
+
+
+def _as_drawn(name: str, node: dict[str, Any], nodes: dict[str, Any], hidden: set[int]) -> str:
+    """``name``, or the text drawn inside ``node`` when that says something else (words
+    apart) and is a word at least (not an icon)."""
+    parts: list[str] = []
+    stack = list(reversed(node.get("childIds", [])))
+    while stack:
+        child = nodes.get(stack.pop())
+        if child is None or child.get("ignored"):
+            continue
+        if _value(child, "role") == "StaticText":
+            if child.get("backendDOMNodeId") not in hidden:
+                parts.append(str(_value(child, "name") or ""))
+            continue
+        stack += list(reversed(child.get("childIds", [])))
+    drawn = normal(" ".join(parts))
+    words = re.findall(r"\w+", drawn)
+    if len("".join(words)) < 2 or words == re.findall(r"\w+", name):
+        return name
+    return drawn
 
 
 @dataclass(frozen=True, slots=True)

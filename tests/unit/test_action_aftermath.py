@@ -7,6 +7,7 @@ from typing import Any
 
 from tabrelay.relay.events import HubEvent
 from tabrelay.tools.aftermath import Aftermath, Followed
+from tabrelay.tools.results import plain
 
 TAB = 7
 MAIN = "MAINFRAME"
@@ -60,7 +61,7 @@ def test_a_navigation_that_opens_no_page_ends_as_failed() -> None:
         cdp("Page.frameStoppedLoading", frameId=MAIN),
     )
     assert after.failed and after.settled and not after.moved
-    note = Followed(after, url="http://x/", title="Shop").note()
+    note = plain(Followed(after, url="http://x/", title="Shop").note())
     assert note.startswith("It started a navigation to http://x/file.zip that did not open a page")
     assert 'the tab still shows "Shop" at http://x/' in note
 
@@ -72,7 +73,7 @@ def test_a_route_in_the_page_moves_without_a_new_document() -> None:
     )
     assert after.same_document and after.moved and after.settled and not after.committed
     followed = Followed(after, url="http://x/#top", title="Top")
-    assert followed.note() == (
+    assert plain(followed.note()) == (
         'The page moved to "Top" at http://x/#top without loading a new one; take a new '
         "snapshot to see what changed."
     )
@@ -92,7 +93,7 @@ def test_a_new_tab_is_named_once_it_has_an_address() -> None:
     after.feed(tab_event("updated", 9, openerTabId=TAB, url="http://x/r?q=blank"))
     assert after.opened == {9: "http://x/r?q=blank"} and after.named_tabs
     followed = Followed(after)
-    assert followed.note() == (
+    assert plain(followed.note()) == (
         "It opened a new tab 9 (http://x/r?q=blank); pass tab_id=9 to use it."
     )
     assert followed.data() == {
@@ -119,30 +120,30 @@ def test_a_page_still_loading_when_the_wait_ends_says_how_to_go_on() -> None:
         navigated("http://x/slow"),
     )
     followed = Followed(after, url="http://x/slow", title="")
-    assert "still loading after 10 s" in followed.note()
-    assert "browser_wait_for load_state='load'" in followed.note()
+    assert "still loading after 10 s" in plain(followed.note())
+    assert "browser_wait_for load_state='load'" in plain(followed.note())
     assert followed.data() == {"navigated": True, "url": "http://x/slow", "title": "",
                                "loading": True}  # fmt: skip
     waiting = Followed(fed(cdp("Page.frameStartedNavigating", frameId=MAIN, url="http://x/s")))
-    assert waiting.note().startswith("It started loading http://x/s, which had not answered")
+    assert plain(waiting.note()).startswith("It started loading http://x/s, which had not answered")
 
 
 def test_a_tab_the_page_closed_is_said_and_ends_the_wait() -> None:
     after = fed(tab_event("removed", TAB))
     assert after.closed and after.settled
-    assert Followed(after).note() == "The page closed its tab."
+    assert plain(Followed(after).note()) == "The page closed its tab."
     assert Followed(after).data() == {"navigated": False, "tab_closed": True}
 
 
 def test_an_action_that_changed_nothing_adds_nothing() -> None:
     followed = Followed(fed())
-    assert followed.note() == ""
+    assert plain(followed.note()) == ""
     assert followed.data() == {"navigated": False}
 
 
 def test_a_window_the_page_asked_for_that_never_came_is_said() -> None:
     after = fed(cdp("Page.windowOpen", url="http://x/ad", userGesture=False))
-    assert Followed(after).note() == (
+    assert plain(Followed(after).note()) == (
         "The page asked for a new window that did not open (the browser may have blocked it as "
         "a pop-up)."
     )
@@ -157,7 +158,7 @@ def test_a_frame_that_loads_another_page_is_waited_for_and_said() -> None:
     after.feed(cdp("Page.frameStoppedLoading", frameId="CHILD"))
     assert after.settled
     followed = Followed(after, url="http://x/", title="Editors")
-    assert followed.note() == (
+    assert plain(followed.note()) == (
         "A frame in the page now shows http://x/q?sql=1; take a new snapshot, its old refs no "
         "longer work."
     )

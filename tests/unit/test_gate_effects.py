@@ -14,6 +14,7 @@ from tabrelay.approval.gate import ApprovalGate, Choice
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import PolicyRule, SettingsStore
 from tabrelay.errors import ApprovalDenied
+from tabrelay.tools.results import plain
 
 SITE = "https://shop.example"
 PAY = Effect(Kind.PAY, "button “Place order” in a form with card number field")
@@ -122,13 +123,13 @@ async def test_headless_the_denial_says_what_would_happen_and_which_rule_allows_
     gate, _, _ = gate_for(home, granted(), headless=True)
     with pytest.raises(ApprovalDenied) as denied:
         await call(gate, PAY)
-    message = str(denied.value)
+    message = plain(str(denied.value))
     assert "This call will probably PLACE AN ORDER OR PAY on https://shop.example" in message
     assert "in a form with card number field" in message
     assert f"`tabrelay policy set effect:pay allow --site {SITE}`" in message
     with pytest.raises(ApprovalDenied) as leaving:
         await call(gate, ROUTINE, leaving="https://evil.example/?d=1")
-    assert "it goes to another site: https://evil.example/?d=1" in str(leaving.value)
+    assert "it goes to another site: https://evil.example/?d=1" in plain(str(leaving.value))
     assert "`tabrelay policy set browser_click allow --site https://evil.example`" in str(
         leaving.value
     )

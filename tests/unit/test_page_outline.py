@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 
 from tabrelay.errors import CommandFailed
-from tabrelay.tools import page_outline
+from tabrelay.tools import page_outline, page_scripts
 from tabrelay.tools.outline import build_outline
 
 
-def answer(frames: list[dict[str, Any]], marked: list[int] | None = None) -> str:
-    return json.dumps({"frames": frames, "marked": marked or []})
+def answer(
+    frames: list[dict[str, Any]], marked: list[int] | None = None, withheld: Any = None
+) -> str:
+    return json.dumps({"frames": frames, "marked": marked or [], "withheld": withheld or {}})
 
 
 TOP = {
@@ -84,6 +86,32 @@ def test_frames_that_were_not_read_say_why() -> None:
     assert "(cross-origin frame https://pay.example/ is not included" in outline.text
 
 
+def test_what_a_person_cannot_see_is_counted_and_flagged() -> None:
+    """Text left out is counted by why; a control out of sight stays, flagged; a name that says
+    otherwise than the button shows is flagged without its words (the script put the drawn
+    label in their place)."""
+    rows = [
+        [0, -1, "RootWebArea", "Shop", 0, None, None, 0],
+        [7, 0, "link", "Skip to content", 1, None, {"unseen": True, "focusable": True}, 0],
+        [8, 0, "button", "Save", 1, None, {"differs": True, "focusable": True}, 0],
+        [9, 0, "button", "Close", 0, None, {"focusable": True}, 0],
+    ]
+    frames = [{"owner": None, "url": "https://shop.example/", "nodes": rows}]
+    page = page_outline.decode(
+        answer(frames, [], {"transparent": 2, "covered": 1}), "main-frame", []
+    )
+    assert page.withheld == {"transparent": 2, "covered": 1}
+    outline = build_outline(page.frames, assign_ref=lambda node, frame: f"e{node}")
+    assert outline.lines == [
+        'link "Skip to content" [e7] (not shown on screen)',
+        'button "Save" [e8] (its accessible name differs: not shown)',
+        'button "Close" [e9]',
+    ]
+    assert page_scripts.withheld_note(page.withheld) == (
+        "(left out 3 texts a sighted person cannot see: 2 transparent, 1 covered)"
+    )
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -100,6 +128,8 @@ def test_frames_that_were_not_read_say_why() -> None:
         answer([{"owner": None, "url": "", "nodes": [[1, -1, "button", "", 0, None, None, "x"]]}]),
         answer([TOP], ["nine"]),
         answer([TOP], [9, 10]),  # more than were handed in
+        answer([TOP], [9], withheld={"transparent": "many"}),
+        answer([TOP], [9], withheld=["transparent"]),
     ],
 )
 def test_an_answer_of_another_shape_is_refused_whole(text: Any) -> None:

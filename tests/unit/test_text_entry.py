@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tabrelay.tools import actions, content, editor_text, editors, refs, text_entry
+from tabrelay.tools import (
+    actions,
+    content,
+    editor_text,
+    editors,
+    page_scripts,
+    refs,
+    text_entry,
+)
 from tabrelay.tools.text_entry import mismatch, same_text
 
 
@@ -65,6 +73,9 @@ def test_long_texts_are_quoted_short() -> None:
         editor_text.EDITOR_OF,
         editor_text.SCRIPT,
         content._READ,
+        content._READ_THIS,
+        content._READ_PART,
+        page_scripts.SIGHT,
         text_entry._FACTS,
         text_entry._WRITE,
         text_entry._PLACE,

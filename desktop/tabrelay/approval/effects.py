@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from tabrelay.tools.effect_facts import Facts
+from tabrelay.tools.results import page_text
 from tabrelay.tools.targets import TargetView
 
 
@@ -290,7 +291,9 @@ def of_click(facts: Facts | None) -> Effect:
     if context is not None:
         return context
     if facts.href is not None and (facts.download or _FILE.search(facts.href)):
-        return Effect(Kind.DOWNLOAD, f"{_what(facts)} links to a file ({_short(facts.href, 80)})")
+        return Effect(
+            Kind.DOWNLOAD, f"{_what(facts)} links to a file ({page_text(_short(facts.href, 80))})"
+        )
     if not said and not facts.icon and _is_button(facts):
         return Effect(Kind.UNKNOWN, f"{facts.tag} with no name, text or icon")
     return ROUTINE
@@ -316,7 +319,8 @@ def of_enter(facts: Facts | None) -> Effect:
         if beside in (Kind.SEND, Kind.SHARE, Kind.PAY) or (facts.beside and beside is None):
             kind = beside or Kind.SEND
             return Effect(
-                kind, f"{_what(facts)} is a message box beside “{_short(facts.beside, 60)}”"
+                kind,
+                f"{_what(facts)} is a message box beside “{page_text(_short(facts.beside, 60))}”",
             )
     return ROUTINE
 
@@ -326,7 +330,7 @@ def of_dialog_answer(message: str, *, accept: bool) -> Effect:
     kind = named_kind(message)
     if not accept or kind is None:
         return ROUTINE
-    return Effect(kind, f"it accepts the page's question “{_short(message, 100)}”")
+    return Effect(kind, f"it accepts the page's question “{page_text(_short(message, 100))}”")
 
 
 def of_choice(facts: Facts | None, chosen: Sequence[str]) -> Effect:
@@ -337,7 +341,8 @@ def of_choice(facts: Facts | None, chosen: Sequence[str]) -> Effect:
         fold(words),
     ):
         return Effect(
-            Kind.SHARE, f"it chooses “{_short(words, 60)}” in {_what(facts) if facts else 'a list'}"
+            Kind.SHARE,
+            f"it chooses “{page_text(_short(words, 60))}” in {_what(facts) if facts else 'a list'}",
         )
     return ROUTINE
 
@@ -452,7 +457,8 @@ def _own(facts: Facts) -> Effect | None:
     if not folded:
         for icon_kind, pattern in _ICON_PATTERNS.items():
             if pattern.search(facts.icon.casefold()):
-                return Effect(icon_kind, f"{facts.tag} whose icon is “{_short(facts.icon, 40)}”")
+                icon = page_text(_short(facts.icon, 40))
+                return Effect(icon_kind, f"{facts.tag} whose icon is “{icon}”")
     return None
 
 
@@ -464,9 +470,11 @@ def _context(facts: Facts, said: str) -> Effect | None:
     for where, text in (("dialog", facts.dialog), ("section", facts.section)):
         kind = named_kind(text)
         if kind is not None:
-            return Effect(kind, f"{_what(facts)} in a {where} “{_short(text, 60)}”")
+            return Effect(kind, f"{_what(facts)} in a {where} “{page_text(_short(text, 60))}”")
         if text and _CONSENT_PATTERN.search(fold(text)):
-            return Effect(Kind.GRANT, f"{_what(facts)} in a {where} “{_short(text, 60)}”")
+            return Effect(
+                Kind.GRANT, f"{_what(facts)} in a {where} “{page_text(_short(text, 60))}”"
+            )
     return None
 
 
@@ -505,7 +513,9 @@ def _submitting(facts: Facts, label: str | Effect | None) -> Effect:
         return context
     if form.method == "get" or "search" in fields:
         return ROUTINE
-    return Effect(Kind.SUBMIT, f"{subject} posts {with_fields} to {_short(form.action, 80)}")
+    return Effect(
+        Kind.SUBMIT, f"{subject} posts {with_fields} to {page_text(_short(form.action, 80))}"
+    )
 
 
 def _fields(fields: set[str]) -> str:
@@ -523,12 +533,12 @@ def _what(facts: Facts) -> str:
     if facts.tag == "input" and facts.type in ("submit", "button", "image", "reset"):
         role = "button"
     label = facts.label or facts.name or facts.title
-    return f"{role} “{_short(label, 60)}”" if label else f"an unnamed {role}"
+    return f"{role} “{page_text(_short(label, 60))}”" if label else f"an unnamed {role}"
 
 
 def _in(facts: Facts) -> str:
     if facts.dialog:
-        return f" in a dialog “{_short(facts.dialog, 60)}”"
+        return f" in a dialog “{page_text(_short(facts.dialog, 60))}”"
     return ""
 
 

@@ -34,6 +34,7 @@ from tabrelay.errors import ApprovalDenied
 from tabrelay.listeners import Listeners
 from tabrelay.tools.context import Progress
 from tabrelay.tools.guard import origin_of
+from tabrelay.tools.results import page_text
 from tabrelay.tools.targets import TargetView, Touches
 
 logger = logging.getLogger(__name__)
@@ -282,7 +283,7 @@ class ApprovalGate:
             planned = self.plans.covering(client=client, session=session, tool=tool, site=there)
             if going.decision != "allow" and planned is None:
                 allowed = False
-                because.append(f"it goes to another site: {leaving}")
+                because.append(f"it goes to another site: {page_text(leaving)}")
                 rules = [f"{tool} allow --site {there}"] if there else rules
         if effect is not None and effect.consequential:
             named = self.verdict(client=client, tool=effect.rule_name, origin=origin)

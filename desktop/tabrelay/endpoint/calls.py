@@ -54,6 +54,7 @@ from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
+from tabrelay.tools import results
 from tabrelay.tools.access import Action
 from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
 from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
@@ -368,7 +369,7 @@ class ToolRunner:
         try:
             ctx.guard.check(tab.url)
         except NavigationBlocked as blocked:
-            shown = origin_of(tab.url) or tab.url[:100]
+            shown = results.page_text(origin_of(tab.url) or tab.url[:100])
             if after:
                 raise NavigationBlocked(
                     f"tab {tab.id} went to {shown} while {spec.name} ran, and agents may not "
@@ -438,8 +439,9 @@ class ToolRunner:
         dialog = state.log.dialog if state is not None else None
         if dialog is not None:
             raise ToolError(
-                f"tab {ctx.need_tab().id} shows a {dialog.kind} dialog: {dialog.message!r}; "
-                "answer it with browser_handle_dialog first"
+                f"tab {ctx.need_tab().id} shows a {dialog.kind} dialog: "
+                f"{results.page_text(repr(dialog.message))}; answer it with "
+                "browser_handle_dialog first"
             )
 
     async def _tab(self, ctx: ToolContext, tab_id: int | None) -> TabInfo:
@@ -486,7 +488,7 @@ class ToolRunner:
             browser=row.browser,
             tab_id=row.tab_id,
             origin=row.origin,
-            error=str(error)[:1000] if error else None,
+            error=results.plain(str(error))[:1000] if error else None,
             targets=touched.summary() if (touched := row.touched()) else None,
             effect=_effect_text(row),
         )
@@ -595,7 +597,7 @@ def _effect_text(row: _Row) -> str | None:
     """The command log's effect: ``pay: button “Place order” in a form …``, where it goes."""
     parts = []
     if row.effect is not None and row.effect.consequential:
-        parts.append(f"{row.effect.kind.value}: {row.effect.why}".rstrip(": "))
+        parts.append(f"{row.effect.kind.value}: {results.plain(row.effect.why)}".rstrip(": "))
     if row.leaving is not None:
         parts.append(f"goes to another site: {row.leaving[:300]}")
     return "; ".join(parts) or None

@@ -68,6 +68,7 @@ from tabrelay.endpoint.sessions import (
 )
 from tabrelay.errors import StartupError, TabrelayError
 from tabrelay.relay.ratelimit import FailureLimits
+from tabrelay.tools import results
 from tabrelay.tools.catalog import BY_NAME, TOOLS, ToolSpec
 from tabrelay.tools.context import ToolResult
 from tabrelay.tools.schema import InputSchema, decode_json_text, portable
@@ -128,16 +129,20 @@ def mcp_tool(spec: ToolSpec) -> McpTool:
 
 
 def error_result(message: str) -> CallToolResult:
-    return CallToolResult(is_error=True, content=[TextContent(type="text", text=message)])
+    text, _ = results.render(message)  # a refusal may quote the page (a dialog, an element)
+    return CallToolResult(is_error=True, content=[TextContent(type="text", text=text)])
 
 
 def to_mcp(result: ToolResult, spec: ToolSpec) -> CallToolResult:
-    content: list[TextContent | ImageContent] = [TextContent(type="text", text=result.text)]
+    """A tool's result as the client reads it: the page's words inside the result's boundary
+    (``tools/results.py``), in the text and in the structured content alike."""
+    text, nonce = results.render(result.text)
+    content: list[TextContent | ImageContent] = [TextContent(type="text", text=text)]
     if result.image is not None:
         content.append(
             ImageContent(type="image", data=result.image.data, mime_type=result.image.mime_type)
         )
-    structured = result.data
+    structured = results.structured(result.data, result.page_fields, nonce)
     if structured is None and spec.output is not None:
         structured = {}  # a tool with an outputSchema MUST return structured content (MCP)
     return CallToolResult(content=content, structured_content=structured)  # type: ignore[arg-type]

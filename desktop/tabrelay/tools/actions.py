@@ -22,10 +22,11 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, CommandTimeout, TabrelayError, ToolError
-from tabrelay.tools.aftermath import ActionWatch, following
+from tabrelay.tools.aftermath import PAGE_FIELDS, ActionWatch, following
 from tabrelay.tools.context import Params, TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import MODIFIERS, Key, parse_combo
 from tabrelay.tools.refs import Located, locate, recentre
+from tabrelay.tools.results import page_text
 
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]
 Button = Literal["left", "right", "middle"]
@@ -83,10 +84,16 @@ async def after_action(text: str, watch: ActionWatch, dialog: dict[str, Any] | N
     the page it started to load — or the dialog that now blocks the page."""
     if dialog is not None:
         opened = {"kind": str(dialog.get("type", "")), "message": str(dialog.get("message", ""))}
-        return ToolResult(text + dialog_note(dialog), data={"navigated": False, "dialog": opened})
+        return ToolResult(
+            text + dialog_note(dialog),
+            data={"navigated": False, "dialog": opened},
+            page_fields=PAGE_FIELDS,
+        )
     followed = await watch.after()
     note = followed.note()
-    return ToolResult(f"{text} {note}" if note else text, data=followed.data())
+    return ToolResult(
+        f"{text} {note}" if note else text, data=followed.data(), page_fields=PAGE_FIELDS
+    )
 
 
 class HoverParams(TargetParams):
@@ -446,8 +453,8 @@ def dialog_note(dialog: dict[str, Any] | None) -> str:
         return ""
     kind, message = dialog.get("type", "dialog"), dialog.get("message", "")
     return (
-        f" The page opened a {kind} dialog: {message!r}. Answer it with browser_handle_dialog "
-        "before anything else."
+        f" The page opened a {kind} dialog: {page_text(repr(message))}. Answer it with "
+        "browser_handle_dialog before anything else."
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from tabrelay.errors import EventsClosed, TabrelayError
 from tabrelay.relay.events import HubEvent, Subscription
 from tabrelay.tools.context import ToolContext
+from tabrelay.tools.results import page_text
 
 ACTION_LOAD_TIMEOUT = 10.0  # seconds an action waits for the page it started to load
 REQUESTS_TIMEOUT = 2.0  # seconds to wait for fetch/XHR requests an action started
@@ -191,7 +192,8 @@ class Followed:
         """The sentence(s) an acting tool adds to its answer ("" when the page stayed)."""
         after = self.aftermath
         parts: list[str] = []
-        where = f'"{self.title}" at {self.url}' if self.title else self.url
+        where = page_text(f'"{self.title}" at {self.url}' if self.title else self.url)
+        went = page_text(after.url)
         if after.closed:
             parts.append("The page closed its tab.")
         elif after.committed and after.loaded:
@@ -207,13 +209,13 @@ class Followed:
             )
         elif after.started and after.failed is None:
             parts.append(
-                f"It started loading {after.url}, which had not answered after "
+                f"It started loading {went}, which had not answered after "
                 f"{ACTION_LOAD_TIMEOUT:g} s; the tab still shows the old page until it does. "
                 "Wait with browser_wait_for load_state='load', then take a new snapshot."
             )
         elif after.failed is not None:
             parts.append(
-                f"It started a navigation to {after.url} that did not open a page "
+                f"It started a navigation to {went} that did not open a page "
                 f"({after.failed}); the tab still shows {where}."
             )
         elif after.same_document:
@@ -222,7 +224,9 @@ class Followed:
                 "to see what changed."
             )
         if not after.committed and after.frames:
-            shown = ", ".join(url or "a new page" for url in after.frames.values())
+            shown = ", ".join(
+                page_text(url) if url else "a new page" for url in after.frames.values()
+            )
             still = " (still loading)" if after.frames_loading else ""
             parts.append(
                 f"A frame in the page now shows {shown}{still}; take a new snapshot, its old "
@@ -230,7 +234,8 @@ class Followed:
             )
         for tab_id, url in after.opened.items():
             parts.append(
-                f"It opened a new tab {tab_id} ({url or 'no address yet'}); pass tab_id={tab_id} "
+                f"It opened a new tab {tab_id} ({page_text(url) if url else 'no address yet'}); "
+                f"pass tab_id={tab_id} "
                 "to use it."
             )
         if after.opening > len(after.opened):
@@ -241,7 +246,7 @@ class Followed:
         return " ".join(parts)
 
     def data(self) -> dict[str, Any]:
-        """The structured part of the answer."""
+        """The structured part of the answer (the page's words: ``PAGE_FIELDS``)."""
         after = self.aftermath
         data: dict[str, Any] = {"navigated": after.moved}
         if self.url:
@@ -255,6 +260,10 @@ class Followed:
         if after.closed:
             data["tab_closed"] = True
         return data
+
+
+# The fields of ``data`` that hold the page's words (results.page_text).
+PAGE_FIELDS = ("url", "title", "new_tabs", "frames", "dialog")
 
 
 class ActionWatch:

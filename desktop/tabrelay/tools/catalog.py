@@ -42,6 +42,7 @@ from tabrelay.tools import (
 )
 from tabrelay.tools.context import Params, TargetKind, ToolContext, ToolResult
 from tabrelay.tools.redaction import SecretFields
+from tabrelay.tools.results import HOW_TO_READ
 
 Runner = Callable[[ToolContext, Any], Awaitable[ToolResult]]
 Schema = dict[str, Any]
@@ -121,8 +122,8 @@ TOOLS: tuple[ToolSpec, ...] = (
           wait.WaitParams, wait.wait_for, read_only=True),
     # --- reading ------------------------------------------------------------------------------
     _spec("browser_snapshot", "Snapshot the page",
-          "The page as an outline of roles, names, values and states, with a ref (e.g. e12) for "
-          "each element to act on; frames and shadow DOM included.",
+          "The page as an outline: roles, names, values, states, a ref (e.g. e12) per element "
+          "to act on. " + HOW_TO_READ,
           snapshot.SnapshotParams, snapshot.snapshot, read_only=True,
           output=_object(refs="integer", bytes="integer", truncated="boolean")),
     _spec("browser_find", "Find on the page",
@@ -130,8 +131,8 @@ TOOLS: tuple[ToolSpec, ...] = (
           snapshot.FindParams, snapshot.find, read_only=True,
           output=_object(matches="integer")),
     _spec("browser_get_content", "Read the page",
-          "The page or one part (a ref or selector) as markdown, text or HTML; markdown "
-          "and text skip navigation, footers, ads and cookie banners.",
+          "The page or a part (ref or selector) as markdown, text or HTML, without "
+          "navigation, footers, ads and cookie banners.",
           content.ContentParams, content.get_content, read_only=True,
           output=_object(url="string", title="string", bytes="integer", truncated="boolean")),
     _spec("browser_screenshot", "Screenshot",

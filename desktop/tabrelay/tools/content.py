@@ -11,27 +11,31 @@ the markup as it is. Long results end with a marker and the offset to continue f
 
 from __future__ import annotations
 
-import json
+import asyncio
 import re
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.errors import ToolError
+from tabrelay.tools import editor_text, page_outline
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
-from tabrelay.tools.editor_text import EDITOR_OF
 from tabrelay.tools.editors import CODE_BOXES
-from tabrelay.tools.page_scripts import FIELD_KIND, QUERY
+from tabrelay.tools.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
 from tabrelay.tools.refs import STALE, node_id_of
 
-# (root, mode) => {html} | {value, code} | {secret} | {missing}: one element (or the body).
+# (root, mode, editors) => {html, withheld} | {value, code} | {secret} | {missing}: one element
+# (or the body). Run in Tabrelay's world, where the page cannot redefine what it calls (how a
+# style or a box is measured): ``editors`` are the code editors the page's world read
+# (``editor_text``): [{input, box, text}].
 _READ = r"""
-(start, mode) => {
+(start, mode, editors) => {
   const root = start && start.nodeType === Node.DOCUMENT_NODE ? start.body : start;
   if (!root) return {missing: true};
   if (root.nodeType === Node.TEXT_NODE) return {value: root.textContent, code: false};
-  const editorOf = EDITOR_OF;
+  const editorOf = (el) => editors.find((e) => e.input === el || e.box === el
+    || (e.box && (e.box.contains(el) || el.contains(e.box))));
   const field = ['TEXTAREA', 'INPUT', 'SELECT'].includes(root.tagName);
   // A secret field is not read in any form: its html may carry a value the server filled in.
   const secret = field && (FIELD_KIND)(root);
@@ -70,12 +74,30 @@ _READ = r"""
     if (el.checkVisibility && !el.checkVisibility({checkVisibilityCSS: true})) return true;
     return false;
   };
+  // What a sighted person cannot see is left out, counted by why (see page_scripts).
+  const styles = new Map();
+  const styleOf = (el) => {
+    if (!styles.has(el)) styles.set(el, getComputedStyle(el));
+    return styles.get(el);
+  };
+  const sight = (SIGHT)(styleOf);
+  const withheld = {};
   const out = [];
-  const walk = (node) => {
-    if (node.nodeType === Node.TEXT_NODE) { out.push(escape(node.textContent)); return; }
+  const walk = (node, parent, above) => {
+    if (node.nodeType === Node.TEXT_NODE) {
+      const why = parent && sight.text(node, parent, above, styleOf(parent));
+      if (why) withheld[why] = (withheld[why] || 0) + 1;
+      else out.push(escape(node.textContent));
+      return;
+    }
     if (node.nodeType !== Node.ELEMENT_NODE) return;
     if (skip(node)) return;
-    if (node.matches(BOXES)) {  // a code editor draws only some lines: its whole text instead
+    const seen = sight.of(node, styleOf(node), above);
+    if (seen.own) {
+      withheld[seen.own] = (withheld[seen.own] || 0) + 1;
+      return;
+    }
+    if (node.matches(BOXES) && !node.contains(root)) {  // it draws only some lines: all of them
       const editor = editorOf(node);
       if (editor) { out.push(`<pre><code>${escape(editor.text)}</code></pre>`); return; }
     }
@@ -88,23 +110,41 @@ _READ = r"""
     if (node.tagName === 'IFRAME') {
       let doc = null;
       try { doc = node.contentDocument; } catch (error) { doc = null; }
-      if (doc && doc.body) walk(doc.body);
+      if (doc && doc.body) walk(doc.body, null, inside(doc.body));
     } else {
-      for (const child of (node.shadowRoot || node).childNodes) walk(child);
+      let summarized = false;
+      for (const child of (node.shadowRoot || node).childNodes) {
+        // A closed <details> draws its (first) summary.
+        const first = !summarized && child.tagName === 'SUMMARY';
+        summarized ||= first;
+        walk(child, node, first && seen.why === 'folded away' ? {...seen, why: null} : seen);
+      }
     }
     if (!['img', 'br', 'hr'].includes(tag)) out.push(`</${tag}>`);
   };
-  walk(root);
-  return {html: out.join('')};
+  // The state of sight the part starts in: its ancestors', from its document's root down.
+  const inside = (el) => {
+    const chain = [];
+    for (let n = el.parentElement; n; n = n.parentElement) chain.unshift(n);
+    let state = sight.root(el.ownerDocument);
+    for (const n of chain) state = sight.of(n, styleOf(n), state);
+    return state;
+  };
+  walk(root, root.parentElement, inside(root));
+  return {html: out.join(''), withheld};
 }
-""".replace("EDITOR_OF", EDITOR_OF.strip()).replace("FIELD_KIND", FIELD_KIND.strip())
-_READ = _READ.replace("BOXES", CODE_BOXES)
-_READ_THIS = f"function (mode) {{ return ({_READ.strip()})(this, mode); }}"
+""".replace("FIELD_KIND", FIELD_KIND.strip())
+_READ = _READ.replace("SIGHT", SIGHT.strip()).replace("BOXES", CODE_BOXES)
+# The editors handed in: their texts, and their inputs and boxes as [input, box, input, box…].
+_EDITORS = "texts.map((text, i) => ({input: els[2 * i], box: els[2 * i + 1], text}))"
+_READ_THIS = (
+    f"function (mode, texts, ...els) {{\n  return ({_READ.strip()})(this, mode, {_EDITORS});\n}}"
+)
 # The part to read (the selector's element, found as ``page_scripts.QUERY`` finds it, or the body),
 # read. An invalid selector is said as such, not thrown: a DOMException's text is the page's.
 _INVALID = "invalid_selector"
 _READ_PART = (
-    "(selector, mode) => {\n"
+    "function (selector, mode, texts, ...els) {\n"
     "  let part = document.body;\n"
     "  if (selector) {\n"
     f"    try {{ part = ({QUERY.strip()})(selector); }} catch (error) {{\n"
@@ -113,7 +153,7 @@ _READ_PART = (
     "      throw error;\n"
     "    }\n"
     "  }\n"
-    f"  return ({_READ.strip()})(part, mode);\n"
+    f"  return ({_READ.strip()})(part, mode, {_EDITORS});\n"
     "}"
 )
 _BLOCKS = (
@@ -180,14 +220,17 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
         ctx.budget_bytes - len(header.encode("utf-8")),
         continuation=lambda kept: f"call again with offset={params.offset + kept}{narrower}",
     )
+    withheld = value.get("withheld") if params.format != "html" else None
+    notes = "\n" + withheld_note(withheld) if isinstance(withheld, dict) and withheld else ""
     return ToolResult(
-        header + fitted.text,
+        fitted.as_page(header) + notes,
         data={
             "url": tab.url,
             "title": tab.title,
             "bytes": len(body.encode("utf-8")),
             "truncated": fitted.truncated,
         },
+        page_fields=("url", "title"),
     )
 
 
@@ -197,25 +240,30 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
     Raises:
         ToolError: an unknown or stale ref, an invalid selector, or a page that cannot be read.
     """
+    # Read in Tabrelay's world (what the page cannot redefine); the code editors' texts come
+    # from the page's world, where their APIs are.
+    tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
+    context = await page_outline.world(ctx, tree["frameTree"]["frame"]["id"])
+    held = [b for node, e in editors.items() for b in (node, e.box)]
+    objects = await asyncio.gather(*(_resolve(ctx, b, context) for b in held))
+    handed: list[dict[str, Any]] = [
+        {"value": [e.text for e in editors.values()]},
+        *({"objectId": o} if o is not None else {"value": None} for o in objects),
+    ]
+    call: dict[str, Any]
     if params.ref is not None:
-        # The element's objects join the call's object group, released however the call ends.
         node = await node_id_of(ctx, ref=params.ref, selector=None)
-        try:
-            resolved = await ctx.cdp(
-                "DOM.resolveNode", {"backendNodeId": node, "objectGroup": ctx.objects}
-            )
-        except CommandFailed:
-            raise ToolError(STALE.format(ref=params.ref)) from None
-        result = await ctx.call_on(resolved["object"]["objectId"], _READ_THIS, params.format)
+        found = await page_outline.resolve(ctx, node, context)
+        if found is None:
+            raise ToolError(STALE.format(ref=params.ref))
+        call = {"objectId": found, "functionDeclaration": _READ_THIS}
+        arguments = [{"value": params.format}, *handed]
     else:
-        result = await ctx.cdp(
-            "Runtime.evaluate",
-            {
-                "expression": f"({_READ_PART})"
-                f"({json.dumps(params.selector)}, {json.dumps(params.format)})",
-                "returnByValue": True,
-            },
-        )
+        call = {"executionContextId": context, "functionDeclaration": _READ_PART}
+        arguments = [{"value": params.selector}, {"value": params.format}, *handed]
+    result = await ctx.cdp(
+        "Runtime.callFunctionOn", {**call, "arguments": arguments, "returnByValue": True}
+    )
     value = result.get("result", {}).get("value")
     if result.get("exceptionDetails"):
         raise ToolError("the page could not be read; wait for it to load and try again")
@@ -224,6 +272,10 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ToolError("the page could not be read; wait for it to load and try again")
     return value
+
+
+async def _resolve(ctx: ToolContext, backend: int | None, context: int) -> str | None:
+    return None if backend is None else await page_outline.resolve(ctx, backend, context)
 
 
 # bs4 and markdownify are imported on first use: ≈ 0.1–0.2 s and a few MiB at every start

@@ -101,9 +101,13 @@ class Image:
 
 @dataclass
 class ToolResult:
+    """What a tool did: its text (the page's words marked with ``results.page_text``), an
+    image, structured content and which of its fields are the page's words."""
+
     text: str
     image: Image | None = None
     data: dict[str, Any] | None = None
+    page_fields: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:

@@ -16,6 +16,7 @@ from pydantic import Field
 from tabrelay.errors import ToolError
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.results import page_text
 
 
 class EvaluateParams(TabParams):
@@ -42,7 +43,7 @@ async def evaluate(ctx: ToolContext, params: EvaluateParams) -> ToolResult:
     )
     details = result.get("exceptionDetails")
     if details:
-        raise ToolError(f"the script threw: {_exception_text(details)}")
+        raise ToolError(f"the script threw: {page_text(_exception_text(details))}")
     value = result.get("result", {})
     text = _render(value)
     fitted = fit_text(
@@ -50,7 +51,9 @@ async def evaluate(ctx: ToolContext, params: EvaluateParams) -> ToolResult:
         ctx.budget_bytes,
         continuation=lambda _: "return a smaller value (slice or summarize it in the script)",
     )
-    return ToolResult(fitted.text, data={"type": value.get("type"), "truncated": fitted.truncated})
+    return ToolResult(
+        fitted.as_page(), data={"type": value.get("type"), "truncated": fitted.truncated}
+    )
 
 
 def _render(remote: dict[str, Any]) -> str:
@@ -133,10 +136,12 @@ async def network_requests(ctx: ToolContext, params: NetworkParams) -> ToolResul
 
 
 def _listing(ctx: ToolContext, lines: list[str], count: int, *, none: str, more: str) -> ToolResult:
-    """One line per buffered item within the response budget, or why there is none."""
-    text = "\n".join(lines) if lines else f"{none} (since Tabrelay began watching this tab)."
-    fitted = fit_text(text, ctx.budget_bytes, continuation=lambda _: more)
-    return ToolResult(fitted.text, data={"count": count})
+    """One line per buffered item within the response budget (the page's words), or why
+    there is none."""
+    if not lines:
+        return ToolResult(f"{none} (since Tabrelay began watching this tab).", data={"count": 0})
+    fitted = fit_text("\n".join(lines), ctx.budget_bytes, continuation=lambda _: more)
+    return ToolResult(fitted.as_page(), data={"count": count})
 
 
 def _clock(timestamp: float) -> str:

@@ -48,4 +48,4 @@ async def cdp(ctx: ToolContext, params: CdpParams) -> ToolResult:
         ctx.budget_bytes,
         continuation=lambda _: "ask for less (for example a smaller depth)",
     )
-    return ToolResult(fitted.text, data={"truncated": fitted.truncated})
+    return ToolResult(fitted.as_page(), data={"truncated": fitted.truncated})

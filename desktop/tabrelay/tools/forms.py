@@ -28,6 +28,7 @@ from tabrelay.tools.aftermath import following
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import key_for
 from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
+from tabrelay.tools.results import page_text
 from tabrelay.tools.text_entry import call_on_element, enter_text
 
 HIDDEN_TEXT_HINT = "Never store or show it (password, code and card fields never are)."
@@ -116,7 +117,9 @@ async def select_option(ctx: ToolContext, params: SelectParams) -> ToolResult:
     async with following(ctx) as watch:
         chosen = await _choose(ctx, target, params.values, params.ref or params.selector or "")
         return await after_action(
-            f"Selected {', '.join(repr(c) for c in chosen)} in {target.description}.", watch, None
+            f"Selected {page_text(', '.join(repr(c) for c in chosen))} in {target.description}.",
+            watch,
+            None,
         )
 
 
@@ -195,7 +198,7 @@ async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
             elif isinstance(field.value, list) or target.tag == "select":
                 values = field.value if isinstance(field.value, list) else [field.value]
                 chosen = await _choose(ctx, target, values, name)
-                done.append(f"{name} = {', '.join(chosen)}")
+                done.append(f"{name} = {page_text(', '.join(chosen))}")
             elif target.editable:
                 note = await enter_text(
                     ctx, target, field.value, append=False, slowly=False, what=name,

@@ -25,6 +25,7 @@ from tabrelay.relay.browser import Browser
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.handoffs import EndedBy, Handoffs, Outcome
 from tabrelay.tools.page_world import PageWorld
+from tabrelay.tools.results import page_text
 
 logger = logging.getLogger(__name__)
 
@@ -185,12 +186,16 @@ async def _result(
         "tab closed": "The tab was closed (or its browser went) during the handoff",
     }[how]
     where = (
-        f" Tab {tab_id} now shows {title or url!r} ({url}); take a new browser_snapshot before "
-        "acting on it."
+        f" Tab {tab_id} now shows {page_text(f'{title or url!r} ({url})')}; take a new "
+        "browser_snapshot before acting on it."
         if url
         else ""
     )
-    return ToolResult(f"{said} (ended by {by}, after {waited:g} s).{where}", data=data)
+    return ToolResult(
+        f"{said} (ended by {by}, after {waited:g} s).{where}",
+        data=data,
+        page_fields=("url", "title"),
+    )
 
 
 def _nothing() -> None:

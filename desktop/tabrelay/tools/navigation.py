@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 from tabrelay.errors import CommandFailed, NavigationBlocked, ToolError
 from tabrelay.relay.events import HubEvent
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.results import page_text
 
 WaitUntil = Literal["load", "domcontentloaded", "none"]
 _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
@@ -85,7 +86,9 @@ async def open_url(
         error = result.get("errorText")
         if error == BLOCKED and log.stopped is not None:  # a redirect hop the guard stopped
             stopped, why = log.stopped
-            raise NavigationBlocked(f"blocked after a redirect to {stopped[:200]}: {why}")
+            raise NavigationBlocked(
+                f"blocked after a redirect to {page_text(stopped[:200])}: {why}"
+            )
         if error:
             raise CommandFailed(f"could not open {url}: {error}", code=LoadCode.NET_ERROR)
         return result
@@ -132,6 +135,7 @@ async def _arrived(ctx: ToolContext) -> ToolResult:
             f"blocked after a redirect: {blocked.message}; the tab was left on about:blank"
         ) from None
     return ToolResult(
-        f"{tab.title or '(no title)'} — {tab.url}",
+        page_text(f"{tab.title or '(no title)'} — {tab.url}"),
         data={"tab_id": tab.id, "url": tab.url, "title": tab.title},
+        page_fields=("url", "title"),
     )

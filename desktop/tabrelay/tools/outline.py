@@ -81,6 +81,8 @@ MAX_OPTIONS = 30
 READ_WHOLE = "(shortened; browser_get_content ref={ref} reads it whole)"
 HIDDEN_VALUE = "(a {kind} field: its value is not shown)"
 PARTIAL_EDITOR = "(only the lines the editor shows)"
+UNSEEN = "(not shown on screen)"
+NAMED_OTHERWISE = "(its accessible name differs: not shown)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,11 @@ class Outline:
     # (depth, text) of every line, for browser_find and depth cuts.
     nodes: list[tuple[int, str]] = field(default_factory=list)
     omitted_below_depth: int = 0
+    # Texts left out because a sighted person cannot see them, by why (``page_outline``).
+    withheld: dict[str, int] = field(default_factory=dict)
+    # The title and address of the document read, which a tab's may lag behind mid-navigation.
+    title: str = ""
+    url: str = ""
 
     @property
     def text(self) -> str:
@@ -536,6 +543,10 @@ class _Builder:
             parts.append("multiline")
         if props.get("readonly") is True and interactive:
             parts.append("readonly")
+        if props.get("unseen") is True:
+            parts.append(UNSEEN)
+        if props.get("differs") is True:
+            parts.append(NAMED_OTHERWISE)
         if editor is not None and not editor.complete:
             parts.append(PARTIAL_EDITOR)
         url = props.get("url")

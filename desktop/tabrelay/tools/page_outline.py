@@ -31,7 +31,7 @@ from tabrelay.errors import CommandFailed
 from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.context import ToolContext, exception_text
 from tabrelay.tools.outline import FrameTree
-from tabrelay.tools.page_scripts import FIELD_KIND
+from tabrelay.tools.page_scripts import FIELD_KIND, SIGHT
 
 WORLD = "tabrelay-outline"
 # The world forgets ids of collected elements when it holds more than twice the ids it kept at
@@ -196,6 +196,7 @@ function (viewport, refused, ...marked) {
     }
     return style;
   };
+  const sight = (SIGHT)(styleOf);
 
   function roleOf(el, tag) {
     const explicit = attr(el, 'role');
@@ -505,7 +506,8 @@ function (viewport, refused, ...marked) {
     nodes.push([0, -1, 'RootWebArea', doc.title ? ws(doc.title).trim() : '', 0, null, null, 0]);
     if (owner !== null) framed++;
     try {
-      if (root) walk(root, 0, nodes, false, false);
+      const seen = root && sight.of(root, styleOf(root), sight.root(doc));
+      if (root) walk(root, 0, nodes, false, false, false, seen);
     } finally {
       if (owner !== null) framed--;
     }
@@ -529,23 +531,33 @@ function (viewport, refused, ...marked) {
 
   // Generated text stands apart from the text beside it, as drawn (a bullet, an icon's
   // label, a counter, a margin between).
-  function generated(el, which, parent, nodes) {
+  function generated(el, which, parent, nodes, seen) {
     const said = ws(pseudo(el, which)).trim();
     if (!said) return;
+    if (seen.why) return withhold(seen.why);
     const text = which === '::before' ? `${said} ` : ` ${said}`;
     const shown = onScreen && onScreen(() => el.getBoundingClientRect()) ? 8 : 0;
     nodes.push([0, parent, 'StaticText', text, 0, null, null, shown]);
   }
 
-  function walk(el, parent, nodes, hidden, editableParent, quietText) {
+  function walk(el, parent, nodes, hidden, editableParent, quietText, seen) {
     const said = !hidden && !quietText && parent !== 0;
-    if (said) generated(el, '::before', parent, nodes);
+    if (said) generated(el, '::before', parent, nodes, seen);
+    let summarized = false;
     for (const child of flatChildren(el)) {
       if (child.nodeType === 3) {
         if (hidden || quietText) continue;
         const text = ws(child.data);
         if (!text) continue;
         if (text === ' ' && !inlineContext(child)) continue;
+        const style = styleOf(el);
+        const unseen = sight.text(child, el, seen, style);
+        if (unseen) {
+          withhold(unseen);
+          continue;
+        }
+        // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
+        if (ICON_FONT.test(style.fontFamily)) glyphs.add(nodes.length);
         let flags = 0;
         if (
           onScreen &&
@@ -560,10 +572,45 @@ function (viewport, refused, ...marked) {
         continue;
       }
       if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
-      element(child, parent, nodes, hidden, editableParent);
+      // A closed <details> draws its (first) summary.
+      const first = !summarized && child.tagName === 'SUMMARY';
+      summarized ||= first;
+      const above = first && seen.why === 'folded away' ? { ...seen, why: null } : seen;
+      element(child, parent, nodes, hidden, editableParent, above);
     }
-    if (said) generated(el, '::after', parent, nodes);
+    if (said) generated(el, '::after', parent, nodes, seen);
   }
+
+  // Text left out because a sighted person cannot see it, counted by why.
+  const withheld = {};
+  let withheldCount = 0;
+  const withhold = (why) => {
+    withheld[why] = (withheld[why] || 0) + 1;
+    withheldCount++;
+  };
+  const ICON_FONT = /icon|symbol|glyph|awesome|material/i;
+  const glyphs = new Set();
+  // Roles kept on their line when out of sight (a skip link, a custom checkbox's input): what a
+  // person reaches with the keyboard or through what is drawn for it.
+  const CONTROLS = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio',
+    'combobox', 'listbox', 'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab',
+    'switch', 'slider', 'spinbutton', 'treeitem']);
+  // The text drawn inside the element at ``index`` (its descendants' lines, as pushed: only
+  // what is seen; not an icon's ligature), to tell a name that says something else.
+  function drawnText(nodes, index) {
+    const parts = [];
+    const inside = new Set([index]);
+    for (let i = index + 1; i < nodes.length; i++) {
+      const [, parent, role, name, , , , flags] = nodes[i];
+      if (!inside.has(parent)) continue;
+      inside.add(i);
+      if (role === 'StaticText') parts.push(glyphs.has(i) || flags & 16 ? '' : name);
+      else if (role === 'img' || role === 'image') parts.push(` ${name} `);
+      else if (!(flags & 2)) parts.push(' ');
+    }
+    return ws(parts.join('')).trim();
+  }
+  const words = (text) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
   function inlineContext(text) {
     const inl = (n) =>
@@ -576,9 +623,10 @@ function (viewport, refused, ...marked) {
     );
   }
 
-  function element(el, parent, nodes, hiddenAbove, editableParent) {
+  function element(el, parent, nodes, hiddenAbove, editableParent, seenAbove) {
     const style = styleOf(el);
     if (style.display === 'none') return;
+    const seen = sight.of(el, style, seenAbove);
     const tag = el.tagName;
     const ariaHidden = attr(el, 'aria-hidden') === 'true' || el.inert;
     const hidden =
@@ -619,10 +667,15 @@ function (viewport, refused, ...marked) {
       !el.disabled &&
       !(el.shadowRoot && el.shadowRoot.delegatesFocus);
     if (focusable) props.focusable = true;
+    // Out of sight: a control stays, flagged (its name is how it is reached); anything else
+    // says nothing (its text is counted as left out).
+    const unseen = !hidden && seen.own !== null;
+    if (unseen && (focusable || CONTROLS.has(role))) props.unseen = true;
+    else if (unseen) flags |= 16;
     let name = '',
       fromContents = 0,
       value = null;
-    if (!hidden && role !== 'StaticText' && role !== 'none') {
+    if (!hidden && !(flags & 16) && role !== 'StaticText' && role !== 'none') {
       const visiting = new Set([el]);
       const labelled = attr(el, 'aria-labelledby');
       if (labelled) name = labelledBy(el, new Set());
@@ -788,13 +841,29 @@ function (viewport, refused, ...marked) {
         }
       return;
     }
-    walk(el, index, nodes, hidden, editable, quietText);
+    const before = withheldCount;
+    walk(el, index, nodes, hidden, editable, quietText, seen);
+    // A name from contents says only what is drawn; one that says something else than what is
+    // drawn (an aria-label on a labelled button) gives way to what is drawn, flagged when they
+    // disagree. What draws no words (an icon) keeps its name: that is how it is announced.
+    const maybeUnlike = !fromContents || withheldCount > before;
+    if (name && maybeUnlike && FROM_CONTENTS.has(role) && !unseen && !editable) {
+      const drawn = drawnText(nodes, index);
+      const said = words(name).join(' ');
+      if (words(drawn).join('').length >= 2 && words(drawn).join(' ') !== said) {
+        if (!words(drawn).every((w) => said.includes(w))) props.differs = true;
+        nodes[index][3] = drawn;
+        nodes[index][4] = 1;
+        if (props.differs) nodes[index][6] = props;
+      }
+    }
   }
 
   walkDocument(document, null, location.href);
-  return JSON.stringify({ frames, marked: marked.map(idOf) });
+  return JSON.stringify({ frames, marked: marked.map(idOf), withheld });
 }
-""".replace("FIELD_KIND", FIELD_KIND.strip()).replace("  HELD\n", _HELD)
+""".replace("FIELD_KIND", FIELD_KIND.strip())
+OUTLINE = OUTLINE.replace("SIGHT", SIGHT.strip()).replace("  HELD\n", _HELD)
 
 # The id the world holds ``this`` element by (an element of the world's, from DOM.resolveNode).
 ID_OF = r"""
@@ -825,6 +894,8 @@ class PageOutline:
     pointer: set[int] = field(default_factory=set)  # where a pointing-hand cursor starts
     secrets: dict[int, str] = field(default_factory=dict)
     held: dict[int, int] = field(default_factory=dict)  # backend node id → held id (``marked``)
+    # Texts left out because a sighted person cannot see them, by why ("transparent", …).
+    withheld: dict[str, int] = field(default_factory=dict)
 
 
 # Resolves true at the page's first change (an element added or removed, text or an attribute
@@ -886,7 +957,7 @@ async def read(
         CommandFailed: the page could not be read (between documents, or gone).
     """
     context = await world(ctx, frame_id)
-    objects = await asyncio.gather(*(_object(ctx, b, context) for b in marked))
+    objects = await asyncio.gather(*(resolve(ctx, b, context) for b in marked))
     kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
     answer = await ctx.cdp(
         "Runtime.callFunctionOn",
@@ -938,7 +1009,7 @@ async def hold(ctx: ToolContext, top_frame_id: str, backend: int) -> int | None:
     """The id the world of the tab whose top frame is ``top_frame_id`` holds the element
     ``backend`` names by (the snapshot's, if it gave the element a ref), or None when it is
     gone: one element, one ref, however it was found."""
-    found = await _object(ctx, backend, await world(ctx, top_frame_id))
+    found = await resolve(ctx, backend, await world(ctx, top_frame_id))
     if found is None:
         return None
     answer = await ctx.call_on(found, ID_OF)
@@ -962,7 +1033,9 @@ async def _held(ctx: ToolContext, context: int, held: int) -> str | None:
     return str(object_id) if object_id else None
 
 
-async def _object(ctx: ToolContext, backend: int, context: int) -> str | None:
+async def resolve(ctx: ToolContext, backend: int, context: int) -> str | None:
+    """The object of the element ``backend`` names in the world ``context`` (in the call's
+    object group), or None when it is gone."""
     try:
         resolved = await ctx.cdp(
             "DOM.resolveNode",
@@ -987,11 +1060,13 @@ def decode(text: Any, top: str, marked: list[int]) -> PageOutline:
             value = json.loads(text)
             page = _outline(value["frames"], top)
         ids = [int(i) for i in value["marked"]]
+        withheld = {str(why)[:40]: int(n) for why, n in value.get("withheld", {}).items()}
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
         raise CommandFailed(f"the page's outline came back malformed ({error!r:.100})") from None
     if len(ids) != len(marked):
         raise CommandFailed("the page's outline came back malformed (its marked elements)")
     page.held = dict(zip(marked, ids, strict=True))
+    page.withheld = withheld
     return page
 
 

@@ -26,6 +26,7 @@ from tabrelay.tools import actions, forms, navigation, wait
 from tabrelay.tools.context import Params, Progress, TabParams, ToolContext, ToolResult
 from tabrelay.tools.locators import find
 from tabrelay.tools.redaction import mask, scrub
+from tabrelay.tools.results import page_text
 
 STEP_TIMEOUT = 10.0  # seconds a step waits for its element (browser_run_recipe's default)
 DIALOG_POLL = 0.05  # seconds between looks for the dialog a dialog step answers
@@ -97,7 +98,7 @@ async def list_recipes(ctx: ToolContext, params: ListRecipesParams) -> ToolResul
             f"- {recipe.name!r} (revision {recipe.revision}, {len(recipe.steps)} steps, "
             f"recorded from {'the person' if recipe.origin == 'demonstration' else 'an agent'})"
             + (f"; parameters: {', '.join(params_)}" if params_ else "")
-            + (f"; ends at {recipe.final_url}" if recipe.final_url else "")
+            + (f"; ends at {page_text(recipe.final_url)}" if recipe.final_url else "")
         )
         listed.append(
             {
@@ -114,7 +115,9 @@ async def list_recipes(ctx: ToolContext, params: ListRecipesParams) -> ToolResul
             }
         )
     lines += [f"Not readable: {problem}" for problem in problems]
-    return ToolResult("\n".join(lines), data={"recipes": listed, "problems": problems})
+    return ToolResult(
+        "\n".join(lines), data={"recipes": listed, "problems": problems}, page_fields=("recipes",)
+    )
 
 
 def _param_text(name: str, secret: bool, has_default: bool) -> str:
@@ -155,9 +158,10 @@ async def _run(
             # long recipe does not pile up objects in the page until its end.
             await ctx.release_objects()
     tab = ctx.need_tab()
+    at = page_text(f"{tab.url} ({tab.title or 'no title'})")
     lines = [
         f"Ran recipe {recipe.name!r}: {total} step(s) in {time.monotonic() - started:.1f} s.",
-        f"Tab {tab.id} is at {tab.url} ({tab.title or 'no title'}).",
+        f"Tab {tab.id} is at {at}.",
     ]
     url_matched = None
     if recipe.final_url is not None:
@@ -166,10 +170,11 @@ async def _run(
             lines.append("It ends where the recording did.")
         elif _same_page(tab.url, recipe.final_url):
             lines.append(
-                f"It ends on the recording's page, {recipe.final_url}, apart from its query."
+                f"It ends on the recording's page, {page_text(recipe.final_url)}, apart from "
+                "its query."
             )
         else:
-            lines.append(f"The recording ended at {recipe.final_url} instead.")
+            lines.append(f"The recording ended at {page_text(recipe.final_url)} instead.")
     text_found = None
     if recipe.final_text is not None:
         message = f"checking the page shows {recipe.final_text!r}"[:300]
@@ -183,15 +188,17 @@ async def _run(
             raise ToolError(
                 _hide(
                     f"all {total} step(s) of {recipe.name!r} ran, but the page does not show "
-                    f"{recipe.final_text!r}, the text the recording ended on ({exc.message}); "
-                    f"tab {tab.id} is at {tab.url}",
+                    f"{page_text(repr(recipe.final_text))}, the text the recording ended on "
+                    f"({exc.message}); tab {tab.id} is at {page_text(tab.url)}",
                     hidden,
                 )
             ) from None
         finally:
             ctx.progress = report
         text_found = True
-        lines.append(f"The page shows {recipe.final_text!r}, as the recording's end did.")
+        lines.append(
+            f"The page shows {page_text(repr(recipe.final_text))}, as the recording's end did."
+        )
     await report(units, units, f"all {total} steps ran")
     return ToolResult(
         _hide("\n".join(lines), hidden),
@@ -202,6 +209,7 @@ async def _run(
             "final_url_matched": url_matched,
             "final_text_found": text_found,
         },
+        page_fields=("url", "title"),
     )
 
 

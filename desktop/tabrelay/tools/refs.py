@@ -18,6 +18,7 @@ from tabrelay.tools import page_outline
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
 from tabrelay.tools.page_scripts import FIELD_KIND, QUERY
+from tabrelay.tools.results import page_text
 
 STALE = (
     "ref {ref} is from an earlier version of the page (it navigated or re-rendered); take a new "
@@ -145,17 +146,19 @@ async def locate(
             raise ToolError(STALE.format(ref=ref) if ref else f"{selector!r} went away")
         case "hidden":
             raise ToolError(
-                f"{what} ({result.get('what')}) is not visible, so a person could not "
-                "use it; scroll, open the menu or dialog that holds it, or wait for it"
+                f"{what} ({page_text(str(result.get('what')))}) is not visible, so a person "
+                "could not use it; scroll, open the menu or dialog that holds it, or wait for it"
             )
         case "disabled":
             raise ToolError(
-                f"{what} ({result.get('what')}) is disabled; complete what enables it first"
+                f"{what} ({page_text(str(result.get('what')))}) is disabled; complete what "
+                "enables it first"
             )
         case "obscured":
             raise ToolError(
-                f"{what} ({result.get('what')}) is covered by {result.get('by')}; "
-                "close or dismiss that first (a banner, dialog or overlay)"
+                f"{what} ({page_text(str(result.get('what')))}) is covered by "
+                f"{page_text(str(result.get('by')))}; close or dismiss that first (a banner, "
+                "dialog or overlay)"
             )
     editor = str(result["editor"]) if result.get("editor") else None
     x, y = await _centre(ctx, await _box_of(ctx, object_id) if result.get("boxed") else object_id)
@@ -167,7 +170,7 @@ async def locate(
         input_type=str(result.get("type", "")),
         editable=bool(result.get("editable")),
         secret=str(result["secret"]) if result.get("secret") else None,
-        description=str(result.get("what", what)),
+        description=page_text(str(result["what"])) if "what" in result else str(what),
         editor=editor,
     )
 

@@ -22,7 +22,9 @@ from tabrelay.tools import editor_text, page_outline
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.outline import Outline, build_outline, search
+from tabrelay.tools.page_scripts import withheld_note
 from tabrelay.tools.refs import loaders_of
+from tabrelay.tools.results import page_text
 from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.wait import until_parsed
 
@@ -64,24 +66,30 @@ async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
     loading = await until_parsed(ctx)  # a page still arriving is waited for, or said so
     outline, drawing = await drawn(ctx, viewport=params.scope == "viewport", depth=params.depth)
     tab = ctx.need_tab()
-    notes = "".join(f"{note}\n" for note in (loading, drawing) if note)
-    header = f"page {tab.title!r} {tab.url}\n" + notes
+    # Tabrelay's notes first, then the page's words in one boundary: the page, then its outline.
+    said = "".join(f"{note}\n" for note in (loading, drawing) if note)
+    # The document read names itself: the tab's own title and address can lag a navigation.
+    url = outline.url or tab.url
+    title = outline.title or (tab.title if url == tab.url else "")
+    header = f"page {title!r} {url}\n"
     notes = ""
     if outline.omitted_below_depth:
         notes = (
             f"\n({outline.omitted_below_depth} nested items below depth {params.depth} left out)"
         )
+    if outline.withheld:
+        notes += "\n" + withheld_note(outline.withheld)
     body = outline.text.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     fitted = fit_text(
-        body + notes,
-        ctx.budget_bytes - len(header),
+        body,
+        ctx.budget_bytes - len(f"{said}{header}{notes}".encode()),
         continuation=lambda kept: (
             f"call again with offset={params.offset + kept}, or use scope='viewport', depth, "
             "or browser_find to narrow it"
         ),
     )
     return ToolResult(
-        header + fitted.text,
+        said + fitted.as_page(header) + notes,
         data={
             "refs": len(outline.elements),
             "bytes": len(outline.text),
@@ -98,8 +106,8 @@ async def find(ctx: ToolContext, params: FindParams) -> ToolResult:
     )
     if not matches:
         return ToolResult(f"Nothing on the page matches {wanted}.", data={"matches": 0})
-    lines = [f"{len(matches)} match(es) for {wanted}:", *matches]
-    return ToolResult("\n".join(lines), data={"matches": len(matches)})
+    found = f"{len(matches)} match(es) for {wanted}:\n" + page_text("\n".join(matches))
+    return ToolResult(found, data={"matches": len(matches)})
 
 
 async def drawn(ctx: ToolContext, *, viewport: bool, depth: int | None) -> tuple[Outline, str]:
@@ -117,9 +125,11 @@ async def drawn(ctx: ToolContext, *, viewport: bool, depth: int | None) -> tuple
             changed = await page_outline.changes(ctx, within=QUIET)
         except CommandFailed:
             changed = True  # between documents: the next one is read
-        if not changed:
-            return outline, NOTHING_TO_READ
+        # Read again either way: the page may have drawn itself between the read and the
+        # start of the watch.
         outline = await _readable(ctx, viewport, depth, deadline)
+        if not changed and outline.says_nothing:
+            return outline, NOTHING_TO_READ
     return outline, ""
 
 
@@ -171,7 +181,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, "")))
 
     with uncollected():
-        return build_outline(
+        outline = build_outline(
             page.frames,
             assign_ref=assign,
             clickable=frozenset(page.clickable),
@@ -188,6 +198,11 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
             },
             secrets=page.secrets,
         )
+    outline.withheld = page.withheld
+    if page.frames and page.frames[0].nodes:  # the main document, which names itself first
+        outline.title = str(page.frames[0].nodes[0].get("name", {}).get("value", ""))
+        outline.url = page.frames[0].url
+    return outline
 
 
 def _refused(ctx: ToolContext, node: dict[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.tools import navigation
 from tabrelay.tools.context import BrowserParams, Params, ToolContext, ToolResult
+from tabrelay.tools.results import page_text
 
 TABRELAY_GROUP = "Tabrelay"
 # browser_status answers even when a browser does not: it then says what it last knew.
@@ -77,9 +78,11 @@ class ListTabsParams(BrowserParams):
 
 
 def describe_tab(tab: TabInfo) -> str:
+    """``[12] <the page's title — its address>  (active)``."""
     flags = [f for f, on in (("active", tab.active), ("attached", tab.attached)) if on]
     title = tab.title or "(no title)"
-    return f"[{tab.id}] {title} — {tab.url}" + (f"  ({', '.join(flags)})" if flags else "")
+    shown = page_text(f"{title} — {tab.url}")
+    return f"[{tab.id}] {shown}" + (f"  ({', '.join(flags)})" if flags else "")
 
 
 async def list_tabs(ctx: ToolContext, params: ListTabsParams) -> ToolResult:
@@ -90,6 +93,7 @@ async def list_tabs(ctx: ToolContext, params: ListTabsParams) -> ToolResult:
     return ToolResult(
         "\n".join(lines),
         data={"browser": browser.id, "tabs": [t.to_wire() for t in tabs]},
+        page_fields=("tabs",),
     )
 
 
@@ -145,7 +149,9 @@ async def new_tab(ctx: ToolContext, params: NewTabParams) -> ToolResult:
         await ctx.sessions.prepare(browser, tab.id, guard=True)
     loaded = await navigation.open_url(ctx, params.url, wait_until="load", timeout=30.0)
     return ToolResult(
-        f"Opened tab {tab.id}: {loaded.text}", data={"tab_id": tab.id, **(loaded.data or {})}
+        f"Opened tab {tab.id}: {loaded.text}",
+        data={"tab_id": tab.id, **(loaded.data or {})},
+        page_fields=loaded.page_fields,
     )
 
 
@@ -157,7 +163,7 @@ async def close_tab(ctx: ToolContext, params: CloseTabParams) -> ToolResult:
     browser, tab = ctx.need_browser(), ctx.need_tab()
     await browser.close_tab(tab.id)
     ctx.tabs.closed(browser.id, tab.id)
-    return ToolResult(f"Closed tab {tab.id} ({tab.title or tab.url}).")
+    return ToolResult(f"Closed tab {tab.id} ({page_text(tab.title or tab.url)}).")
 
 
 class ActivateTabParams(BrowserParams):
@@ -167,4 +173,4 @@ class ActivateTabParams(BrowserParams):
 async def activate_tab(ctx: ToolContext, params: ActivateTabParams) -> ToolResult:
     browser, tab = ctx.need_browser(), ctx.need_tab()
     await browser.activate_tab(tab.id)
-    return ToolResult(f"Tab {tab.id} is now in front: {tab.title or tab.url}")
+    return ToolResult(f"Tab {tab.id} is now in front: {page_text(tab.title or tab.url)}")

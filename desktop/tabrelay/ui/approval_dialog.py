@@ -50,6 +50,7 @@ from PySide6.QtWidgets import (
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.approval.plans import PlanDraft, edited
 from tabrelay.tools.catalog import BY_NAME
+from tabrelay.tools.results import plain
 from tabrelay.tools.targets import TargetView
 from tabrelay.ui.icons import app_icon
 from tabrelay.ui.rule_dialog import site_origin
@@ -189,9 +190,8 @@ class ApprovalDialog(QDialog):
         if request.asks_for_effect:
             assert request.effect is not None
             site = request.origin or request.destination
-            self.effect_label.setText(
-                visible(request.effect.sentence(ACTION_NOUNS.get(request.tool, "call"), site))
-            )
+            sentence = request.effect.sentence(ACTION_NOUNS.get(request.tool, "call"), site)
+            self.effect_label.setText(visible(plain(sentence)))
         self.effect_label.setVisible(request.asks_for_effect)
 
         site_frame = QFrame(self)
