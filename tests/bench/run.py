@@ -28,9 +28,11 @@ os.environ.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
 
 from bench_effects import effects_benchmarks  # noqa: E402
 from bench_events import events_benchmarks  # noqa: E402
+from bench_hidden import hidden_benchmarks  # noqa: E402
 from bench_idle import idle_benchmarks  # noqa: E402
 from bench_latency import latency_benchmarks  # noqa: E402
 from bench_outline_corpus import outline_corpus_benchmarks  # noqa: E402
+from bench_plans import plans_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
 from bench_reliability import reliability_benchmarks  # noqa: E402
 from bench_snapshot import snapshot_benchmarks  # noqa: E402
@@ -56,6 +58,8 @@ BENCHMARKS: dict[str, Benchmark] = {
     "snapshot": snapshot_benchmarks,
     "outline_corpus": outline_corpus_benchmarks,
     "effects": effects_benchmarks,
+    "plans": plans_benchmarks,
+    "hidden": hidden_benchmarks,
     "tools_list": tools_list_benchmarks,
     "events": events_benchmarks,
     "idle": idle_benchmarks,
