@@ -41,7 +41,7 @@ from stats import Row, percentile, row, timed, verdict
 
 from e2e.harness import ExtensionBrowser, Page
 from support.harness import RelayHarness, running_core
-from support.mcp import mcp_client, text_of
+from support.mcp import mcp_client, raw_text_of
 from tabrelay.protocol.messages import decode_json, encode
 from tabrelay.relay.browser import Browser
 
@@ -114,8 +114,8 @@ def sdk_agent(client: Client) -> Agent:
     async def call(tool: str, **arguments: Any) -> str:
         result = await bounded(client.call_tool(tool, arguments))
         if result.is_error:
-            raise ToolFailed(f"{tool}: {text_of(result)}")
-        return text_of(result)
+            raise ToolFailed(f"{tool}: {raw_text_of(result)}")
+        return raw_text_of(result)  # what the model reads, page-text boundary and all
 
     return call
 

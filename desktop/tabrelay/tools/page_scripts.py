@@ -69,11 +69,17 @@ QUERY = r"""
 SIGHT = r"""
 (styleOf) => {
   const REPLACED = new Set(['IMG', 'VIDEO', 'CANVAS', 'IFRAME', 'EMBED', 'OBJECT', 'PICTURE']);
+  // Colours repeat across a page: each is parsed once.
+  const colours = new Map();
   const rgba = (text) => {
-    const m = /rgba?\(([^)]*)\)/.exec(text || '');
-    if (!m) return null;
-    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(parseFloat);
-    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+    let c = colours.get(text);
+    if (c === undefined) {
+      const m = /rgba?\(([^)]*)\)/.exec(text || '');
+      const p = m ? m[1].split(/[\s,\/]+/).filter(Boolean).map(parseFloat) : null;
+      c = p ? [p[0], p[1], p[2], p.length > 3 ? p[3] : 1] : null;
+      colours.set(text, c);
+    }
+    return c;
   };
   const luminance = (c) => {
     const [r, g, b] = c.slice(0, 3).map((v) => {
@@ -104,6 +110,7 @@ SIGHT = r"""
     Math.min(r.bottom, clip.bottom) - Math.max(r.top, clip.top) > 1;
   const filterOpacity = (filter) => {
     let o = 1;
+    if (filter === 'none') return o;
     for (const m of (filter || '').matchAll(/opacity\(([\d.]+)(%?)\)/g))
       o *= parseFloat(m[1]) / (m[2] ? 100 : 1);
     return o;
@@ -116,15 +123,17 @@ SIGHT = r"""
     const [a, b, c, d] = m.length === 16 ? [m[0], m[1], m[4], m[5]] : m;
     return Math.abs(a * d - b * c) < 0.0025;
   };
-  const clippedAway = (style) => {
-    const positioned = style.position === 'absolute' || style.position === 'fixed';
-    const rect = /^rect\(([^)]*)\)/.exec(style.clip || '');
-    if (positioned && rect) {
+  const clippedAway = (style, position) => {
+    // ``clip`` applies to a box taken out of the flow only.
+    const positioned = position === 'absolute' || position === 'fixed';
+    const rect = positioned && /^rect\(([^)]*)\)/.exec(style.clip);
+    if (rect) {
       const [top, right, bottom, left] = rect[1].split(/[\s,]+/).map(parseFloat);
       const sizes = [bottom - top, right - left];
       if (sizes.every(Number.isFinite) && Math.min(...sizes) <= 1) return true;
     }
-    const path = style.clipPath || '';
+    const path = style.clipPath;
+    if (path === 'none') return false;
     const inset = /^inset\(([^)]*)\)/.exec(path);
     if (inset) {
       const parts = inset[1].split(/\s+/).filter((p) => p.endsWith('%')).map(parseFloat);
@@ -136,7 +145,8 @@ SIGHT = r"""
   // (an image, a gradient, or something positioned over whatever is below).
   const behind = (style, below) => {
     if (style.backgroundImage && style.backgroundImage !== 'none') return null;
-    const bg = rgba(style.backgroundColor);
+    const fill = style.backgroundColor;
+    const bg = fill === 'rgba(0, 0, 0, 0)' ? null : rgba(fill);
     if (bg && bg[3] >= 0.05) return below ? over(bg, below) : bg[3] >= 0.9 ? bg : null;
     if (style.position === 'absolute' || style.position === 'fixed') return null;
     return below;
@@ -164,6 +174,7 @@ SIGHT = r"""
         || (bg && bg[3] * parseFloat(s.opacity) >= 0.9);
     });
   };
+  const ranges = new Map();  // one Range per document, moved from text to text
   return {
     root(doc) {
       const win = doc.defaultView;
@@ -177,16 +188,24 @@ SIGHT = r"""
       if (above.why) return { ...s, own: above.why };
       s.opacity = above.opacity * parseFloat(style.opacity || '1') * filterOpacity(style.filter);
       let why = s.opacity < 0.1 ? 'transparent' : null;
-      if (!why && scaledAway(style.transform)) why = 'scaled to nothing';
-      if (!why && clippedAway(style)) why = 'clipped away';
+      const transform = style.transform;
+      if (!why && scaledAway(transform)) why = 'scaled to nothing';
+      const position = style.position;
+      if (!why && clippedAway(style, position)) why = 'clipped away';
       const tag = el.tagName;
       const top = tag === 'HTML' || tag === 'BODY';
-      if (style.position === 'fixed') { s.clip = null; s.scroller = false; s.port = null; }
-      else if (style.position === 'absolute' && !above.clipPositioned) s.clip = null;
-      if (!why && style.display !== 'contents') {
+      if (position === 'fixed') { s.clip = null; s.scroller = false; s.port = null; }
+      else if (position === 'absolute' && !above.clipPositioned) s.clip = null;
+      const overflow = style.overflow;  // one read for both axes: "visible", "hidden auto", …
+      const overflows = overflow !== 'visible';
+      // A box in the flow, inside a parent that shows, shows where its parent does unless it
+      // clips, is clipped, moves, or is pulled out by a negative margin: only then is it
+      // measured (its texts are measured where they are drawn, below).
+      const moved = overflows || s.clip || position !== 'static'
+        || transform !== 'none' || style.margin.includes('-');
+      if (!why && moved && style.display !== 'contents') {
         const r = el.getBoundingClientRect();
         const flat = r.width <= 1 || r.height <= 1;
-        const overflows = style.overflowX !== 'visible' || style.overflowY !== 'visible';
         // A box too small to see clips what it holds (below), except what escapes it.
         if (flat && overflows && !top && !style.display.startsWith('inline')) s.own = 'too small';
         else if (r.width > 0 && r.height > 0) {
@@ -194,7 +213,7 @@ SIGHT = r"""
           else if (s.clip && !meets(r, s.clip)) why = 'cut off';
         }
         if (!why && overflows && !top) {
-          const scrolls = /auto|scroll/.test(style.overflowX + style.overflowY);
+          const scrolls = /auto|scroll/.test(overflow);
           if (scrolls) {
             s.clip = null;
             s.scroller = true;
@@ -202,7 +221,7 @@ SIGHT = r"""
           }
           else {
             s.clip = cut(s.clip, r);
-            s.clipPositioned = style.position !== 'static' || style.transform !== 'none';
+            s.clipPositioned = position !== 'static' || transform !== 'none';
           }
         }
       }
@@ -217,14 +236,15 @@ SIGHT = r"""
       if (state.why) return state.why;
       if (!node.data.trim()) return null;
       if (parseFloat(style.fontSize) < 4) return 'too small';
-      const stroked = parseFloat(style.webkitTextStrokeWidth) > 0;
-      const clipText = /text/.test(style.backgroundClip || style.webkitBackgroundClip || '');
       const ink = rgba(style.webkitTextFillColor) || rgba(style.color);
-      if (ink && !stroked && !clipText) {
-        if (ink[3] * state.opacity < 0.1) return 'transparent';
-        if (state.bg && contrast(ink, state.bg) < 1.1) return 'background-coloured';
-      }
-      const range = node.ownerDocument.createRange();
+      const faint = ink && (ink[3] * state.opacity < 0.1 ? 'transparent'
+        : state.bg && contrast(ink, state.bg) < 1.1 ? 'background-coloured' : null);
+      // An outline drawn around the letters, or a background painted through them, shows them.
+      if (faint && !(parseFloat(style.webkitTextStrokeWidth) > 0)
+          && !/text/.test(style.backgroundClip || style.webkitBackgroundClip || '')) return faint;
+      const doc = node.ownerDocument;
+      let range = ranges.get(doc);
+      if (!range) ranges.set(doc, (range = doc.createRange()));
       range.selectNodeContents(node);
       const r = range.getBoundingClientRect();
       if (r.width === 0 && r.height === 0) return null;
@@ -234,8 +254,9 @@ SIGHT = r"""
       // and is clipped to (what is scrolled or cut out of them lies under whatever is drawn
       // beside, and is not covered by it).
       const win = state.win;
-      let shown = cut(range.getClientRects()[0] || r, {
-        left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight });
+      const screen = { left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight };
+      if (!meets(r, screen)) return null;
+      let shown = cut(range.getClientRects()[0] || r, screen);
       for (const box of [state.port, state.clip]) if (box) shown = cut(shown, box);
       if (shown.right - shown.left < 1 || shown.bottom - shown.top < 1) return null;
       const x = shown.left + Math.min(shown.right - shown.left, 8) / 2;
