@@ -8,18 +8,14 @@ ran). Targets: consequential controls asked ≥ 98 %, routine ones run ≥ 90 %.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections import Counter
 from typing import Any
 
-from rig import EXTENSION_ID, AppHome, PageServer, extension_browser, wait_for
+from rig import PageServer, app_in_process, no_standing_rules
 from stats import Row, row, verdict
 
-from e2e.agent import Agent
 from e2e.effect_probe import PAGES, Outcome, grant_site, judge_page
-from e2e.harness import AppUnderTest
-from support.mcp import mcp_client
 
 GROUP = "effects"
 
@@ -27,30 +23,16 @@ GROUP = "effects"
 async def effects_benchmarks(ctx: Any) -> list[Row]:
     outcomes: list[Outcome] = []
     with PageServer() as pages:
-        home = AppHome.create(ctx.home / "app")
-        async with (
-            AppUnderTest(home.paths, paired=(EXTENSION_ID,)) as app,
-            extension_browser(app.port) as chromium,
-            mcp_client(app.harness.base_mcp(), home.token, name="bench") as client,
-        ):
-            await wait_for(lambda: app.browsers(), timeout=20, message="the extension")
-            # The bench's home allows everything; the person here allows only the tools.
-            await _only_site_grants(app)
-            agent = Agent(client)
+        async with app_in_process(ctx.home / "app") as run:
+            # The person here allows only the tools, on each page's site.
+            await no_standing_rules(run.app)
             for name in PAGES:
                 url = pages.url(f"effects/{name}.html?t={uuid.uuid4().hex[:8]}")
-                await grant_site(app, url)
-                tab = await agent.open(url)
-                page = await chromium.attach_page(url)
-                outcomes += await judge_page(app, agent, page, tab, name)
+                await grant_site(run.app, url)
+                tab = await run.agent.open(url)
+                page = await run.chromium.attach_page(url)
+                outcomes += await judge_page(run.app, run.agent, page, tab, name)
     return confusion_rows(outcomes)
-
-
-async def _only_site_grants(app: AppUnderTest) -> None:
-    def clear(settings: Any) -> None:
-        settings.policy_rules = []
-
-    await asyncio.to_thread(app.harness.core.settings_store.update, clear)
 
 
 def confusion_rows(outcomes: list[Outcome]) -> list[Row]:

@@ -10,12 +10,8 @@ import re
 from typing import Any
 
 from peers import PEERS, peer_session
-from rig import EXTENSION_ID, AppHome, PageServer, extension_browser, wait_for
+from rig import PageServer, app_in_process
 from stats import Row, row, verdict
-
-from e2e.agent import Agent
-from e2e.harness import AppUnderTest
-from support.mcp import mcp_client
 
 GROUP = "hidden text"
 PAGE = "hidden/techniques.html"
@@ -30,14 +26,8 @@ async def hidden_benchmarks(ctx: Any) -> list[Row]:
     rows: list[Row] = []
     with PageServer() as pages:
         url = pages.url(PAGE)
-        home = AppHome.create(ctx.home / "app")
-        async with (
-            AppUnderTest(home.paths, paired=(EXTENSION_ID,)) as app,
-            extension_browser(app.port),
-            mcp_client(app.harness.base_mcp(), home.token, name="bench") as client,
-        ):
-            await wait_for(lambda: app.browsers(), timeout=20, message="the extension")
-            agent = Agent(client)
+        async with app_in_process(ctx.home / "app") as run:
+            agent = run.agent
             tab = await agent.open(url)
             ours = {
                 "Tabrelay browser_snapshot": await agent.snapshot(tab),

@@ -15,14 +15,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rig import EXTENSION_ID, AppHome, extension_browser, wait_for
+from rig import app_in_process
 from stats import Row, row, verdict
 
 from e2e import corpus as apps
 from e2e.against_chrome import hold_against_chrome, visit
 from e2e.agent import Agent
 from e2e.harness import AppUnderTest
-from support.mcp import mcp_client
 
 GROUP = "outline corpus"
 CODE = "m = sum(i * i for i in range(2000)); print(f'TOTAL={m}')"
@@ -34,17 +33,10 @@ async def outline_corpus_benchmarks(ctx: Any) -> list[Row]:
         return [row(f"outline corpus not run: {why}", 0, "", group="errors")]
     rows: list[Row] = []
     with apps.Corpus.running() as corpus:
-        home = AppHome.create(ctx.home / "app")
-        async with (
-            AppUnderTest(home.paths, paired=(EXTENSION_ID,)) as app,
-            extension_browser(app.port) as chromium,
-            mcp_client(app.harness.base_mcp(), home.token, name="bench") as client,
-        ):
-            await wait_for(lambda: app.browsers(), timeout=20, message="the extension")
-            agent = Agent(client)
+        async with app_in_process(ctx.home / "app") as run:
             for page in apps.PAGES:
-                rows.append(await _page(app, agent, chromium, corpus, page))
-            rows += await _notebook_task(agent, corpus)
+                rows.append(await _page(run.app, run.agent, run.chromium, corpus, page))
+            rows += await _notebook_task(run.agent, corpus)
     return [*rows, *_totals(rows)]
 
 

@@ -12,13 +12,12 @@ notebook and read what it printed.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from rig import EXTENSION_ID, AppHome, extension_browser, wait_for
+from rig import app_in_process, no_standing_rules, wait_for
 from stats import Row, row, verdict
 
 from e2e import corpus as apps
@@ -38,16 +37,12 @@ async def plans_benchmarks(ctx: Any) -> list[Row]:
         return [row(f"prompts per task not run: {why}", 0, "", group="errors")]
     rows: list[Row] = []
     with apps.Corpus.running(apps=("django", "jupyterlab")) as corpus:
-        home = AppHome.create(ctx.home / "app")
-        async with (
-            AppUnderTest(home.paths, paired=(EXTENSION_ID,)) as app,
-            extension_browser(app.port) as chromium,
-        ):
-            await wait_for(lambda: app.browsers(), timeout=20, message="the extension")
-            await _nothing_allowed_ahead(app)
+        async with app_in_process(ctx.home / "app") as run:
+            app = run.app
+            await no_standing_rules(app)
             # The person signs in to the admin once, in a tab of their own.
             admin = _page("django", "order list")
-            signing = await chromium.open_page(corpus.url(admin), wait_for_load=False)
+            signing = await run.chromium.open_page(corpus.url(admin), wait_for_load=False)
 
             async def form() -> bool:
                 try:
@@ -59,14 +54,13 @@ async def plans_benchmarks(ctx: Any) -> list[Row]:
             await admin.prepare(signing)  # type: ignore[misc]
             for name, site, task in TASKS:
                 for way in ("session", "plan"):
-                    asked = await _run(app, home, corpus, name, site(corpus), task, way)
+                    asked = await _run(app, corpus, name, site(corpus), task, way)
                     rows.append(_row(name, way, asked))
     return [*rows, *_totals(rows)]
 
 
 async def _run(
     app: AppUnderTest,
-    home: AppHome,
     corpus: apps.Corpus,
     name: str,
     site: str,
@@ -93,13 +87,6 @@ async def _run(
             )
         await task(agent, corpus)
     return person.requests[before:]
-
-
-async def _nothing_allowed_ahead(app: AppUnderTest) -> None:
-    def clear(settings: Any) -> None:
-        settings.policy_rules = []
-
-    await asyncio.to_thread(app.harness.core.settings_store.update, clear)
 
 
 def _page(app_name: str, name: str) -> apps.CorpusPage:

@@ -25,8 +25,17 @@ from typing import Any
 
 from httpmcp import RawMcp, http_get
 
+from e2e.agent import Agent
 from e2e.chromium import EXTENSION_ID, chromium_path
-from e2e.harness import DefaultPortGuard, ExtensionBrowser, PageServer, free_port, wait_until
+from e2e.harness import (
+    AppUnderTest,
+    DefaultPortGuard,
+    ExtensionBrowser,
+    PageServer,
+    free_port,
+    wait_until,
+)
+from support.mcp import mcp_client
 from support.processes import log_tail, stop_group
 from tabrelay.config.mcp_clients import ClientTokens
 from tabrelay.config.paths import Paths
@@ -268,6 +277,36 @@ async def extension_browser(relay_port: int) -> AsyncIterator[ExtensionBrowser]:
         yield browser
     finally:
         await browser.close()
+
+
+@dataclass(frozen=True)
+class InProcess:
+    app: AppUnderTest
+    chromium: ExtensionBrowser
+    agent: Agent  # the MCP SDK client, named "bench"
+
+
+@asynccontextmanager
+async def app_in_process(directory: Path) -> AsyncIterator[InProcess]:
+    """The app in this process with a fresh home in ``directory``, Chromium with the
+    extension connected to it, and an MCP client."""
+    home = AppHome.create(directory)
+    async with (
+        AppUnderTest(home.paths, paired=(EXTENSION_ID,)) as app,
+        extension_browser(app.port) as chromium,
+        mcp_client(app.harness.base_mcp(), home.token, name="bench") as client,
+    ):
+        await wait_for(lambda: app.browsers(), timeout=20, message="the extension")
+        yield InProcess(app, chromium, Agent(client))
+
+
+async def no_standing_rules(app: AppUnderTest) -> None:
+    """Take away the bench home's "allow everything": the person is asked as if new."""
+
+    def clear(settings: Settings) -> None:
+        settings.policy_rules = []
+
+    await asyncio.to_thread(app.harness.core.settings_store.update, clear)
 
 
 async def wait_for(condition: Any, *, timeout: float, message: str) -> Any:
