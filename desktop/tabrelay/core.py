@@ -125,7 +125,14 @@ class Core:
         )
         self.observer = TabObserver(self.hub, self.tabs)
         self.interceptor = NavigationInterceptor(
-            self.hub, self.registry, self.sessions, self.tabs, guard=self.guard
+            self.hub,
+            self.registry,
+            self.sessions,
+            self.tabs,
+            guard=self.guard,
+            may_go=lambda reach, site: self.gate.may_go(
+                client=reach.client, session=reach.session, tool=reach.tool, site=site
+            ),
         )
         # Recipes: the saved ones, the recordings being made, the person's demonstrations;
         # and the tabs handed to the person.

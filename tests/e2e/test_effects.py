@@ -7,14 +7,17 @@ extension, a real MCP client; the person denies whatever they are asked."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from typing import Any
 
 import pytest
 
 from e2e.agent import Agent
 from e2e.conftest import E2E
 from e2e.effect_probe import PAGES, Outcome, grant_site, judge_page
-from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from e2e.test_guard_for_life import via
 from tabrelay.approval.gate import Choice
 
 pytestmark = E2E
@@ -73,6 +76,55 @@ async def test_a_navigation_allowed_on_a_site_asks_before_taking_data_to_another
     asked = len(person.requests)
     await agent.ok("browser_navigate", tab_id=tab, url=url + "&again=1")
     assert len(person.requests) == asked
+
+
+async def test_a_redirect_to_another_site_on_the_way_stops_until_the_agent_goes_there_itself(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """An open redirect on the shop, where browser_navigate is allowed, would carry the card to
+    another site: the navigation stops at that hop (the other site never hears of it) and the
+    agent is told to go there itself, which asks with the whole address. A frame's redirect
+    is the page's own, and a redirect the rules allow is followed."""
+    url = pages.url(f"effects/shop.html?t={uuid.uuid4().hex[:8]}")
+    await grant_site(app, url, tools=("browser_navigate", "browser_new_tab"))
+    tab = await agent.open(url)
+    out = pages.url(f"record?exfil=card-4242&t={uuid.uuid4().hex[:8]}", host="localhost")
+    person = app.harness.tool_approver
+    asked = len(person.requests)
+    said = await agent.fails("browser_navigate", tab_id=tab, url=via(pages, "redirect", out))
+    assert said.startswith(f"blocked after a redirect to {out}: a redirect to another site"), said
+    assert "open it with browser_navigate" in said
+    assert len(person.requests) == asked  # the shop's own address needed no question
+    assert pages.hits(out) == []
+    answer, person.answer = person.answer, Choice.DENY
+    try:
+        assert "denied by the person" in await agent.fails("browser_navigate", tab_id=tab, url=out)
+        assert person.requests[-1].leaving == out
+    finally:
+        person.answer = answer
+    assert pages.hits(out) == []
+
+    framed = pages.url(f"tools/form.html?t={uuid.uuid4().hex[:8]}", host="localhost")
+    await agent.ok(
+        "browser_navigate", tab_id=tab, url=via(pages, "frame", via(pages, "redirect", framed))
+    )
+    await wait_until(
+        lambda: pages.hits(framed), timeout=10, message="the frame follows its redirect"
+    )
+
+    store = app.harness.core.settings_store
+    rules = list(store.current.policy_rules)
+    await grant_site(app, out, tools=("browser_navigate",))
+    try:
+        followed = pages.url(f"index.html?t={uuid.uuid4().hex[:8]}", host="localhost")
+        await agent.ok("browser_navigate", tab_id=tab, url=via(pages, "redirect", followed))
+        assert pages.hits(followed) == ["GET"]
+    finally:  # the other site is asked about again in the tests after this one
+
+        def restore(settings: Any) -> None:
+            settings.policy_rules = rules
+
+        await asyncio.to_thread(store.update, restore)
 
 
 async def test_a_task_with_a_plan_asks_once_and_then_only_before_consequential_actions(

@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from gui.conftest import Desk, DesktopFactory, expect, unlocked, within
 from support.mcp import mcp_client, text_of
+from tabrelay.approval.plans import PlanDraft
 from tabrelay.config.settings import PolicyRule, Settings
 from tabrelay.store.commandlog import CommandEntry
 from tabrelay.ui.approval_dialog import ApprovalDialog
@@ -253,3 +254,22 @@ async def test_an_agent_asks_once_for_a_task_and_its_routine_actions_then_run(
         call, again = await start_navigate(desk, client, "https://example.com/again")
         qtbot.mouseClick(again.deny_button, Qt.MouseButton.LeftButton)
         assert (await within(call, 10)).is_error
+
+
+async def test_the_tray_lists_live_plans_and_ends_one(desktop: DesktopFactory) -> None:
+    async with desktop() as desk:
+        plans = desk.harness.core.gate.plans
+        tray = desk.ui.tray
+        # The purpose is the agent's: an "&" must not become a shortcut, a line break no line.
+        draft = PlanDraft("Pay & file\nthe invoices", ("https://books.example",))
+        plan = plans.start("claude-code", "s1", draft)
+        tray.menu.aboutToShow.emit()
+        entry = tray.find(f"plan:{plan.id}")
+        assert entry is not None and entry.text().startswith("Plan: Pay && file")
+        assert "\n" not in entry.text()
+        end = tray.find(f"plan:{plan.id}:end")
+        assert end is not None
+        end.trigger()
+        assert plans.live() == []
+        tray.menu.aboutToShow.emit()
+        assert tray.find(f"plan:{plan.id}") is None

@@ -11,6 +11,7 @@ import pytest
 from support.harness import ScriptedToolApprover
 from tabrelay.approval.effects import Effect, Kind
 from tabrelay.approval.gate import ApprovalGate, Choice
+from tabrelay.approval.plans import PlanDraft
 from tabrelay.config.paths import Paths
 from tabrelay.config.settings import PolicyRule, SettingsStore
 from tabrelay.errors import ApprovalDenied
@@ -133,3 +134,30 @@ async def test_headless_the_denial_says_what_would_happen_and_which_rule_allows_
     assert "`tabrelay policy set browser_click allow --site https://evil.example`" in str(
         leaving.value
     )
+
+
+def test_a_redirect_on_the_way_may_go_where_a_rule_or_the_plan_lets_the_tool_go(
+    home: Paths,
+) -> None:
+    """What a server's redirect is judged by (``tools/interception.py``): there is no one to
+    ask mid-flight, so only a rule, or the caller's plan, lets the call go on to that site."""
+    elsewhere = "http://localhost:8000"
+    gate, _, store = gate_for(home, granted("browser_navigate"))
+
+    def may(client: str = "cursor", session: str | None = "s1") -> bool:
+        return gate.may_go(client=client, session=session, tool="browser_navigate", site=elsewhere)
+
+    assert not may()  # allowed on the shop only
+    plan = gate.plans.start("cursor", "s1", PlanDraft("Compare prices", (elsewhere,)))
+    assert may() and not may(session="s2") and not may(client="claude")
+    gate.plans.revoke(plan.id)
+    store.update(lambda s: s.policy_rules.append(granted("browser_navigate", elsewhere)))
+    assert may(client="claude")
+    store.update(
+        lambda s: s.policy_rules.append(
+            PolicyRule(tool="browser_navigate", decision="deny", site=elsewhere, client="claude")
+        )
+    )
+    assert not may(client="claude") and may()
+    gate.set_paused(True)
+    assert not may()

@@ -169,6 +169,17 @@ class ApprovalGate:
         rules = [*self.settings().policy_rules, *self.session_rules]
         return evaluate(rules, client=client, tool=tool, origin=origin, now=self._clock())
 
+    def may_go(self, *, client: str, session: str | None, tool: str, site: str) -> bool:
+        """Whether a rule or the caller's plan lets ``tool`` take a tab to ``site`` without
+        asking: for a server's redirect met on the way, where there is no time to ask (the
+        agent is told to go there itself, which asks)."""
+        if self._paused:
+            return False
+        verdict = self.verdict(client=client, tool=tool, origin=site)
+        if verdict.decision != "ask":
+            return verdict.decision == "allow"
+        return self.plans.covering(client=client, session=session, tool=tool, site=site) is not None
+
     async def check(
         self,
         *,

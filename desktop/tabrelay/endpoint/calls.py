@@ -64,7 +64,7 @@ from tabrelay.tools.locators import capture_targets
 from tabrelay.tools.recording import RECORDED, final_text_of_call, record_call
 from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.sessions import TabSessions
-from tabrelay.tools.tab_state import TabStates
+from tabrelay.tools.tab_state import Reach, TabStates
 from tabrelay.tools.tabs import in_scope
 from tabrelay.tools.targets import Touches, describe_touches
 
@@ -268,7 +268,15 @@ class ToolRunner:
         )
         reporter.answered()
         row.decision = approval.how
+        if not spec.read_only:  # where it may take the tab: a redirect elsewhere is judged
+            here = normalize_origin(row.origin) if row.origin else None
+            sites = (here, site_of(row.leaving) if row.leaving else None)
+            ctx.reach = Reach(
+                caller.client, caller.session, spec.name, frozenset(s for s in sites if s)
+            )
         if ctx.tab is not None:
+            if not spec.read_only:
+                ctx.state.reach = ctx.reach
             if approval.waited:  # time passed while the person decided: look again
                 await self._recheck(ctx, row.origin)
             self._refuse_handed_over(ctx)  # handed over while the person decided

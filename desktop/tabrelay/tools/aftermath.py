@@ -302,9 +302,8 @@ class ActionWatch:
                 seconds=min(NEW_TAB_TIMEOUT, max(0.0, deadline - time.monotonic())),
             )
         if after.opened:
-            ctx = self._ctx
             for tab in after.opened:
-                ctx.tabs.tab(ctx.need_browser().id, tab).agent_opened = True
+                self._ctx.adopt(tab)
         return await self._where()
 
     async def _find_main_frame(self) -> None:

@@ -28,7 +28,7 @@ from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.handoffs import Handoffs
 from tabrelay.tools.sessions import TabSessions
-from tabrelay.tools.tab_state import TabState, TabStates
+from tabrelay.tools.tab_state import Reach, TabState, TabStates
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 TargetKind = Literal["none", "browser", "tab"]  # what the endpoint resolves for a tool
@@ -137,6 +137,7 @@ class ToolContext:
     recipes: RecipeStore | None = None  # the saved recipes (browser_run_recipe reads them)
     handoffs: Handoffs | None = None  # the tabs handed to the person (browser_handoff)
     client: str | None = None  # the MCP client making the call
+    reach: Reach | None = None  # an acting call's: where it was allowed to take the tab
     # Asks the person to approve a task's plan (purpose, sites, actions, minutes); what they
     # approved, started (browser_request_access). Given by the endpoint, which owns approvals.
     access: Callable[..., Awaitable[dict[str, Any]]] | None = None
@@ -156,6 +157,13 @@ class ToolContext:
         """Everything kept about the target tab: made on first use, and a throwaway (kept
         nowhere) once the tab is gone (``TabStates.tab``)."""
         return self.tabs.tab(self.need_browser().id, self.need_tab().id)
+
+    def adopt(self, tab_id: int) -> None:
+        """A tab this call opened: the agent's (in scope whatever the person shared), its
+        redirects judged like this call's."""
+        state = self.tabs.tab(self.need_browser().id, tab_id)
+        state.agent_opened = True
+        state.reach = self.reach
 
     @property
     def objects(self) -> str:

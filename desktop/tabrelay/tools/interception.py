@@ -7,7 +7,9 @@ request the guard admits and fails the others, so a blocked page never loads, a 
 stays empty and a redirect chain stops at its first blocked hop. A window opened by a guarded
 tab is guarded at once and sent to about:blank if it was headed somewhere blocked. What was
 stopped becomes an alert for the person. The decision is ``NavigationGuard``'s, the one
-implementation every tool uses.
+implementation every tool uses. A server's redirect of the tab's page to a site the agent's
+last acting call was not allowed to reach is stopped too, unless a rule or that client's plan
+lets the call go there (``may_go``: the approval gate's word): its address can carry data out.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.relay.registry import BrowserRegistry
-from tabrelay.tools.guard import NavigationGuard
+from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.sessions import TabSessions
-from tabrelay.tools.tab_state import TabStates
+from tabrelay.tools.tab_state import Reach, TabStates
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +45,14 @@ class NavigationInterceptor:
         tabs: TabStates,
         *,
         guard: Callable[[], NavigationGuard],
+        may_go: Callable[[Reach, str], bool] = lambda reach, site: True,
     ) -> None:
         self._hub = hub
         self._registry = registry
         self._sessions = sessions
         self._tabs = tabs
         self._guard = guard
+        self._may_go = may_go
         self._subscription = hub.subscribe(
             maxlen=10_000,
             accept=lambda e: (
@@ -92,10 +96,10 @@ class NavigationInterceptor:
         url = str((paused.get("request") or {}).get("url", ""))
         if not isinstance(request_id, str):
             return
-        reason = self._guard().refusal(url)
-        if reason is not None:  # known before Chrome answers the navigation that failed
-            self._stopped(browser, tab_id, url, reason)
         try:
+            reason = self._guard().refusal(url) or await self._elsewhere(browser, tab_id, paused)
+            if reason is not None:  # known before Chrome answers the navigation that failed
+                self._stopped(browser, tab_id, url, reason)
             if reason is None:
                 await browser.cdp(tab_id, "Fetch.continueRequest", {"requestId": request_id})
             else:
@@ -107,6 +111,31 @@ class NavigationInterceptor:
         # The tab closed, navigated on or lost its session: the request went with it.
         except TabrelayError as error:
             logger.debug("paused request %s not answered: %s", request_id, error)
+
+    async def _elsewhere(self, browser: Browser, tab_id: int, paused: dict[str, Any]) -> str | None:
+        """Why a server's redirect of the tab's page may not be followed: it goes to a site the
+        agent's last acting call on the tab was not allowed to reach, and no rule or plan of
+        that client lets the call go there (the address can carry data out); None if it may.
+        Page-initiated loads and frames are the page's own doing, judged by the guard alone."""
+        state = self._tabs.get(browser.id, tab_id)
+        reach = state.reach if state is not None else None
+        if state is None or reach is None or not paused.get("redirectedRequestId"):
+            return None
+        site = origin_of(str((paused.get("request") or {}).get("url", "")))
+        # The same host moved to https is the same site to a person.
+        if not site or site in reach.sites or site.replace("https:", "http:", 1) in reach.sites:
+            return None
+        if self._may_go(reach, site):
+            return None
+        # A frame's redirect is the page's own doing, not where the agent goes. (No command can
+        # ask which frame is the tab's: Chrome answers none while the navigation waits here.)
+        if state.main_frame is not None and paused.get("frameId") != state.main_frame:
+            return None
+        return (
+            f"a redirect to another site, where {reach.tool} is not allowed for this client "
+            "(the address can carry data there); to go there, open it with browser_navigate, "
+            "which asks the person and shows them the whole address"
+        )
 
     async def _guard_window(self, browser: Browser, tab: TabInfo) -> None:
         """A window opened by a guarded tab: guard it too, and stop it while it is headed for

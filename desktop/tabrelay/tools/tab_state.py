@@ -202,6 +202,17 @@ class SessionState:
         self.guarded = False
 
 
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Where the last acting call on a tab was allowed to take it, and whose call it was: a
+    server's redirect to another site on the way is judged against it (``interception.py``)."""
+
+    client: str
+    session: str | None
+    tool: str
+    sites: frozenset[str]  # origins, as rules name sites
+
+
 @dataclass(slots=True)
 class TabState:
     """All Tabrelay keeps about one tab. Room for more per-tab state goes here, nowhere else."""
@@ -212,6 +223,8 @@ class TabState:
     session: SessionState = field(default_factory=SessionState)
     agent_opened: bool = False  # an agent opened it: in scope whatever the person shared
     alerted: float | None = None  # time.monotonic() of the last "stopped a load" alert
+    reach: Reach | None = None  # the last acting call's; None: no agent has acted here
+    main_frame: str | None = None  # the id of the tab's own frame, once a document showed
 
 
 class TabStates:
@@ -269,6 +282,7 @@ class TabStates:
         if state is None:
             return
         if main:
+            state.main_frame = frame_id
             state.refs.release_all(keep=(frame_id, loader_id))
         else:
             state.refs.release_frame(frame_id, keep=loader_id)

@@ -190,6 +190,16 @@ class TrayController(QObject):
             cancel = entry.addAction("Cancel")
             cancel.setObjectName(f"handoff:{handoff.id}:cancelled")
             cancel.triggered.connect(lambda _=False, i=handoff.id: self.end_handoff(i, "cancelled"))
+        for plan in self.core.gate.plans.live():
+            # The purpose is the agent's words: shown as for handoffs.
+            title = one_line(f"Plan: {plan.draft.purpose}", 80).replace("&", "&&")
+            entry = menu.addMenu(title)
+            entry.menuAction().setObjectName(f"plan:{plan.id}")
+            entry.setToolTip(one_line(plan.describe(), 200))
+            entry.setToolTipsVisible(True)
+            end = entry.addAction("End this plan")
+            end.setObjectName(f"plan:{plan.id}:end")
+            end.triggered.connect(lambda _=False, i=plan.id: self.core.gate.plans.revoke(i))
         menu.addSeparator()
 
         self._action("Open dashboard", "dashboard", self.actions.open_dashboard)
