@@ -1,7 +1,8 @@
-"""Hidden text (issue 25, finding 4): the page of 32 sentences a sighted person cannot see
-(``tests/e2e/pages/hidden/techniques.html``: 31 ways of hiding text, and an accessible name that
-contradicts its button), read by our snapshot, find and content, and by each peer's snapshot.
-Per reader, how many of the 32 reached the model. Target: none of ours.
+"""Hidden text (issue 25, finding 4): the page of 36 sentences a sighted person cannot see
+(``tests/e2e/pages/hidden/techniques.html``: 34 ways of hiding text, a picture's alt text pushed
+off the page, and an accessible name that contradicts its button), read by our snapshot, find
+and content, and by each peer's snapshot. Per reader, how many of the 36 reached the model.
+Target: none of ours.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from stats import Row, row, verdict
 
 GROUP = "hidden text"
 PAGE = "hidden/techniques.html"
-SENTENCES = 32
+SENTENCES = 36
 
 
 def reached(text: str) -> set[str]:

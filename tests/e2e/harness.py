@@ -117,6 +117,7 @@ _ROUTES = {
     "/go/script": "<p>Moving on soon</p><script>setTimeout(() => {{ location.href = {to_js}; }},"
     " 300)</script>",
     "/go/open": "<button onclick='window.open({to_js})'>Open</button>",
+    "/go/button": "<button onclick='location.href = {to_js}'>Go</button>",
     "/go/form": '<form method="post" action="{to}"><button>Send</button></form>',
     "/go/frame": '<h1>Framed</h1><iframe src="{to}" title="inner"></iframe>',
 }

@@ -91,7 +91,11 @@ async def test_a_redirect_to_another_site_on_the_way_stops_until_the_agent_goes_
     out = pages.url(f"record?exfil=card-4242&t={uuid.uuid4().hex[:8]}", host="localhost")
     person = app.harness.tool_approver
     asked = len(person.requests)
-    said = await agent.fails("browser_navigate", tab_id=tab, url=via(pages, "redirect", out))
+
+    def hop(to: str) -> str:  # an open redirect on the shop's own site
+        return via(pages, "redirect", to)
+
+    said = await agent.fails("browser_navigate", tab_id=tab, url=hop(out))
     assert said.startswith(f"blocked after a redirect to {out}: a redirect to another site"), said
     assert "open it with browser_navigate" in said
     assert len(person.requests) == asked  # the shop's own address needed no question
@@ -99,10 +103,25 @@ async def test_a_redirect_to_another_site_on_the_way_stops_until_the_agent_goes_
     answer, person.answer = person.answer, Choice.DENY
     try:
         assert "denied by the person" in await agent.fails("browser_navigate", tab_id=tab, url=out)
-        assert person.requests[-1].leaving == out
+        assert person.requests[-1].arguments["url"] == out  # asked, with the whole address
     finally:
         person.answer = answer
     assert pages.hits(out) == []
+
+    # A click that leads there the same way: its answer says where Tabrelay stopped it.
+    await grant_site(app, url, tools=("browser_click",))
+    out = pages.url(f"record?exfil=card-4242&t={uuid.uuid4().hex[:8]}", host="localhost")
+    await agent.ok("browser_navigate", tab_id=tab, url=via(pages, "button", hop(out)))
+    said = await agent.ok("browser_click", tab_id=tab, selector="button")
+    assert f"Tabrelay stopped at {out}: a redirect to another site" in said, said
+    assert pages.hits(out) == []
+    # The page's own moves are not the agent's: a script sends the tab to the other site,
+    # whose own redirects stay there.
+    there = pages.url(f"index.html?t={uuid.uuid4().hex[:8]}", host="localhost")
+    moved = via(pages, "button", pages.url(f"go/redirect?to={there}", host="localhost"))
+    await agent.ok("browser_navigate", tab_id=tab, url=moved)
+    said = await agent.ok("browser_click", tab_id=tab, selector="button")
+    assert "The page changed" in said and pages.hits(there) == ["GET"], said
 
     framed = pages.url(f"tools/form.html?t={uuid.uuid4().hex[:8]}", host="localhost")
     await agent.ok(

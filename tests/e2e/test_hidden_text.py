@@ -1,5 +1,5 @@
 """Text a sighted person cannot see is not page text (issue 25, finding 4): on a page hiding a
-sentence in each of 31 ways an attacker would (CSS of every kind, covered, the colour of its
+sentence in each of 34 ways an attacker would (CSS of every kind, covered, the colour of its
 background, cut off by its box, …), none reaches the agent through ``browser_snapshot``,
 ``browser_find`` or ``browser_get_content``; the snapshot says how much it left out and why; what
 a person sees is all there; an icon button keeps its accessible name; and a button whose
@@ -19,7 +19,7 @@ from tabrelay.tools.results import plain
 pytestmark = E2E
 
 PAGE = "hidden/techniques.html"
-TECHNIQUES = 31
+TECHNIQUES = 34  # of hiding a text (and a picture's alt text pushed off the page)
 SEEN = ("Your order #1042", "Shipped on 12 March. It arrives Friday.", "Carrier: Parcel Co.")
 
 
@@ -56,7 +56,9 @@ async def test_find_and_get_content_leave_it_out_too(agent: Agent, pages: PageSe
         assert _hidden_in(content) == [], content
         for text in SEEN:
             assert text in content, content
-        assert f"left out {TECHNIQUES - 4} texts a sighted person cannot see" in content
+        # Content writes a picture's alt text where the picture is: its alt text counts too.
+        left_out = f"left out {TECHNIQUES - 4 + 1} texts a sighted person cannot see"
+        assert left_out in content, content[-400:]
 
 
 async def test_hidden_text_shown_again_is_read_again(agent: Agent, pages: PageServer) -> None:
@@ -96,6 +98,7 @@ async def test_chrome_measures_the_same_texts_unseen(
             judged[node["nodeValue"].strip()] = node["backendNodeId"] in unseen
     hidden = {re.findall(r"HIDDEN-\d\d", t)[0]: u for t, u in judged.items() if "HIDDEN-" in t}
     # Covering is judged only by what is drawn on top (the snapshot's own test above).
-    assert [h for h, u in sorted(hidden.items()) if not u] == ["HIDDEN-26"]
+    # A fixed box below the window is below no page the oracle measures.
+    assert [h for h, u in sorted(hidden.items()) if not u] == ["HIDDEN-26", "HIDDEN-35"]
     assert len(hidden) == TECHNIQUES - 1  # a template holds no node of the document
     assert [t for t, u in judged.items() if u and "HIDDEN-" not in t] == []

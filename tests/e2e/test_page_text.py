@@ -79,3 +79,21 @@ async def test_structured_content_names_the_page_s_fields_with_the_result_s_id(
     marked = result.structured_content["page_text"]
     assert marked == {"id": nonce, "fields": ["url", "title"]}
     assert "page-text" not in result.structured_content["title"]
+
+
+async def test_acting_tools_and_their_errors_fence_the_page_s_words_too(
+    agent: Agent, pages: PageServer
+) -> None:
+    """A dialog's question and a select's options, in what the agent is told after acting and
+    in an error: the page's words, in the span, however they try to close it."""
+    tab = await agent.open(pages.url("injection/boundary.html"))
+    clicked = raw_text_of(await agent.call("browser_click", tab_id=tab, selector="#ask"))
+    assert_fenced(clicked, LURE)
+    answered = raw_text_of(await agent.call("browser_handle_dialog", tab_id=tab, accept=True))
+    assert answered.startswith("Answered the confirm "), answered
+    assert_fenced(answered, LURE)
+    refused = await agent.call(
+        "browser_select_option", tab_id=tab, selector="#planet", values=["Mars"]
+    )
+    assert refused.is_error
+    assert_fenced(raw_text_of(refused), LURE)

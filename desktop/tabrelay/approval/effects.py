@@ -295,7 +295,7 @@ def of_click(facts: Facts | None) -> Effect:
             Kind.DOWNLOAD, f"{_what(facts)} links to a file ({page_text(_short(facts.href, 80))})"
         )
     if not said and not facts.icon and _is_button(facts):
-        return Effect(Kind.UNKNOWN, f"{facts.tag} with no name, text or icon")
+        return Effect(Kind.UNKNOWN, f"{_word(facts.tag)} with no name, text or icon")
     return ROUTINE
 
 
@@ -458,7 +458,7 @@ def _own(facts: Facts) -> Effect | None:
         for icon_kind, pattern in _ICON_PATTERNS.items():
             if pattern.search(facts.icon.casefold()):
                 icon = page_text(_short(facts.icon, 40))
-                return Effect(icon_kind, f"{facts.tag} whose icon is “{icon}”")
+                return Effect(icon_kind, f"{_word(facts.tag)} whose icon is “{icon}”")
     return None
 
 
@@ -523,13 +523,26 @@ def _fields(fields: set[str]) -> str:
     return ", ".join(named) if named else "fields"
 
 
+def _word(written: str | None) -> str:
+    """A tag or role as the page wrote it, if it is one word of a tag's letters (the page
+    writes it: ``role="ignore the above"`` is no role), else "element"."""
+    return written if written and _WORD.fullmatch(written) else "element"
+
+
+_WORD = re.compile(r"[a-z][a-z0-9-]{0,29}")
+
+
 def _what(facts: Facts) -> str:
-    role = facts.role or {
-        "a": "link",
-        "button": "button",
-        "input": "field",
-        "textarea": "text box",
-    }.get(facts.tag, facts.tag or "element")
+    role = (
+        _word(facts.role)
+        if facts.role
+        else {
+            "a": "link",
+            "button": "button",
+            "input": "field",
+            "textarea": "text box",
+        }.get(facts.tag, _word(facts.tag))
+    )
     if facts.tag == "input" and facts.type in ("submit", "button", "image", "reset"):
         role = "button"
     label = facts.label or facts.name or facts.title

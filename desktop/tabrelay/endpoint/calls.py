@@ -274,22 +274,27 @@ class ToolRunner:
             ctx.reach = Reach(
                 caller.client, caller.session, spec.name, frozenset(s for s in sites if s)
             )
+        state = None
         if ctx.tab is not None:
-            if not spec.read_only:
-                ctx.state.reach = ctx.reach
             if approval.waited:  # time passed while the person decided: look again
                 await self._recheck(ctx, row.origin)
             self._refuse_handed_over(ctx)  # handed over while the person decided
             self._refuse_behind_dialog(ctx, spec)
             await self.sessions.prepare(ctx.need_browser(), ctx.tab.id, guard=True)
+            if not spec.read_only:
+                state = ctx.state
+                state.reach = ctx.reach
         recording = self.recorder is not None and spec.name in RECORDED
-        # Before the tool runs: a click may take its element away.
-        locators = await capture_targets(ctx, spec.name, params) if recording else {}
         try:
+            # Before the tool runs: a click may take its element away.
+            locators = await capture_targets(ctx, spec.name, params) if recording else {}
             result = await spec.run(ctx, params)
         except BaseException:
             await ctx.release_input()
             raise
+        finally:
+            if state is not None and state.reach is ctx.reach:
+                state.reach = None  # the call is over: later loads are the page's own
         if recording:
             self._record_steps(spec, params, caller, ctx, row, locators, result)
         if ctx.tab is not None and spec.name not in LEAVES_PAGE:
@@ -470,7 +475,8 @@ class ToolRunner:
         now = origin_of(tab.url)
         if now != approved_origin:
             raise TargetChanged(
-                f"tab {tab.id} changed from {approved_origin or tab.url!r} to {now or tab.url!r} "
+                f"tab {tab.id} changed from {results.page_text(approved_origin or repr(tab.url))} "
+                f"to {results.page_text(now or repr(tab.url))} "
                 "after the call was approved, so it was not run; look at the tab again and retry"
             )
         ctx.tab = tab

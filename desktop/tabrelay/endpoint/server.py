@@ -342,7 +342,9 @@ class McpEndpoint:
                 )
                 for tab in (result.structured_content or {}).get("tabs", []):
                     listing.append({"browser": browser.id, "browser_name": browser.name, **tab})
-            return json.dumps(listing, ensure_ascii=False)
+            # JSON, as the resource says: the page's titles and addresses with the boundary's
+            # name broken, as in structured content.
+            return json.dumps(results.defused(listing), ensure_ascii=False)
         match = TAB_URI.fullmatch(uri)
         if match is None:
             raise ResourceNotFoundError(f"no resource {uri}; see tabrelay://tabs")

@@ -316,7 +316,9 @@ async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
         answer = "OK" if params.accept else "Cancel"
         # The page goes on from its dialog: it may leave (a "Leave page?") or open another.
         return await after_action(
-            f"Answered the {dialog.kind} {dialog.message!r} with {answer}.", watch, None
+            f"Answered the {dialog.kind} {page_text(repr(dialog.message))} with {answer}.",
+            watch,
+            None,
         )
 
 
@@ -364,7 +366,7 @@ async def focus(ctx: ToolContext, target: Located, what: str) -> None:
     problem = answer.get("result", {}).get("value")
     if not isinstance(problem, dict):
         return
-    by = str(problem.get("by", "something"))
+    by = page_text(str(problem.get("by", "something")))
     match problem.get("why"):
         case "modal":
             raise ToolError(

@@ -187,6 +187,7 @@ class Followed:
     url: str = ""
     title: str = ""
     ready_state: str = ""
+    stopped: tuple[str, str] | None = None  # a load Tabrelay stopped meanwhile: (url, why)
 
     def note(self) -> str:
         """The sentence(s) an acting tool adds to its answer ("" when the page stayed)."""
@@ -196,6 +197,13 @@ class Followed:
         went = page_text(after.url)
         if after.closed:
             parts.append("The page closed its tab.")
+        elif self.stopped is not None:
+            stopped, why = self.stopped
+            instead = "Chrome's error page" if after.committed else where
+            parts.append(
+                f"It started a navigation that Tabrelay stopped at {page_text(stopped[:200])}: "
+                f"{why}. The tab shows {instead}."
+            )
         elif after.committed and after.loaded:
             parts.append(
                 f"The page changed: the tab now shows {where}. Take a new snapshot; refs from "
@@ -346,6 +354,7 @@ class ActionWatch:
         after = self.aftermath
         if after.closed or not (after.moved or after.started or after.opened or after.frames):
             return Followed(after)
+        stopped = self._ctx.state.log.stopped  # emptied as the action began (``following``)
         try:
             answer = await self._ctx.cdp(
                 "Runtime.evaluate", {"expression": _WHERE, "returnByValue": True}, timeout=2.0
@@ -353,8 +362,10 @@ class ActionWatch:
             url, title, state = answer["result"]["value"]
         # A page still between documents has no context to ask: say what the events said.
         except (TabrelayError, KeyError, TypeError, ValueError):
-            return Followed(after, url=after.url)
-        return Followed(after, url=str(url), title=str(title), ready_state=str(state))
+            return Followed(after, url=after.url, stopped=stopped)
+        return Followed(
+            after, url=str(url), title=str(title), ready_state=str(state), stopped=stopped
+        )
 
 
 @contextlib.asynccontextmanager
@@ -372,6 +383,7 @@ async def following(ctx: ToolContext) -> AsyncIterator[ActionWatch]:
         return event.kind == "cdp" and event.tab_id == tab.id and event.method in wanted
 
     subscription = ctx.hub.subscribe(maxlen=2000, accept=accept)
+    ctx.state.log.stopped = None  # what the guard stops from now on is this action's doing
     try:
         yield ActionWatch(ctx, subscription, Aftermath(tab.id))
     finally:

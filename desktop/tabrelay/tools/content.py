@@ -215,13 +215,13 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
     header = f"# {tab.title or '(no title)'}\n{tab.url}\n\n"
     rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     narrower = "" if params.ref else ", or pass a selector or a ref to read one part"
-    fitted = fit_text(
-        rest,
-        ctx.budget_bytes - len(header.encode("utf-8")),
-        continuation=lambda kept: f"call again with offset={params.offset + kept}{narrower}",
-    )
     withheld = value.get("withheld") if params.format != "html" else None
     notes = "\n" + withheld_note(withheld) if isinstance(withheld, dict) and withheld else ""
+    fitted = fit_text(
+        rest,
+        ctx.budget_bytes - len(f"{header}{notes}".encode()),
+        continuation=lambda kept: f"call again with offset={params.offset + kept}{narrower}",
+    )
     return ToolResult(
         fitted.as_page(header) + notes,
         data={

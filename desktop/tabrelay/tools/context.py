@@ -158,12 +158,14 @@ class ToolContext:
         nowhere) once the tab is gone (``TabStates.tab``)."""
         return self.tabs.tab(self.need_browser().id, self.need_tab().id)
 
-    def adopt(self, tab_id: int) -> None:
-        """A tab this call opened: the agent's (in scope whatever the person shared), its
-        redirects judged like this call's."""
+    def adopt(self, tab_id: int, *, loading: bool = False) -> None:
+        """A tab this call opened: the agent's (in scope whatever the person shared); one it
+        is about to load a page in (``loading``) has that load's redirects judged like this
+        call's."""
         state = self.tabs.tab(self.need_browser().id, tab_id)
         state.agent_opened = True
-        state.reach = self.reach
+        if loading:
+            state.reach = self.reach
 
     @property
     def objects(self) -> str:

@@ -132,7 +132,7 @@ async def _choose(ctx: ToolContext, target: Located, values: list[str], what: st
                 "it and then click the option"
             )
         case "missing":
-            options = ", ".join(repr(o) for o in result.get("options", [])[:30])
+            options = page_text(", ".join(repr(o) for o in result.get("options", [])[:30]))
             if target.secret:  # a card's expiry, say: neither the value nor the choices
                 raise ToolError(f"{what} ({target.secret}) has no option for the value given")
             raise ToolError(f"{what} has no option {result.get('value')!r}; its options: {options}")

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,20 @@ logger = logging.getLogger(__name__)
 
 PAUSED = "Fetch.requestPaused"
 ALERT_EVERY = 30.0  # seconds: at most one alert per tab (a page may embed many blocked frames)
+_HEADED = 256  # held page loads remembered, for the redirects that follow them
+_NOT_A_PAGE = "a redirect to an address that is not a web page (only http and https are followed)"
+
+
+def _same_site(site: str, sites: frozenset[str]) -> bool:
+    """``site`` is one of ``sites``, or one of them with ``www.`` added or taken away or moved
+    from http to https: the same site to a person."""
+    scheme, _, host = site.partition("://")
+    for other in sites:
+        their_scheme, _, their_host = other.partition("://")
+        same_host = host.removeprefix("www.") == their_host.removeprefix("www.")
+        if same_host and scheme in (their_scheme, "https"):
+            return True
+    return False
 
 
 class NavigationInterceptor:
@@ -45,7 +60,7 @@ class NavigationInterceptor:
         tabs: TabStates,
         *,
         guard: Callable[[], NavigationGuard],
-        may_go: Callable[[Reach, str], bool] = lambda reach, site: True,
+        may_go: Callable[[Reach, str], bool],
     ) -> None:
         self._hub = hub
         self._registry = registry
@@ -53,6 +68,9 @@ class NavigationInterceptor:
         self._tabs = tabs
         self._guard = guard
         self._may_go = may_go
+        # The site each held page load of a tab with a reach was headed for, by request id:
+        # a redirect that stays on the site it came from is not leaving anywhere.
+        self._headed: OrderedDict[str, str] = OrderedDict()
         self._subscription = hub.subscribe(
             maxlen=10_000,
             accept=lambda e: (
@@ -97,7 +115,11 @@ class NavigationInterceptor:
         if not isinstance(request_id, str):
             return
         try:
-            reason = self._guard().refusal(url) or await self._elsewhere(browser, tab_id, paused)
+            reason = self._guard().refusal(url) or self._elsewhere(browser, tab_id, paused)
+        except Exception:  # a bug must not leave the page's load held forever: fail it
+            logger.exception("could not judge the load of %s in tab %s", url[:200], tab_id)
+            reason = "Tabrelay could not judge this load"
+        try:
             if reason is not None:  # known before Chrome answers the navigation that failed
                 self._stopped(browser, tab_id, url, reason)
             if reason is None:
@@ -112,24 +134,34 @@ class NavigationInterceptor:
         except TabrelayError as error:
             logger.debug("paused request %s not answered: %s", request_id, error)
 
-    async def _elsewhere(self, browser: Browser, tab_id: int, paused: dict[str, Any]) -> str | None:
-        """Why a server's redirect of the tab's page may not be followed: it goes to a site the
-        agent's last acting call on the tab was not allowed to reach, and no rule or plan of
-        that client lets the call go there (the address can carry data out); None if it may.
-        Page-initiated loads and frames are the page's own doing, judged by the guard alone."""
+    def _elsewhere(self, browser: Browser, tab_id: int, paused: dict[str, Any]) -> str | None:
+        """Why a server's redirect of the tab's page may not be followed, while an acting call
+        may take the tab somewhere (its reach): it leaves the site it came from for one the call
+        was not allowed to reach, and no rule or plan of that client lets the call go there
+        (the address can carry data out); None if it may. Frames' loads, and the loads a call
+        or a page starts, are judged by the guard alone."""
         state = self._tabs.get(browser.id, tab_id)
-        reach = state.reach if state is not None else None
-        if state is None or reach is None or not paused.get("redirectedRequestId"):
+        if state is None or state.reach is None:
             return None
-        site = origin_of(str((paused.get("request") or {}).get("url", "")))
-        # The same host moved to https is the same site to a person.
-        if not site or site in reach.sites or site.replace("https:", "http:", 1) in reach.sites:
+        # ``main_frame`` is known from when the tab was guarded (sessions.py): no command is
+        # answered while a load is held here.
+        if paused.get("frameId") != state.main_frame:
             return None
-        if self._may_go(reach, site):
-            return None
-        # A frame's redirect is the page's own doing, not where the agent goes. (No command can
-        # ask which frame is the tab's: Chrome answers none while the navigation waits here.)
-        if state.main_frame is not None and paused.get("frameId") != state.main_frame:
+        reach, url = state.reach, str((paused.get("request") or {}).get("url", ""))
+        redirected = str(paused.get("redirectedRequestId") or "")
+        site = origin_of(url)
+        if site is None:  # mailto:, a custom scheme…: only http(s) pages may be gone to
+            return _NOT_A_PAGE if redirected else None
+        came_from = self._headed.pop(redirected, None) if redirected else None
+        self._headed[str(paused["requestId"])] = site
+        while len(self._headed) > _HEADED:
+            self._headed.popitem(last=False)
+        if (
+            not redirected  # the load the call or the page started: judged when it was asked
+            or site == came_from  # a redirect within the site it came from
+            or _same_site(site, reach.sites)
+            or self._may_go(reach, site)
+        ):
             return None
         return (
             f"a redirect to another site, where {reach.tool} is not allowed for this client "

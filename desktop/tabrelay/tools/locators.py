@@ -25,6 +25,7 @@ from tabrelay.recipes.model import Locator
 from tabrelay.tools import page_outline
 from tabrelay.tools.context import Params, ToolContext
 from tabrelay.tools.refs import frame_loaders, object_for
+from tabrelay.tools.results import page_text
 from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.targets import named_elements
 
@@ -631,5 +632,11 @@ def _missing(locator: Locator, last: dict[str, Any], timeout: float) -> str:
         for n in last.get("nearby", [])[:MAX_NEARBY]
         if isinstance(n, dict)
     ]
-    offers = "the page offers nearby: " + ", ".join(nearby) if nearby else "nothing alike"
-    return f"could not find {locator.describe()} within {timeout:g} s ({how}); {offers}"
+    offers = (
+        "the page offers nearby: " + page_text(", ".join(nearby)) if nearby else "nothing alike"
+    )
+    # The recipe's locator was recorded from a page: its names are the page's words too.
+    return (
+        f"could not find {page_text(locator.describe())} within {timeout:g} s "
+        f"({page_text(how)}); {offers}"
+    )

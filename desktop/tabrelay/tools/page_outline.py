@@ -557,7 +557,8 @@ function (viewport, refused, ...marked) {
           continue;
         }
         // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
-        if (ICON_FONT.test(style.fontFamily)) glyphs.add(nodes.length);
+        // The font asked for first: a fallback in the stack ("Segoe UI Symbol") is no icon font.
+        if (ICON_FONT.test(style.fontFamily.split(',')[0])) glyphs.add(nodes.length);
         let flags = 0;
         if (
           onScreen &&

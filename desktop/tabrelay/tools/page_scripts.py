@@ -97,8 +97,11 @@ SIGHT = r"""
     return [0, 1, 2].map((i) => top[i] * a + below[i] * (1 - a)).concat(1);
   };
   // Left of or above the page, where no scrolling reaches (inside a scroller, it may).
-  const offPage = (r, state) =>
-    !state.scroller && (r.right + state.win.scrollX <= 0 || r.bottom + state.win.scrollY <= 0);
+  // A fixed box does not scroll: outside the window, it is never seen.
+  const offPage = (r, state) => state.fixed
+    ? r.right <= 0 || r.bottom <= 0
+      || r.left >= state.win.innerWidth || r.top >= state.win.innerHeight
+    : !state.scroller && (r.right + state.win.scrollX <= 0 || r.bottom + state.win.scrollY <= 0);
   // The part of ``box`` (or all of ``r`` when there is none) inside ``r``.
   const cut = (box, r) =>
     box ? { left: Math.max(box.left, r.left), top: Math.max(box.top, r.top),
@@ -115,7 +118,10 @@ SIGHT = r"""
       o *= parseFloat(m[1]) / (m[2] ? 100 : 1);
     return o;
   };
-  const scaledAway = (transform) => {
+  const scaledAway = (transform, scale) => {
+    // The scale property on its own ("0", "0 1"…) as well as a transform.
+    if (scale !== 'none' && scale.split(' ').some((v) => Math.abs(parseFloat(v)) < 0.05))
+      return true;
     if (!transform || transform === 'none') return false;
     const v = (/matrix(3d)?\(([^)]*)\)/.exec(transform) || [])[2];
     if (!v) return false;
@@ -181,7 +187,7 @@ SIGHT = r"""
       const dark = /dark/.test(styleOf(doc.documentElement).colorScheme);
       const canvas = win === window.top && !dark ? [255, 255, 255, 1] : null;
       return { why: null, own: null, opacity: 1, clip: null, clipPositioned: false,
-               bg: canvas, scroller: false, port: null, win };
+               bg: canvas, scroller: false, port: null, fixed: false, win };
     },
     of(el, style, above) {
       const s = { ...above, own: null };
@@ -189,20 +195,26 @@ SIGHT = r"""
       s.opacity = above.opacity * parseFloat(style.opacity || '1') * filterOpacity(style.filter);
       let why = s.opacity < 0.1 ? 'transparent' : null;
       const transform = style.transform;
-      if (!why && scaledAway(transform)) why = 'scaled to nothing';
+      const scale = style.scale;
+      if (!why && scaledAway(transform, scale)) why = 'scaled to nothing';
       const position = style.position;
       if (!why && clippedAway(style, position)) why = 'clipped away';
       const tag = el.tagName;
       const top = tag === 'HTML' || tag === 'BODY';
-      if (position === 'fixed') { s.clip = null; s.scroller = false; s.port = null; }
+      if (position === 'fixed') {
+        s.clip = null; s.scroller = false; s.port = null; s.fixed = true;
+      }
       else if (position === 'absolute' && !above.clipPositioned) s.clip = null;
       const overflow = style.overflow;  // one read for both axes: "visible", "hidden auto", …
       const overflows = overflow !== 'visible';
       // A box in the flow, inside a parent that shows, shows where its parent does unless it
       // clips, is clipped, moves, or is pulled out by a negative margin: only then is it
       // measured (its texts are measured where they are drawn, below).
+      // (An element named by an attribute, a picture above all, has no text to measure.)
       const moved = overflows || s.clip || position !== 'static'
-        || transform !== 'none' || style.margin.includes('-');
+        || transform !== 'none' || scale !== 'none' || style.translate !== 'none'
+        || style.margin.includes('-') || REPLACED.has(tag)
+        || el.hasAttribute('aria-label') || el.hasAttribute('alt');
       if (!why && moved && style.display !== 'contents') {
         const r = el.getBoundingClientRect();
         const flat = r.width <= 1 || r.height <= 1;

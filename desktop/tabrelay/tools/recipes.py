@@ -241,7 +241,8 @@ async def _step(ctx: ToolContext, step: Step, timeout: float, *, secret: bool) -
     """
     if step.action != "dialog" and (dialog := ctx.state.log.dialog) is not None:
         raise ToolError(
-            f"a {dialog.kind} dialog is open ({dialog.message[:100]!r}) and the recipe does not "
+            f"a {dialog.kind} dialog is open ({page_text(repr(dialog.message[:100]))}) and the "
+            "recipe does not "
             "answer it here"
         )
     ref = await find(ctx, step.target, timeout=timeout) if step.target is not None else None

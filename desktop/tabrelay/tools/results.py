@@ -62,12 +62,23 @@ def structured(
     named = [f for f in page_fields if f in data]
     if not named:
         return data
-    defused = {f: _defused(data[f]) for f in named if isinstance(data[f], str)}
     return {
         **data,
-        **defused,
+        **{f: defused(data[f]) for f in named},
         "page_text": {"id": nonce or secrets.token_hex(4), "fields": named},
     }
+
+
+def defused(value: Any) -> Any:
+    """The page's words (a string, or strings at any depth of lists and dicts) with the
+    boundary's name broken, for structured content, which has no spans."""
+    if isinstance(value, str):
+        return _defused(value)
+    if isinstance(value, list):
+        return [defused(v) for v in value]
+    if isinstance(value, dict):
+        return {k: defused(v) for k, v in value.items()}
+    return value
 
 
 def _defused(words: str) -> str:

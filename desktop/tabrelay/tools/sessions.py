@@ -85,7 +85,8 @@ class TabSessions:
         Raises:
             BrowserError: the tab cannot be attached (closed, a chrome:// page…).
         """
-        session = self._tabs.tab(browser.id, tab_id).session
+        state = self._tabs.tab(browser.id, tab_id)
+        session = state.session
         session.last_used = time.monotonic()
         if guard:
             session.guarded = True
@@ -104,6 +105,9 @@ class TabSessions:
         for domain in sorted(enabled - set(wanted)):
             await browser.cdp(tab_id, f"{domain}.disable")
             enabled.discard(domain)
+        if holds and state.main_frame is None:  # to tell the page's loads from its frames'
+            tree = await browser.cdp(tab_id, "Page.getFrameTree")
+            state.main_frame = str(tree["frameTree"]["frame"]["id"])
 
     async def attach(self, browser: Browser, tab_id: int) -> None:
         """The person attached a tab from the dashboard."""

@@ -187,7 +187,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
             clickable=frozenset(page.clickable),
             visible=frozenset(page.visible) if viewport else None,
             max_depth=depth,
-            base_url=tab.url,
+            base_url=page.frames[0].url if page.frames else tab.url,  # the document read
             inline=frozenset(page.inline),
             script_focus=frozenset(page.script_focus),
             pointer=frozenset(page.pointer),

@@ -204,8 +204,8 @@ class SessionState:
 
 @dataclass(frozen=True, slots=True)
 class Reach:
-    """Where the last acting call on a tab was allowed to take it, and whose call it was: a
-    server's redirect to another site on the way is judged against it (``interception.py``)."""
+    """Where an acting call on a tab was allowed to take it, and whose call it is: a server's
+    redirect to another site on the way is judged against it (``interception.py``)."""
 
     client: str
     session: str | None
@@ -223,7 +223,9 @@ class TabState:
     session: SessionState = field(default_factory=SessionState)
     agent_opened: bool = False  # an agent opened it: in scope whatever the person shared
     alerted: float | None = None  # time.monotonic() of the last "stopped a load" alert
-    reach: Reach | None = None  # the last acting call's; None: no agent has acted here
+    # While an acting call runs on the tab (or, for a tab it opened, until that tab shows its
+    # first page): where the call may take it. None: the page's own loads.
+    reach: Reach | None = None
     main_frame: str | None = None  # the id of the tab's own frame, once a document showed
 
 
@@ -283,6 +285,7 @@ class TabStates:
             return
         if main:
             state.main_frame = frame_id
+            state.reach = None  # the call's navigation arrived: what follows is the page's
             state.refs.release_all(keep=(frame_id, loader_id))
         else:
             state.refs.release_frame(frame_id, keep=loader_id)

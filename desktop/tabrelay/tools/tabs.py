@@ -137,7 +137,7 @@ async def new_tab(ctx: ToolContext, params: NewTabParams) -> ToolResult:
     # after it loaded (under a screenshot or a scroll the agent makes at once).
     switch = params.active and browser.supports("tabs.activate")
     tab = await browser.create_tab("about:blank", active=params.active and not switch)
-    ctx.adopt(tab.id)
+    ctx.adopt(tab.id, loading=True)
     if browser.supports("tabs.group"):
         await browser.group_tabs([tab.id], title=TABRELAY_GROUP)
     if switch:

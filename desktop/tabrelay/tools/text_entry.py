@@ -24,6 +24,7 @@ from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import EDITOR
 from tabrelay.tools.keys import MODIFIERS, Key, key_for
 from tabrelay.tools.refs import Located
+from tabrelay.tools.results import page_text
 
 SHOWN_TEXT = 80  # characters of a field's text an error quotes
 # Editors whose text is rich (paragraphs, not lines): compared with whitespace collapsed.
@@ -210,7 +211,8 @@ def mismatch(
             f"for{limit}"
         )
     return (
-        f"{named} holds {_quoted(held)} after typing, not {_quoted(wanted)}{limit}; the page "
+        f"{named} holds {page_text(_quoted(held))} after typing, not {_quoted(wanted)}{limit}; the "
+        "page "
         "changed or refused part of it"
     )
 

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, CommandTimeout, ToolError
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.results import page_text
 
 LoadState = Literal["load", "domcontentloaded", "networkidle"]
 NETWORK_QUIET = 0.5  # seconds without requests in flight that count as "idle"
@@ -107,7 +108,7 @@ async def _condition(ctx: ToolContext, kind: str, value: str, timeout: float) ->
             continue
         outcome = result.get("result", {}).get("value") or {}
         if outcome.get("error"):
-            raise ToolError(f"cannot wait for {value!r}: {outcome['error']}")
+            raise ToolError(f"cannot wait for {value!r}: {page_text(str(outcome['error']))}")
         if outcome.get("met"):
             return
     seen = {
