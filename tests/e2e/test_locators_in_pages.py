@@ -24,6 +24,7 @@ from tabrelay.tools.actions import ClickParams, DragParams, PressKeyParams
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.forms import FillFormParams
 from tabrelay.tools.locators import TargetMissing, capture_targets, find, locator_of
+from tabrelay.tools.results import plain
 
 pytestmark = E2E
 
@@ -241,7 +242,8 @@ async def test_a_missing_element_says_what_was_tried_and_what_the_page_offers_ne
     with pytest.raises(TargetMissing) as missing:
         await find(ctx, wanted, timeout=1)
     assert 0.8 < time.monotonic() - started < 4
-    message = missing.value.message
+    # The recipe's words and the page's are marked as the page's (``results.page_text``).
+    message = plain(missing.value.message)
     assert message.startswith('could not find button "Add to basket" within 1 s')
     assert 'role "button \\"Add to basket\\"": none' in message
     assert 'css "#gone": none' in message

@@ -475,8 +475,8 @@ class ToolRunner:
         now = origin_of(tab.url)
         if now != approved_origin:
             raise TargetChanged(
-                f"tab {tab.id} changed from {results.page_text(approved_origin or repr(tab.url))} "
-                f"to {results.page_text(now or repr(tab.url))} "
+                f"tab {tab.id} changed from {results.page_text(repr(approved_origin or tab.url))} "
+                f"to {results.page_text(repr(now or tab.url))} "
                 "after the call was approved, so it was not run; look at the tab again and retry"
             )
         ctx.tab = tab

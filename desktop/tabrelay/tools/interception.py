@@ -144,8 +144,8 @@ class NavigationInterceptor:
         if state is None or state.reach is None:
             return None
         # ``main_frame`` is known from when the tab was guarded (sessions.py): no command is
-        # answered while a load is held here.
-        if paused.get("frameId") != state.main_frame:
+        # answered while a load is held here. Unknown, every load is judged as the page's.
+        if state.main_frame is not None and paused.get("frameId") != state.main_frame:
             return None
         reach, url = state.reach, str((paused.get("request") or {}).get("url", ""))
         redirected = str(paused.get("redirectedRequestId") or "")

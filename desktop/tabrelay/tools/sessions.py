@@ -97,6 +97,7 @@ class TabSessions:
         chosen = DEFAULT_DOMAINS if session.domains is None else session.domains
         wanted = tuple(dict.fromkeys((*TOOL_DOMAINS, *guarded, *chosen)))
         enabled = session.enabled
+        newly_held = holds and GUARD_DOMAIN not in enabled
         for domain in wanted:
             if domain not in enabled:
                 params = {"patterns": GUARD_PATTERNS} if domain == GUARD_DOMAIN else None
@@ -105,9 +106,11 @@ class TabSessions:
         for domain in sorted(enabled - set(wanted)):
             await browser.cdp(tab_id, f"{domain}.disable")
             enabled.discard(domain)
-        if holds and state.main_frame is None:  # to tell the page's loads from its frames'
-            tree = await browser.cdp(tab_id, "Page.getFrameTree")
-            state.main_frame = str(tree["frameTree"]["frame"]["id"])
+        if newly_held and state.main_frame is None:  # to tell the page's loads from its frames'
+            # A page a dialog blocks does not answer: unknown, every load is judged as the page's.
+            with contextlib.suppress(BrowserError, KeyError, TypeError):
+                tree = await browser.cdp(tab_id, "Page.getFrameTree", timeout=2.0)
+                state.main_frame = str(tree["frameTree"]["frame"]["id"])
 
     async def attach(self, browser: Browser, tab_id: int) -> None:
         """The person attached a tab from the dashboard."""
