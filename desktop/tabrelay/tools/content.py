@@ -75,18 +75,13 @@ _READ = r"""
     return false;
   };
   // What a sighted person cannot see is left out, counted by why (see page_scripts).
-  const styles = new Map();
-  const styleOf = (el) => {
-    if (!styles.has(el)) styles.set(el, getComputedStyle(el));
-    return styles.get(el);
-  };
-  const sight = (SIGHT)(styleOf);
-  const withheld = {};
+  const sight = (SIGHT)();
+  const styleOf = sight.style;
   const out = [];
   const walk = (node, parent, above) => {
     if (node.nodeType === Node.TEXT_NODE) {
       const why = parent && sight.text(node, parent, above, styleOf(parent));
-      if (why) withheld[why] = (withheld[why] || 0) + 1;
+      if (why) sight.withhold(why);
       else out.push(escape(node.textContent));
       return;
     }
@@ -94,7 +89,7 @@ _READ = r"""
     if (skip(node)) return;
     const seen = sight.of(node, styleOf(node), above);
     if (seen.own) {
-      withheld[seen.own] = (withheld[seen.own] || 0) + 1;
+      sight.withhold(seen.own);
       return;
     }
     if (node.matches(BOXES) && !node.contains(root)) {  // it draws only some lines: all of them
@@ -112,13 +107,7 @@ _READ = r"""
       try { doc = node.contentDocument; } catch (error) { doc = null; }
       if (doc && doc.body) walk(doc.body, null, inside(doc.body));
     } else {
-      let summarized = false;
-      for (const child of (node.shadowRoot || node).childNodes) {
-        // A closed <details> draws its (first) summary.
-        const first = !summarized && child.tagName === 'SUMMARY';
-        summarized ||= first;
-        walk(child, node, first && seen.why === 'folded away' ? {...seen, why: null} : seen);
-      }
+      for (const child of (node.shadowRoot || node).childNodes) walk(child, node, seen);
     }
     if (!['img', 'br', 'hr'].includes(tag)) out.push(`</${tag}>`);
   };
@@ -131,7 +120,7 @@ _READ = r"""
     return state;
   };
   walk(root, root.parentElement, inside(root));
-  return {html: out.join(''), withheld};
+  return {html: out.join(''), withheld: sight.withheld};
 }
 """.replace("FIELD_KIND", FIELD_KIND.strip())
 _READ = _READ.replace("SIGHT", SIGHT.strip()).replace("BOXES", CODE_BOXES)

@@ -186,17 +186,8 @@ function (viewport, refused, ...marked) {
     'caption',
   ]);
 
-  // One computed style per element for the whole read.
-  const styles = new Map();
-  const styleOf = (el) => {
-    let style = styles.get(el);
-    if (style === undefined) {
-      style = getComputedStyle(el);
-      styles.set(el, style);
-    }
-    return style;
-  };
-  const sight = (SIGHT)(styleOf);
+  const sight = (SIGHT)();
+  const styleOf = sight.style;  // one computed style per element for the whole read
 
   function roleOf(el, tag) {
     const explicit = attr(el, 'role');
@@ -534,7 +525,7 @@ function (viewport, refused, ...marked) {
   function generated(el, which, parent, nodes, seen) {
     const said = ws(pseudo(el, which)).trim();
     if (!said) return;
-    if (seen.why) return withhold(seen.why);
+    if (seen.why) return sight.withhold(seen.why);
     const text = which === '::before' ? `${said} ` : ` ${said}`;
     const shown = onScreen && onScreen(() => el.getBoundingClientRect()) ? 8 : 0;
     nodes.push([0, parent, 'StaticText', text, 0, null, null, shown]);
@@ -543,7 +534,6 @@ function (viewport, refused, ...marked) {
   function walk(el, parent, nodes, hidden, editableParent, quietText, seen) {
     const said = !hidden && !quietText && parent !== 0;
     if (said) generated(el, '::before', parent, nodes, seen);
-    let summarized = false;
     for (const child of flatChildren(el)) {
       if (child.nodeType === 3) {
         if (hidden || quietText) continue;
@@ -553,7 +543,7 @@ function (viewport, refused, ...marked) {
         const style = styleOf(el);
         const unseen = sight.text(child, el, seen, style);
         if (unseen) {
-          withhold(unseen);
+          sight.withhold(unseen);
           continue;
         }
         // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
@@ -573,22 +563,12 @@ function (viewport, refused, ...marked) {
         continue;
       }
       if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
-      // A closed <details> draws its (first) summary.
-      const first = !summarized && child.tagName === 'SUMMARY';
-      summarized ||= first;
-      const above = first && seen.why === 'folded away' ? { ...seen, why: null } : seen;
-      element(child, parent, nodes, hidden, editableParent, above);
+      element(child, parent, nodes, hidden, editableParent, seen);
     }
     if (said) generated(el, '::after', parent, nodes, seen);
   }
 
   // Text left out because a sighted person cannot see it, counted by why.
-  const withheld = {};
-  let withheldCount = 0;
-  const withhold = (why) => {
-    withheld[why] = (withheld[why] || 0) + 1;
-    withheldCount++;
-  };
   const ICON_FONT = /icon|symbol|glyph|awesome|material/i;
   const glyphs = new Set();
   // Roles kept on their line when out of sight (a skip link, a custom checkbox's input): what a
@@ -842,12 +822,12 @@ function (viewport, refused, ...marked) {
         }
       return;
     }
-    const before = withheldCount;
+    const before = sight.count();
     walk(el, index, nodes, hidden, editable, quietText, seen);
     // A name from contents says only what is drawn; one that says something else than what is
     // drawn (an aria-label on a labelled button) gives way to what is drawn, flagged when they
     // disagree. What draws no words (an icon) keeps its name: that is how it is announced.
-    const maybeUnlike = !fromContents || withheldCount > before;
+    const maybeUnlike = !fromContents || sight.count() > before;
     if (name && maybeUnlike && FROM_CONTENTS.has(role) && !unseen && !editable) {
       const drawn = drawnText(nodes, index);
       const said = words(name).join(' ');
@@ -861,7 +841,7 @@ function (viewport, refused, ...marked) {
   }
 
   walkDocument(document, null, location.href);
-  return JSON.stringify({ frames, marked: marked.map(idOf), withheld });
+  return JSON.stringify({ frames, marked: marked.map(idOf), withheld: sight.withheld });
 }
 """.replace("FIELD_KIND", FIELD_KIND.strip())
 OUTLINE = OUTLINE.replace("SIGHT", SIGHT.strip()).replace("  HELD\n", _HELD)

@@ -57,7 +57,7 @@ QUERY = r"""
 })
 """
 
-# ``sight(styleOf)``: whether a sighted person can see an element or a text, for the reading
+# ``sight()``: whether a sighted person can see an element or a text, for the reading
 # tools (issue 25: text a person cannot see is the classic carrier of prompt injection). Walked
 # from the root down: ``sight.of(el, style, above)`` is the element's state given its parent's
 # (``sight.root(doc)`` for a document's), ``state.own`` why the element itself is not seen and
@@ -65,9 +65,22 @@ QUERY = r"""
 # text node is not seen. Reasons are short words for the snapshot's note. Not drawn now is not
 # seen (a collapsed accordion's text too: the agent opens it as a person would), except what
 # only waits for the person to move: scrolled away inside a scroller or the page, under a fixed
-# header or a modal's backdrop. What is covered is known only on screen.
+# header or a modal's backdrop. What is covered is known only on screen. ``sight.style(el)`` is
+# the one computed style per element for the whole read; ``sight.withhold(why)`` counts a text
+# left out (``sight.withheld``, by why; ``sight.count()``, in all).
 SIGHT = r"""
-(styleOf) => {
+() => {
+  const styles = new Map();
+  const styleOf = (el) => {
+    let style = styles.get(el);
+    if (style === undefined) {
+      style = getComputedStyle(el);
+      styles.set(el, style);
+    }
+    return style;
+  };
+  const withheld = {};
+  let count = 0;
   const REPLACED = new Set(['IMG', 'VIDEO', 'CANVAS', 'IFRAME', 'EMBED', 'OBJECT', 'PICTURE']);
   // Colours repeat across a page: each is parsed once.
   const colours = new Map();
@@ -182,6 +195,13 @@ SIGHT = r"""
   };
   const ranges = new Map();  // one Range per document, moved from text to text
   return {
+    style: styleOf,
+    withheld,
+    withhold(why) {
+      withheld[why] = (withheld[why] || 0) + 1;
+      count++;
+    },
+    count: () => count,
     root(doc) {
       const win = doc.defaultView;
       const dark = /dark/.test(styleOf(doc.documentElement).colorScheme);
@@ -190,6 +210,10 @@ SIGHT = r"""
                bg: canvas, scroller: false, port: null, fixed: false, win };
     },
     of(el, style, above) {
+      // A closed <details> draws its (first) summary.
+      if (above.why === 'folded away' && el.tagName === 'SUMMARY'
+          && el.parentElement && el.parentElement.querySelector(':scope > summary') === el)
+        above = { ...above, why: null };
       const s = { ...above, own: null };
       if (above.why) return { ...s, own: above.why };
       s.opacity = above.opacity * parseFloat(style.opacity || '1') * filterOpacity(style.filter);
