@@ -111,16 +111,17 @@ async def test_a_redirect_to_another_site_on_the_way_stops_until_the_agent_goes_
     # A click that leads there the same way: its answer says where Tabrelay stopped it.
     await grant_site(app, url, tools=("browser_click",))
     out = pages.url(f"record?exfil=card-4242&t={uuid.uuid4().hex[:8]}", host="localhost")
-    await agent.ok("browser_navigate", tab_id=tab, url=via(pages, "button", hop(out)))
-    said = await agent.ok("browser_click", tab_id=tab, selector="button")
+    # (In a tab of its own: Chrome's error page left in this one can name its address late.)
+    clicking = await agent.open(via(pages, "button", hop(out)))
+    said = await agent.ok("browser_click", tab_id=clicking, selector="button")
     assert f"Tabrelay stopped at {out}: a redirect to another site" in said, said
     assert pages.hits(out) == []
     # The page's own moves are not the agent's: a script sends the tab to the other site,
     # whose own redirects stay there.
     there = pages.url(f"index.html?t={uuid.uuid4().hex[:8]}", host="localhost")
     moved = via(pages, "button", pages.url(f"go/redirect?to={there}", host="localhost"))
-    await agent.ok("browser_navigate", tab_id=tab, url=moved)
-    said = await agent.ok("browser_click", tab_id=tab, selector="button")
+    moving = await agent.open(moved)
+    said = await agent.ok("browser_click", tab_id=moving, selector="button")
     assert "The page changed" in said and pages.hits(there) == ["GET"], said
 
     framed = pages.url(f"tools/form.html?t={uuid.uuid4().hex[:8]}", host="localhost")
