@@ -33,6 +33,7 @@ from bench_idle import idle_benchmarks  # noqa: E402
 from bench_latency import latency_benchmarks  # noqa: E402
 from bench_outline_corpus import outline_corpus_benchmarks  # noqa: E402
 from bench_plans import plans_benchmarks  # noqa: E402
+from bench_reach import reach_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
 from bench_reliability import reliability_benchmarks  # noqa: E402
 from bench_snapshot import snapshot_benchmarks  # noqa: E402
@@ -60,6 +61,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "effects": effects_benchmarks,
     "plans": plans_benchmarks,
     "hidden": hidden_benchmarks,
+    "reach": reach_benchmarks,
     "tools_list": tools_list_benchmarks,
     "events": events_benchmarks,
     "idle": idle_benchmarks,

@@ -335,12 +335,14 @@ function () {
     const said = (el.innerText || '').replace(/\s+/g, ' ').trim();
     return said ? `${text} "${said.length > 60 ? said.slice(0, 59) + '…' : said}"` : text;
   };
+  // Asked of the element itself: the focus inside a shadow root (closed ones too, which this
+  // world cannot walk down to) is found from where it is.
+  if (this.matches(':focus-within')) return null;
   const doc = this.ownerDocument;
   let active = doc.activeElement;
   while (active && active.shadowRoot && active.shadowRoot.activeElement) {
     active = active.shadowRoot.activeElement;
   }
-  if (active && (active === this || this.contains(active))) return null;
   let modal = null;
   try { modal = doc.querySelector('dialog:modal'); } catch (error) { modal = null; }
   if (modal && !modal.contains(this)) return {why: 'modal', by: describe(modal)};

@@ -1,13 +1,12 @@
 """browser_get_content: a page (or one part of it) as text, markdown or HTML.
 
-The part is a CSS selector or a ref from the snapshot (a line the snapshot shortened says
-which). For text and markdown the page first serializes its visible content in the page,
-leaving out boilerplate — navigation, headers and footers outside the article, asides, ads,
-cookie and consent banners, scripts, styles — and including open shadow roots and same-origin
-frames; code editors give their whole text. A field read on its own gives what it holds now
-(never a password's). Markdown comes from that HTML through ``markdownify``; HTML mode returns
-the markup as it is. Long results end with a marker and the offset to continue from.
-"""
+The part is a CSS selector or a ref from the snapshot (a line the snapshot shortened says which).
+For text and markdown the page first serializes its visible content in the page, leaving out
+boilerplate — navigation, headers and footers outside the article, asides, ads, cookie and consent
+banners, scripts, styles — and including shadow roots (open and closed) and same-origin frames;
+code editors give their whole text. A field read on its own gives what it holds now (never a
+password's). Markdown comes from that HTML through ``markdownify``; HTML mode returns the markup as
+it is. Long results end with a marker and the offset to continue from. """
 
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editors import CODE_BOXES
 from tabrelay.tools.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
 from tabrelay.tools.refs import STALE, node_id_of
+from tabrelay.tools.shadow_roots import open_closed_roots
 
 # (root, mode, editors) => {html, withheld} | {value, code} | {secret} | {missing}: one element
 # (or the body). Run in Tabrelay's world, where the page cannot redefine what it calls (how a
@@ -233,6 +233,7 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
     # from the page's world, where their APIs are.
     tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
     context = await page_outline.world(ctx, tree["frameTree"]["frame"]["id"])
+    await open_closed_roots(ctx, context)
     held = [b for node, e in editors.items() for b in (node, e.box)]
     objects = await asyncio.gather(*(_resolve(ctx, b, context) for b in held))
     handed: list[dict[str, Any]] = [
@@ -242,7 +243,7 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
     call: dict[str, Any]
     if params.ref is not None:
         node = await node_id_of(ctx, ref=params.ref, selector=None)
-        found = await page_outline.resolve(ctx, node, context)
+        found = await ctx.resolve(node, context)
         if found is None:
             raise ToolError(STALE.format(ref=params.ref))
         call = {"objectId": found, "functionDeclaration": _READ_THIS}
@@ -264,7 +265,7 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
 
 
 async def _resolve(ctx: ToolContext, backend: int | None, context: int) -> str | None:
-    return None if backend is None else await page_outline.resolve(ctx, backend, context)
+    return None if backend is None else await ctx.resolve(backend, context)
 
 
 # bs4 and markdownify are imported on first use: ≈ 0.1–0.2 s and a few MiB at every start

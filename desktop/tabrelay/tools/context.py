@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from tabrelay.config.settings import Settings
-from tabrelay.errors import CommandTimeout, EventsClosed, TabrelayError, ToolError
+from tabrelay.errors import CommandFailed, CommandTimeout, EventsClosed, TabrelayError, ToolError
 from tabrelay.protocol.messages import TabInfo
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
@@ -218,6 +218,23 @@ class ToolContext:
         kw = {} if timeout is None else {"timeout": timeout}
         answer: dict[str, Any] = await self.cdp("Runtime.callFunctionOn", params, **kw)
         return answer
+
+    async def resolve(self, backend: int, context: int) -> str | None:
+        """The object of the node ``backend`` names in the world ``context`` (in this call's
+        object group), or None when it is gone."""
+        try:
+            resolved = await self.cdp(
+                "DOM.resolveNode",
+                {
+                    "backendNodeId": backend,
+                    "executionContextId": context,
+                    "objectGroup": self.objects,
+                },
+            )
+        except CommandFailed:
+            return None  # gone meanwhile
+        object_id = resolved.get("object", {}).get("objectId")
+        return str(object_id) if object_id else None
 
     async def page_elements(self, expression: str, *, facts: str) -> PageElements:
         """Run ``expression`` in the page: an array of elements carrying ``facts`` as a property

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tabrelay.errors import TabrelayError, ToolError
+from tabrelay.errors import CommandFailed, TabrelayError, ToolError
 from tabrelay.recipes.model import Locator
 from tabrelay.tools import page_outline
 from tabrelay.tools.context import Params, ToolContext
@@ -221,7 +221,8 @@ const textOf = (el) => {
   const text = norm(el.textContent);
   return text && text.length <= 100 ? text : null;
 };
-// Every root a locator looks in: the document and its open shadow roots (not its frames).
+// Every root a locator looks in: the document and its shadow roots (not its frames); closed
+// ones too, in Tabrelay's world.
 const rootsOf = (doc, budget) => {
   const roots = [doc];
   for (let i = 0; i < roots.length && i < 200; i++) {
@@ -484,7 +485,12 @@ async def locator_of(
     """
     try:
         async with asyncio.timeout(CAPTURE_TIMEOUT):
-            object_id = await object_for(ctx, ref=ref, selector=selector)
+            # Described in Tabrelay's world, which walks closed shadow roots too.
+            object_id = await page_outline.adopt(
+                ctx, await object_for(ctx, ref=ref, selector=selector)
+            )
+            if object_id is None:
+                return None
             answer = await ctx.call_on(object_id, _DESCRIBE, int(CAPTURE_TIMEOUT * 400))
     # A locator is a nicety of recording: a step without one is still recorded by the caller.
     except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):
@@ -564,12 +570,13 @@ async def find(ctx: ToolContext, locator: Locator, *, timeout: float = 10.0) -> 
                     "Runtime.evaluate",
                     {
                         "expression": f"({_FIND_SCRIPT})({json.dumps(wanted)}, {budget_ms})",
+                        "contextId": await page_outline.opened_world(ctx),
                         "returnByValue": False,
                         "objectGroup": ctx.objects,
                     },
                 )
-        except TimeoutError:
-            found = {}
+        except (TimeoutError, CommandFailed):
+            found = {}  # a look that took too long, or a page between documents: look again
         result = found.get("result", {})
         if result.get("subtype") == "node" and result.get("objectId"):
             ref = await _mint(ctx, str(result["objectId"]), locator.frames)
@@ -593,6 +600,7 @@ async def _mint(ctx: ToolContext, object_id: str, frames: list[str]) -> str | No
             "Runtime.evaluate",
             {
                 "expression": f"({_FRAME_ELEMENT})({json.dumps(frames)})",
+                "contextId": await page_outline.opened_world(ctx),
                 "returnByValue": False,
                 "objectGroup": ctx.objects,
             },

@@ -1,14 +1,15 @@
 """The page's outline read where the page is: one script in an isolated world of Tabrelay's own.
 
 ``read`` runs ``OUTLINE`` in the tab's top frame, in a world the page's scripts cannot reach
-(``WORLD``), over the document, its open shadow roots (as laid out: slots filled) and its
-same-origin frames. The script computes each element's role, name, value and states the way
-Chrome's accessibility tree does (HTML-AAM, accname: ``aria-labelledby``, ``aria-label``, labels,
-``alt``, contents, ``title``, placeholders), which elements are laid out inline, focusable only
-by script, on screen, and which fields hold a secret (``page_scripts.FIELD_KIND``; such a field's
-value never leaves the page), and answers in nodes shaped like Chrome's own for
-``outline.build_outline``. Each element gets an id held by that world (``held``) for the life of
-its document: a ref names that id, and ``element`` gives the element back.
+(``WORLD``), over the document, its shadow roots (as laid out: slots filled; closed ones opened to
+the world by ``shadow_roots``) and its same-origin frames. The script computes each element's role,
+name, value and states the way Chrome's accessibility tree does (HTML-AAM, accname:
+``aria-labelledby``, ``aria-label``, labels, ``alt``, contents, ``title``, placeholders), which
+elements are laid out inline, focusable only by script, on screen, and which fields hold a secret
+(``page_scripts.FIELD_KIND``; such a field's value never leaves the page), and answers in nodes
+shaped like Chrome's own for ``outline.build_outline``. Each element gets an id held by that world
+(``held``) for the life of its document: a ref names that id, and ``element`` gives the element
+back.
 
 What can be clicked without a role (a ``div`` a framework listens on) is told by what the page
 draws: where the pointing-hand cursor starts, or an ``onclick`` attribute. Listeners are not
@@ -32,6 +33,7 @@ from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.context import ToolContext, exception_text
 from tabrelay.tools.outline import FrameTree
 from tabrelay.tools.page_scripts import FIELD_KIND, SIGHT
+from tabrelay.tools.shadow_roots import open_closed_roots
 
 WORLD = "tabrelay-outline"
 # The world forgets ids of collected elements when it holds more than twice the ids it kept at
@@ -923,6 +925,30 @@ async def world(ctx: ToolContext, frame_id: str) -> int:
     return int(made["executionContextId"])
 
 
+async def opened_world(ctx: ToolContext) -> int:
+    """The execution context of Tabrelay's world in the tab's top frame, with the page's closed
+    shadow roots opened to it (``shadow_roots``).
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    tree = await ctx.cdp("Page.getFrameTree")
+    context = await world(ctx, tree["frameTree"]["frame"]["id"])
+    await open_closed_roots(ctx, context)
+    return context
+
+
+async def adopt(ctx: ToolContext, object_id: str) -> str | None:
+    """The element ``object_id`` names (in any world) as an object of Tabrelay's world, where
+    closed shadow roots are walked as open ones; None when it is gone.
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+    return await ctx.resolve(int(described["node"]["backendNodeId"]), await opened_world(ctx))
+
+
 async def read(
     ctx: ToolContext,
     frame_id: str,
@@ -938,7 +964,8 @@ async def read(
         CommandFailed: the page could not be read (between documents, or gone).
     """
     context = await world(ctx, frame_id)
-    objects = await asyncio.gather(*(resolve(ctx, b, context) for b in marked))
+    await open_closed_roots(ctx, context)
+    objects = await asyncio.gather(*(ctx.resolve(b, context) for b in marked))
     kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
     answer = await ctx.cdp(
         "Runtime.callFunctionOn",
@@ -990,7 +1017,7 @@ async def hold(ctx: ToolContext, top_frame_id: str, backend: int) -> int | None:
     """The id the world of the tab whose top frame is ``top_frame_id`` holds the element
     ``backend`` names by (the snapshot's, if it gave the element a ref), or None when it is
     gone: one element, one ref, however it was found."""
-    found = await resolve(ctx, backend, await world(ctx, top_frame_id))
+    found = await ctx.resolve(backend, await world(ctx, top_frame_id))
     if found is None:
         return None
     answer = await ctx.call_on(found, ID_OF)
@@ -1011,20 +1038,6 @@ async def _held(ctx: ToolContext, context: int, held: int) -> str | None:
     if found.get("exceptionDetails") or result.get("subtype") == "null":
         return None
     object_id = result.get("objectId")
-    return str(object_id) if object_id else None
-
-
-async def resolve(ctx: ToolContext, backend: int, context: int) -> str | None:
-    """The object of the element ``backend`` names in the world ``context`` (in the call's
-    object group), or None when it is gone."""
-    try:
-        resolved = await ctx.cdp(
-            "DOM.resolveNode",
-            {"backendNodeId": backend, "executionContextId": context, "objectGroup": ctx.objects},
-        )
-    except CommandFailed:
-        return None  # gone meanwhile
-    object_id = resolved.get("object", {}).get("objectId")
     return str(object_id) if object_id else None
 
 

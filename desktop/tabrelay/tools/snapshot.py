@@ -1,8 +1,8 @@
 """browser_snapshot and browser_find: the page as an outline with refs, and searching it.
 
 The snapshot reads the page where it is: one script in Tabrelay's own world computes the
-accessibility nodes of the document, its open shadow roots and same-origin frames, and which
-fields hold a secret, whose value never leaves the page (``page_outline``); the text of code
+accessibility nodes of the document, its shadow roots (open and closed) and same-origin frames, and
+which fields hold a secret, whose value never leaves the page (``page_outline``); the text of code
 editors comes from their own API in the page's world (``editor_text``). Refs go out through the
 tab's ``TabRefs``, each naming an element the world holds, so the same element keeps its ref.
 """

@@ -1,0 +1,220 @@
+"""Closed shadow roots, opened to Tabrelay's world and to nothing else (issue 26).
+
+A design system's widget that attaches a *closed* shadow root hides what it holds from scripts
+(``el.shadowRoot`` is null), not from a person or a screen reader. CDP still knows the root
+(``DOM.describeNode`` lists it with its backend node id), so ``open_closed_roots`` asks it about
+each element that may host one, has ``DOM.resolveNode`` give the root to Tabrelay's world
+(``page_outline.WORLD``), and records it there: in that world only, ``el.shadowRoot`` answers
+with the closed root too, for the life of the document. Every script of the world (the outline,
+the content reader, locators, targets, effect facts) then walks closed roots as it walks open
+ones; the readers open the roots first (``page_outline.opened_world``). The page's own scripts,
+in their own world, see nothing change.
+
+Which elements may host one: a defined custom element that shows no shadow root, and an element
+of a kind that may host a shadow root that has no children but takes up room (a ``div`` filled
+only by its root); each is asked about once. Up to ``MAX_CANDIDATES`` new ones are asked about
+one by one, a root inside a closed root in the next round (at most ``MAX_ROUNDS``); past that,
+one description of the whole page finds every closed root at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from typing import Any
+
+from tabrelay.errors import CommandFailed
+from tabrelay.tools.context import ToolContext
+
+MAX_ROUNDS = 8  # closed roots inside closed roots, this deep
+MAX_CANDIDATES = 100  # asked one by one in a round; past that, the whole page at once
+
+# The world's record of closed roots, and ``shadowRoot`` that reads it: installed once per
+# window that has one (a same-origin frame's elements take their prototype from their own
+# window; a page without closed roots keeps the native getter).
+_CLOSED = r"""
+  const closed = (globalThis.__tabrelayClosed ||= {
+    roots: new WeakMap(),
+    asked: new WeakSet(),
+    // Each read's candidates by the read's token, asked once REMEMBER runs: a cancelled read's
+    // are asked again by the next; the oldest go past a few reads.
+    pending: new Map(),
+    patched: new WeakSet(),
+  });
+  const patch = (win) => {
+    if (!win || closed.patched.has(win)) return;
+    closed.patched.add(win);
+    const proto = win.Element.prototype;
+    const native = Object.getOwnPropertyDescriptor(proto, 'shadowRoot').get;
+    Object.defineProperty(proto, 'shadowRoot', {
+      configurable: true,
+      get() { return native.call(this) || closed.roots.get(this) || null; },
+    });
+  };
+"""
+
+# The elements that may host a closed root and were not asked about yet (pending for ``token``): an
+# array of them, their number when there are more than ``max`` (the whole page is then asked at
+# once), or null for none. Walks the document, its shadow roots (closed ones already
+# known too) and same-origin frames.
+CANDIDATES = (
+    r"""
+function (max, token) {
+CLOSED
+  const HOSTS = new Set(['ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BODY', 'DIV', 'FOOTER', 'H1', 'H2',
+    'H3', 'H4', 'H5', 'H6', 'HEADER', 'MAIN', 'NAV', 'P', 'SECTION', 'SPAN']);
+  const found = [];
+  const visit = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      const shadow = el.shadowRoot;
+      if (shadow) visit(shadow);
+      else if (!closed.asked.has(el)) {
+        const custom = el.localName.includes('-');
+        const defined = custom && el.matches(':defined');
+        const empty = !el.firstChild && (custom || HOSTS.has(el.tagName));
+        const box = empty && el.getBoundingClientRect();
+        if (defined || (box && box.width > 0 && box.height > 0)) found.push(el);
+      }
+      if (el.tagName === 'IFRAME') {
+        let doc = null;
+        try { doc = el.contentDocument; } catch (error) { doc = null; }
+        if (doc) visit(doc);
+      }
+    }
+  };
+  visit(document);
+  closed.pending.set(token, found);
+  for (const old of closed.pending.keys()) {
+    if (closed.pending.size <= 8) break;
+    closed.pending.delete(old);
+  }
+  return found.length > max ? found.length : found.length ? found : null;
+}
+"""
+).replace("CLOSED\n", _CLOSED)
+
+# Records closed roots (arguments: the read's token, then host, root, host, root, …) and that
+# the read's candidates were asked about.
+REMEMBER = (
+    r"""
+function (token, ...pairs) {
+CLOSED
+  for (const el of closed.pending.get(token) || []) closed.asked.add(el);
+  closed.pending.delete(token);
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const [host, root] = [pairs[i], pairs[i + 1]];
+    if (!host || !root || root.host !== host) continue;
+    patch(host.ownerDocument.defaultView);
+    closed.roots.set(host, root);
+  }
+}
+"""
+).replace("CLOSED\n", _CLOSED)
+
+
+async def open_closed_roots(ctx: ToolContext, context: int) -> int:
+    """Gives Tabrelay's world (execution context ``context``) the closed shadow roots of the
+    page it has not seen yet; how many it found.
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    opened = 0
+    token = secrets.token_hex(8)
+    for _ in range(MAX_ROUNDS):
+        listing = await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {
+                "functionDeclaration": CANDIDATES,
+                "executionContextId": context,
+                "arguments": [{"value": MAX_CANDIDATES}, {"value": token}],
+                "objectGroup": ctx.objects,
+            },
+        )
+        result = listing.get("result", {})
+        if listing.get("exceptionDetails"):
+            return opened
+        if result.get("type") == "number":
+            pairs = await _whole_page(ctx, context)
+        elif result.get("objectId"):
+            pairs = await _asked_one_by_one(ctx, str(result["objectId"]), context)
+        else:
+            return opened  # none
+        await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {
+                "functionDeclaration": REMEMBER,
+                "executionContextId": context,
+                "arguments": [
+                    {"value": token},
+                    *({"objectId": o} for pair in pairs for o in pair),
+                ],
+            },
+        )
+        if not pairs:
+            return opened
+        opened += len(pairs)
+    return opened
+
+
+async def _asked_one_by_one(ctx: ToolContext, array: str, context: int) -> list[tuple[str, str]]:
+    """(host, closed root) in the world ``context`` of each element of the page's ``array``
+    that has a closed root."""
+    listed = await ctx.cdp("Runtime.getProperties", {"objectId": array, "ownProperties": True})
+    hosts = [
+        str(p["value"]["objectId"])
+        for p in listed.get("result", [])
+        if p.get("name", "").isdigit() and p.get("value", {}).get("objectId")
+    ]
+    found = await asyncio.gather(*(_closed_root(ctx, host, context) for host in hosts))
+    return [(host, root) for host, root in zip(hosts, found, strict=True) if root]
+
+
+async def _closed_root(ctx: ToolContext, host: str, context: int) -> str | None:
+    with contextlib.suppress(CommandFailed):  # the element went away meanwhile
+        described = await ctx.cdp(
+            "DOM.describeNode", {"objectId": host, "depth": 0, "pierce": True}
+        )
+        for root in _closed(described.get("node", {})):
+            return await ctx.resolve(root, context)
+    return None
+
+
+async def _whole_page(ctx: ToolContext, context: int) -> list[tuple[str, str]]:
+    """(host, closed root) in the world ``context`` of every closed root of the page, closed
+    roots in closed roots too: one description of the whole document (``DOM.describeNode``
+    tracks no node, so the page's changes after it send nothing)."""
+    document = await ctx.cdp(
+        "Runtime.evaluate",
+        {"expression": "document", "contextId": context, "objectGroup": ctx.objects},
+    )
+    found = document.get("result", {}).get("objectId")
+    if not found:
+        return []
+    whole = await ctx.cdp("DOM.describeNode", {"objectId": found, "depth": -1, "pierce": True})
+    backends: list[tuple[int, int]] = []
+    stack = [whole.get("node", {})]
+    while stack:
+        node = stack.pop()
+        host = node.get("backendNodeId")
+        if isinstance(host, int):
+            backends += [(host, root) for root in _closed(node)]
+        for key in ("children", "shadowRoots"):
+            stack += node.get(key, [])
+        if "contentDocument" in node:
+            stack.append(node["contentDocument"])
+    objects = await asyncio.gather(
+        *(ctx.resolve(backend, context) for pair in backends for backend in pair)
+    )
+    pairs = zip(objects[::2], objects[1::2], strict=True)
+    return [(host, root) for host, root in pairs if host and root]
+
+
+def _closed(node: dict[str, Any]) -> list[int]:
+    """The backend node ids of a described node's closed shadow roots."""
+    return [
+        root["backendNodeId"]
+        for root in node.get("shadowRoots", [])
+        if root.get("shadowRootType") == "closed" and isinstance(root.get("backendNodeId"), int)
+    ]

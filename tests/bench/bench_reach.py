@@ -1,0 +1,74 @@
+"""Reach (issue 26): what reading closed shadow roots costs.
+
+The generated page of the snapshot bench (``bench/many.html``) with each section of 40 controls
+in a shadow root on a custom element (``?shadow=open`` or ``closed``), at 500, 2,000 and 8,000
+controls, through ``browser_snapshot`` over MCP (the app in this process, the real extension).
+The first snapshot of a page with closed roots asks Chrome for them (``shadow_roots``); the
+later ones find none new. Times are of the first response (as the snapshot bench's); refs are
+counted over the whole outline (every part followed). Targets: every control has a ref; closed
+roots cost at most 1.2 × open ones at 2,000 controls (later snapshots); growth stays linear
+(8,000 vs 500, per control, ≤ 1).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from typing import Any
+
+from bench_snapshot import our_snapshot
+from rig import PageServer, app_in_process
+from stats import Row, row, verdict
+
+GROUP = "reach: closed shadow roots"
+SIZES = (500, 2000, 8000)
+MODES = ("none", "open", "closed")
+SAMPLES = 5
+
+
+async def reach_benchmarks(ctx: Any) -> list[Row]:
+    samples = 2 if ctx.quick else SAMPLES
+    first: dict[tuple[str, int], float] = {}
+    later: dict[tuple[str, int], float] = {}
+    refs: dict[tuple[str, int], int] = {}
+    with PageServer() as pages:
+        async with app_in_process(ctx.home / "reach") as run:
+            agent = run.agent
+            tab = await agent.open(pages.url("index.html?side=reach"))
+            for n in SIZES:
+                for mode in MODES:
+                    shadow = "" if mode == "none" else f"&shadow={mode}"
+                    await agent.ok("browser_navigate", tab_id=tab,
+                                   url=pages.url(f"bench/many.html?n={n}{shadow}"))  # fmt: skip
+                    started = time.perf_counter()
+                    await agent.snapshot(tab)
+                    first[mode, n] = (time.perf_counter() - started) * 1000
+                    _, parts = await our_snapshot(agent.ok, tab)
+                    refs[mode, n] = len(set(re.findall(r"\[e\d+\]", "".join(parts))))
+                    times = []
+                    for _ in range(samples):
+                        started = time.perf_counter()
+                        await agent.snapshot(tab)
+                        times.append((time.perf_counter() - started) * 1000)
+                    later[mode, n] = statistics.median(times)
+    rows: list[Row] = []
+    for (mode, n), ms in later.items():
+        where = "the document" if mode == "none" else f"{mode} shadow roots"
+        label = f"snapshot {n:,} controls, sections in {where}"
+        rows.append(row(f"{label} · first", first[mode, n], "ms", group=GROUP))
+        rows.append(row(f"{label} · later p50", ms, "ms", group=GROUP))
+        rows.append(row(f"{label} · refs", refs[mode, n], f"of ≥ {n}", group=GROUP))
+    missing = sum(max(0, n - refs["closed", n]) for n in SIZES)
+    rows.append(verdict("closed shadow roots: controls without a ref", missing, "", 0))
+    ratio = later["closed", 2000] / later["open", 2000]
+    rows.append(
+        verdict("closed shadow roots: snapshot 2,000 controls, closed / open", ratio, "×", 1.2,
+                target=f"≤ 1.2 ({later['closed', 2000]:.0f} vs {later['open', 2000]:.0f} ms)")
+    )  # fmt: skip
+    growth = (later["closed", 8000] / 8000) / (later["closed", 500] / 500)
+    rows.append(
+        verdict("closed shadow roots: cost per control, 8,000 vs 500 (linear: ≤ 1)", growth,
+                "×", 1.0)
+    )  # fmt: skip
+    return rows
