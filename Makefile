@@ -18,6 +18,7 @@ APT_RUN := libegl1 libgl1 libfontconfig1 libxkbcommon0 libxkbcommon-x11-0 libdbu
 APT_TEST := $(APT_RUN) chromium xvfb xauth dbus-x11 gnome-keyring libsecret-tools \
 	desktop-file-utils openbox trayer xdotool x11-utils
 APT_SCREENSHOTS := imagemagick x11-apps
+APT_BENCH := libtasn1-doc shared-mime-info  # their manuals: PDFs made by pdfTeX (bench_pdf)
 
 # $(call apt_ensure,packages): install what is missing, as root or through sudo.
 define apt_ensure
@@ -131,6 +132,7 @@ $(CORPUS_DIR)/node_modules/.stamp: $(CORPUS_DIR)/package.json $(CORPUS_DIR)/pack
 # The peers come from npm (npx); trayer (from system-test) gives Xvfb a system tray for the
 # tray app's figures.
 bench: system-test node $(TEST_STAMP) corpus
+	$(call apt_ensure,$(APT_BENCH))
 	@command -v npx >/dev/null || $(MAKE) --no-print-directory apt-npm
 	$(BIN)/python tests/bench/run.py
 

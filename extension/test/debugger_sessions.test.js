@@ -95,3 +95,59 @@ test("letting go with nothing attached touches no tab", async () => {
   await sessions.releaseAll();
   assert.deepEqual(fake.callsTo("debugger."), []);
 });
+
+test("a command Chrome answers as not attached while the tab stays attached is sent again", async () => {
+  // Chrome swapping the tab's page into another process (its PDF viewer loading) answers for a
+  // moment as if the debugger were detached, and tells of no detach.
+  const { fake, sessions } = setup();
+  await sessions.attach(1);
+  let refusals = 3;
+  fake.onCommand((method) => {
+    if (method === "Page.getFrameTree" && refusals > 0) {
+      refusals -= 1;
+      return Promise.reject(new Error(refusals % 2 ? "Debugger is not attached to the tab with id: 1." : "Detached while handling command."));
+    }
+    return Promise.resolve({ frameTree: {} });
+  });
+  assert.deepEqual(await sessions.send(1, "Page.getFrameTree", {}), { frameTree: {} });
+  const sent = fake.callsTo("debugger.sendCommand").filter(([, , method]) => method === "Page.getFrameTree");
+  assert.equal(sent.length, 4, "three refusals, then the answer");
+});
+
+test("a command that may have run, or a tab really detached, is not sent again", async () => {
+  const { fake, sessions } = setup();
+  await sessions.attach(1);
+  fake.onCommand((method) =>
+    method === "Input.dispatchMouseEvent" ? Promise.reject(new Error("Detached while handling command.")) : Promise.resolve({}),
+  );
+  await assert.rejects(sessions.send(1, "Input.dispatchMouseEvent", { type: "mousePressed", x: 1, y: 1 }), /Detached while handling/);
+  const clicks = fake.callsTo("debugger.sendCommand").filter(([, , method]) => method === "Input.dispatchMouseEvent");
+  assert.equal(clicks.length, 1, "an input event is never sent twice");
+
+  // Refused for good: tried a bounded number of times, then the error.
+  fake.onCommand(() => Promise.reject(new Error("Debugger is not attached to the tab with id: 1.")));
+  const started = Date.now();
+  await assert.rejects(sessions.send(1, "DOM.describeNode", { backendNodeId: 1 }), /not attached/);
+  assert.ok(Date.now() - started < 3000, "bounded");
+  const described = fake.callsTo("debugger.sendCommand").filter(([, , method]) => method === "DOM.describeNode");
+  assert.equal(described.length, 20);
+});
+
+test("a read in flight when Chrome detaches the tab for a moment is sent again once it is back", async () => {
+  const { fake, sessions } = setup();
+  await sessions.attach(1);
+  let first = true;
+  fake.onCommand((method) => {
+    if (method === "DOM.describeNode" && first) {
+      first = false;
+      return new Promise(() => {}); // in flight when the detach comes
+    }
+    return Promise.resolve({ node: { backendNodeId: 7 } });
+  });
+  const reading = sessions.send(1, "DOM.describeNode", { backendNodeId: 7 });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  fake.attached.delete(1); // Chrome let the debugger go (a process swap) and told of it
+  await sessions.handleDetach({ tabId: 1 }, "target_closed");
+  assert.deepEqual(await reading, { node: { backendNodeId: 7 } });
+  assert.deepEqual([...fake.attached], [1], "attached again");
+});

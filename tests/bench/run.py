@@ -32,6 +32,7 @@ from bench_hidden import hidden_benchmarks  # noqa: E402
 from bench_idle import idle_benchmarks  # noqa: E402
 from bench_latency import latency_benchmarks  # noqa: E402
 from bench_outline_corpus import outline_corpus_benchmarks  # noqa: E402
+from bench_pdf import pdf_benchmarks  # noqa: E402
 from bench_plans import plans_benchmarks  # noqa: E402
 from bench_reach import reach_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
@@ -62,6 +63,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "plans": plans_benchmarks,
     "hidden": hidden_benchmarks,
     "reach": reach_benchmarks,
+    "pdf": pdf_benchmarks,
     "tools_list": tools_list_benchmarks,
     "events": events_benchmarks,
     "idle": idle_benchmarks,

@@ -22,6 +22,7 @@ import time
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
@@ -86,7 +87,11 @@ class PageServer:
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, str]] = []
-        handler = functools.partial(_QuietHandler, self.requests, directory=str(PAGES_DIR))
+        self.served: dict[str, Served] = {}
+        self.cookies: list[tuple[str, str]] = []  # (path, Cookie header) of each served file
+        handler = functools.partial(
+            _QuietHandler, self.requests, self.served, self.cookies, directory=str(PAGES_DIR)
+        )
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.port = int(self._server.server_address[1])
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -98,6 +103,13 @@ class PageServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def serve(self, path: str, body: bytes, content_type: str, *, cookie: str = "") -> str:
+        """Serve ``body`` at ``/path`` (its URL back); with ``cookie`` (``name=value``), only
+        to a request that carries that cookie (403 otherwise). ``/set-cookie?name=value`` sets
+        one (HttpOnly: the page's scripts cannot read it)."""
+        self.served["/" + path] = Served(body, content_type, cookie)
+        return self.url(path)
 
     def url(self, path: str, *, host: str = "127.0.0.1") -> str:
         """A page URL; ``host="localhost"`` gives the same page on another origin."""
@@ -123,9 +135,25 @@ _ROUTES = {
 }
 
 
+@dataclass(frozen=True)
+class Served:
+    body: bytes
+    content_type: str
+    cookie: str = ""
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def __init__(self, requests: list[tuple[str, str, str]], *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        requests: list[tuple[str, str, str]],
+        served: dict[str, Served],
+        cookies: list[tuple[str, str]],
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
         self._requests = requests
+        self._served = served
+        self._cookies = cookies
         super().__init__(*args, **kwargs)
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -143,6 +171,23 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
             self.send_response(302)
             self.send_header("Location", to)
             self.end_headers()
+        elif parts.path == "/set-cookie":
+            self.send_response(200)
+            self.send_header("Set-Cookie", f"{parts.query}; HttpOnly; Path=/")
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.end_headers()
+            self.wfile.write(b"<!doctype html><title>Signed in</title><p>Signed in</p>")
+        elif parts.path in self._served:
+            served = self._served[parts.path]
+            sent = self.headers.get("Cookie", "")
+            self._cookies.append((parts.path, sent))
+            allowed = not served.cookie or served.cookie in [c.strip() for c in sent.split(";")]
+            body = served.body if allowed else b"forbidden"
+            self.send_response(200 if allowed else 403)
+            self.send_header("Content-Type", served.content_type if allowed else "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         elif parts.path in _ROUTES:
             body = _ROUTES[parts.path].format(to=html.escape(to), to_js=json.dumps(to))
             page = f"<!doctype html><title>{parts.path}</title>{body}".encode()

@@ -6,7 +6,7 @@ boilerplate — navigation, headers and footers outside the article, asides, ads
 banners, scripts, styles — and including shadow roots (open and closed) and same-origin frames;
 code editors give their whole text. A field read on its own gives what it holds now (never a
 password's). Markdown comes from that HTML through ``markdownify``; HTML mode returns the markup as
-it is. Long results end with a marker and the offset to continue from. """
+it is. Long results end with a marker and the offset to continue from."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools import editor_text, page_outline
+from tabrelay.tools import editor_text, page_outline, pdf
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editors import CODE_BOXES
@@ -173,7 +173,11 @@ class ContentParams(TabParams):
 
 
 async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
-    value = await _read(ctx, params)
+    tree = await ctx.cdp("Page.getFrameTree")
+    frame = pdf.shown(tree)
+    if frame is not None:
+        return await _pdf_content(ctx, params, frame)
+    value = await _read(ctx, params, tree)
     what = params.ref or repr(params.selector)
     if value.get("missing"):
         raise ToolError(
@@ -200,12 +204,40 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
             if params.format == "markdown"
             else to_text(html)
         )
-    tab = ctx.need_tab()
-    header = f"# {tab.title or '(no title)'}\n{tab.url}\n\n"
-    rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     narrower = "" if params.ref else ", or pass a selector or a ref to read one part"
     withheld = value.get("withheld") if params.format != "html" else None
     notes = "\n" + withheld_note(withheld) if isinstance(withheld, dict) and withheld else ""
+    return _fitted(ctx, params, body, notes=notes, narrower=narrower)
+
+
+async def _pdf_content(
+    ctx: ToolContext, params: ContentParams, frame: dict[str, Any]
+) -> ToolResult:
+    tab = ctx.need_tab()
+    if params.ref is not None or params.selector is not None or params.format == "html":
+        raise ToolError(
+            f"tab {tab.id} shows a PDF: it has no parts or HTML to read; read its text whole "
+            "(format text or markdown), with offset to continue"
+        )
+    read = await pdf.read(ctx, frame)
+    kind = f"(a PDF of {read.total} page{'s' if read.total != 1 else ''})"
+    return _fitted(ctx, params, pdf.text_of(read), kind=kind, narrower="")
+
+
+def _fitted(
+    ctx: ToolContext,
+    params: ContentParams,
+    body: str,
+    *,
+    kind: str = "",
+    notes: str = "",
+    narrower: str,
+) -> ToolResult:
+    """``body`` from ``params.offset`` under the tab's title and address (and ``kind``), cut to
+    the response budget with the offset to continue from."""
+    tab = ctx.need_tab()
+    header = f"# {tab.title or '(no title)'}\n{tab.url}\n" + (f"{kind}\n" if kind else "") + "\n"
+    rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     fitted = fit_text(
         rest,
         ctx.budget_bytes - len(f"{header}{notes}".encode()),
@@ -223,7 +255,7 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
     )
 
 
-async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
+async def _read(ctx: ToolContext, params: ContentParams, tree: dict[str, Any]) -> dict[str, Any]:
     """What ``_READ`` finds for the ref, the selector or the whole page.
 
     Raises:
@@ -231,7 +263,7 @@ async def _read(ctx: ToolContext, params: ContentParams) -> dict[str, Any]:
     """
     # Read in Tabrelay's world (what the page cannot redefine); the code editors' texts come
     # from the page's world, where their APIs are.
-    tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
+    editors = await editor_text.read(ctx)
     context = await page_outline.world(ctx, tree["frameTree"]["frame"]["id"])
     await open_closed_roots(ctx, context)
     held = [b for node, e in editors.items() for b in (node, e.box)]

@@ -22,6 +22,7 @@ from tabrelay.tools.results import page_text
 WaitUntil = Literal["load", "domcontentloaded", "none"]
 _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 _ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
+PDF = "application/pdf"
 BLOCKED = "net::ERR_BLOCKED_BY_CLIENT"  # what Chrome says of a request the guard failed
 
 
@@ -108,22 +109,29 @@ async def _until_loaded(
         if wait_until != "none" and not same_document:
             await ctx.progress(0, None, f"waiting for {wait_until}")
             await events.until(lambda e: _arrived_at(e, wait_until), timeout=timeout)
-    return await _arrived(ctx)
+        shown = [
+            e.params.get("frame", {})
+            for e in events.seen
+            if e.method == "Page.frameNavigated" and not e.params.get("frame", {}).get("parentId")
+        ]
+    return await _arrived(ctx, pdf=bool(shown) and shown[-1].get("mimeType") == PDF)
 
 
 def _arrived_at(event: HubEvent, wait_until: WaitUntil) -> bool:
     """The awaited load event, or an arrival that has none (a page restored from the
-    back/forward cache, a same-document history step)."""
+    back/forward cache, a same-document history step, a PDF: Chrome's viewer, another
+    extension, takes the tab's debugger away while it loads, and its load is never told)."""
     if event.method == _EVENT[wait_until]:
         return True
     if event.method == "Page.navigatedWithinDocument":
         return True
     frame = event.params.get("frame", {})
     restored = event.params.get("type") == "BackForwardCacheRestore"
-    return event.method == "Page.frameNavigated" and restored and not frame.get("parentId")
+    pdf = frame.get("mimeType") == PDF
+    return event.method == "Page.frameNavigated" and (restored or pdf) and not frame.get("parentId")
 
 
-async def _arrived(ctx: ToolContext) -> ToolResult:
+async def _arrived(ctx: ToolContext, *, pdf: bool) -> ToolResult:
     browser = ctx.need_browser()
     tab = await browser.get_tab(ctx.need_tab().id)
     ctx.tab = tab
@@ -134,8 +142,9 @@ async def _arrived(ctx: ToolContext) -> ToolResult:
         raise NavigationBlocked(
             f"blocked after a redirect: {blocked.message}; the tab was left on about:blank"
         ) from None
+    kind = " (a PDF: browser_get_content reads its text)" if pdf else ""
     return ToolResult(
-        page_text(f"{tab.title or '(no title)'} — {tab.url}"),
+        page_text(f"{tab.title or '(no title)'} — {tab.url}") + kind,
         data={"tab_id": tab.id, "url": tab.url, "title": tab.title},
         page_fields=("url", "title"),
     )

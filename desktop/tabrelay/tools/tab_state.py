@@ -30,6 +30,17 @@ _REF = re.compile(r"e([1-9][0-9]{0,9})")
 
 
 @dataclass(frozen=True, slots=True)
+class PdfPages:
+    """The text of the PDF a tab shows, page by page (``tools/pdf.py``), kept for the document
+    it was read from (its loader id) so continuing reads it again at once."""
+
+    loader_id: str
+    pages: tuple[str, ...]  # the text of the first pages, as many as were read
+    total: int  # pages the PDF has
+    cut: str | None = None  # why fewer than ``total`` were read
+
+
+@dataclass(frozen=True, slots=True)
 class RefTarget:
     """What a ref names: an element of one document (its frame's loader id), by the id
     Tabrelay's world in the tab holds it by (``page_outline``)."""
@@ -227,6 +238,7 @@ class TabState:
     # first page): where the call may take it. None: the page's own loads.
     reach: Reach | None = None
     main_frame: str | None = None  # the id of the tab's own frame, once a document showed
+    pdf: PdfPages | None = None  # the last PDF the tab showed and a tool read
 
 
 class TabStates:

@@ -14,13 +14,19 @@
  */
 
 import { cdpBlockReason } from "../shared/denylist.js";
-import { ChromeFailure, CommandError, chromeFailure, describeChromeError } from "../shared/errors.js";
+import { ChromeFailure, CommandError, chromeFailure, describeChromeError, mayResend } from "../shared/errors.js";
 import { ErrorCode } from "../shared/protocol.js";
 import { isRestrictedUrl } from "../shared/validation.js";
 import { hideCue, showCue } from "./cue.js";
 import { SessionKeys } from "./settings.js";
 
 const DEFAULT_VERSION = "1.3";
+// Chrome swaps a tab's page into another process now and then (its PDF viewer loading, a frame
+// isolated anew): meanwhile it answers as if the debugger were detached, or detaches it for a
+// moment. While the tab is kept attached, a command that did not run, or only reads, is sent
+// again (once the tab is attached again), this often.
+const RESEND_TRIES = 20;
+const RESEND_AFTER_MS = 50;
 
 /**
  * @typedef {object} PendingCommand
@@ -185,7 +191,16 @@ export class DebuggerSessions {
       await this.attach(tabId);
     }
     const target = sessionId === undefined ? { tabId } : { tabId, sessionId };
-    return this.#tracked(tabId, method, this.api.debugger.sendCommand(target, method, params ?? {}));
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.#tracked(tabId, method, this.api.debugger.sendCommand(target, method, params ?? {}));
+      } catch (error) {
+        const kept = this.#wanted.has(tabId) && !this.#canceled.has(tabId);
+        if (tries >= RESEND_TRIES || !kept || !mayResend(error, method)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RESEND_AFTER_MS));
+        if (!this.#attached.has(tabId)) await this.attach(tabId);
+      }
+    }
   }
 
   /**

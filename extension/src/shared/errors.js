@@ -50,6 +50,29 @@ export function chromeFailure(error) {
 }
 
 /**
+ * Whether a CDP command that failed with `error` may be sent again as it is, once the tab is
+ * attached again: Chrome answered that the debugger is not attached (it never ran the
+ * command), or the debugger detached while Chrome handled a command that only reads
+ * (`Page.getFrameTree`, `DOM.describeNode`…).
+ *
+ * @param {unknown} error what sending it rejected with: Chrome's error, or the CommandError of
+ *   a session that ended meanwhile
+ * @param {string} method the CDP method
+ * @returns {boolean}
+ */
+export function mayResend(error, method) {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof CommandError) {
+    if (error.code !== ErrorCode.DETACHED) return false;
+  } else if (/is not attached/i.test(message)) {
+    return true;
+  } else if (!/Detached while handling/i.test(message)) {
+    return false;
+  }
+  return /^[A-Za-z]+\.(get|describe|resolve|query)[A-Z]/.test(method);
+}
+
+/**
  * Turn an error from a chrome.* call into a CommandError with a protocol code the app can act on.
  *
  * @param {unknown} error
