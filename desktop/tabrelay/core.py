@@ -46,6 +46,7 @@ from tabrelay.relay.server import RelayServer
 from tabrelay.store.commandlog import CommandLog
 from tabrelay.system.logs import Redactor
 from tabrelay.tools.demonstration import Demonstrations
+from tabrelay.tools.downloads import Downloads
 from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.handoffs import Handoffs
 from tabrelay.tools.interception import NavigationInterceptor
@@ -140,6 +141,7 @@ class Core:
         self.recorder = Recorder(paths.recordings_dir)
         self.tabs.dropped.add(self.recorder.finish_tab)  # an agent's recording ends with its tab
         self.handoffs = Handoffs()
+        self.downloads = Downloads(paths.downloads_dir)
         self.demonstrations = Demonstrations(
             registry=self.registry,
             hub=self.hub,
@@ -248,6 +250,7 @@ class Core:
             handoffs=self.handoffs,
             recorder=self.recorder,
             recipes=self.recipes,
+            downloads=self.downloads,
         )
         self.endpoint = McpEndpoint(
             self.runner,

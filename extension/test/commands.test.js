@@ -323,3 +323,37 @@ test("a held document request is let through when the app cannot decide, and all
     [3, "Fetch.disable", {}],
   ]);
 });
+
+test("downloads.search names only the downloads of the address asked, since the time asked", async () => {
+  /** @type {Array<Record<string, unknown>>} */
+  const queries = [];
+  const items = [
+    { id: 1, url: "https://shop.test/report.csv", finalUrl: "https://cdn.test/r.csv", filename: "/home/p/Downloads/report.csv", mime: "text/csv", state: "complete", bytesReceived: 12, totalBytes: 12, fileSize: 12, exists: true, startTime: "2026-11-29T10:00:00.000Z", referrer: "https://shop.test/" },
+    { id: 2, url: "https://other.test/private.pdf", finalUrl: "https://other.test/private.pdf", filename: "/home/p/Downloads/private.pdf", state: "complete", startTime: "2026-11-29T10:00:01.000Z" },
+  ];
+  const downloads = {
+    /** @param {Record<string, unknown>} query */
+    search: async (query) => {
+      queries.push(query);
+      return items.filter((item) => (query.url === undefined || item.url === query.url) && (query.finalUrl === undefined || item.finalUrl === query.finalUrl));
+    },
+  };
+  const { tabs, sessions } = setup();
+  const router = new CommandRouter({ tabs, sessions, relayPort: () => 23001, downloads });
+  /** @param {Record<string, unknown>} params */
+  const search = (params) => router.handle({ method: "downloads.search", params });
+
+  const found = /** @type {Array<Record<string, unknown>>} */ (await search({ url: "https://shop.test/report.csv", startedAfter: Date.parse("2026-11-29T09:59:59Z") }));
+  assert.deepEqual(found.map((item) => item.id), [1]);
+  assert.equal(found[0].filename, "/home/p/Downloads/report.csv");
+  assert.equal("referrer" in found[0], false, "only the fields the protocol names");
+  assert.deepEqual(queries[0], { startedAfter: "2026-11-29T09:59:58.999Z", orderBy: ["-startTime"], url: "https://shop.test/report.csv" });
+  // By the address it ended at after redirects, too: once.
+  assert.deepEqual((/** @type {any[]} */ (await search({ url: "https://cdn.test/r.csv" }))).map((i) => i.id), [1]);
+
+  for (const params of [{}, { url: "" }, { url: 5 }, { url: "x".repeat(9000) }, { url: "https://a.test/", startedAfter: -1 }, { url: "https://a.test/", startedAfter: "soon" }]) {
+    await rejectsWith(search(params), "invalid_params");
+  }
+  const { run } = setup(); // a router without chrome.downloads
+  await rejectsWith(run("downloads.search", { url: "https://shop.test/report.csv" }), "unknown_method");
+});

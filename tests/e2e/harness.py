@@ -104,11 +104,14 @@ class PageServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def serve(self, path: str, body: bytes, content_type: str, *, cookie: str = "") -> str:
+    def serve(
+        self, path: str, body: bytes, content_type: str, *, cookie: str = "", attachment: str = ""
+    ) -> str:
         """Serve ``body`` at ``/path`` (its URL back); with ``cookie`` (``name=value``), only
-        to a request that carries that cookie (403 otherwise). ``/set-cookie?name=value`` sets
-        one (HttpOnly: the page's scripts cannot read it)."""
-        self.served["/" + path] = Served(body, content_type, cookie)
+        to a request that carries that cookie (403 otherwise); with ``attachment``, as a file
+        of that name to save (``Content-Disposition``). ``/set-cookie?name=value`` sets a
+        cookie (HttpOnly: the page's scripts cannot read it)."""
+        self.served["/" + path] = Served(body, content_type, cookie, attachment)
         return self.url(path)
 
     def url(self, path: str, *, host: str = "127.0.0.1") -> str:
@@ -140,6 +143,7 @@ class Served:
     body: bytes
     content_type: str
     cookie: str = ""
+    attachment: str = ""
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -185,6 +189,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
             body = served.body if allowed else b"forbidden"
             self.send_response(200 if allowed else 403)
             self.send_header("Content-Type", served.content_type if allowed else "text/plain")
+            if served.attachment and allowed:
+                self.send_header(
+                    "Content-Disposition", f'attachment; filename="{served.attachment}"'
+                )
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -85,6 +85,11 @@ class Paths:
         return self.data_dir / "recipes"
 
     @property
+    def downloads_dir(self) -> Path:
+        """Where files agents' actions downloaded are kept, unless the settings name a folder."""
+        return self.data_dir / "downloads"
+
+    @property
     def recordings_dir(self) -> Path:
         """The agent sessions and demonstrations being recorded (``recipes/recorder.py``)."""
         return self.recipes_dir / "recordings"

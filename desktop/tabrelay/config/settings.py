@@ -238,6 +238,9 @@ class Settings(_Model):
     navigation: NavigationSettings = Field(default_factory=NavigationSettings)
     tab_scope: Literal["all", "shared"] = "all"
     upload_dirs: list[str] = Field(default_factory=list)
+    # Where files an agent's action downloaded are kept; "" is a private folder of Tabrelay's
+    # data (tools/downloads.py).
+    download_dir: str = Field(default="", max_length=4096)
     enable_cdp_tool: bool = False
     log_retention_rows: int = Field(default=100_000, ge=100)
     log_retention_days: float = Field(default=30.0, gt=0)

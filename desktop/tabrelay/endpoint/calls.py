@@ -58,6 +58,7 @@ from tabrelay.tools import results
 from tabrelay.tools.access import Action
 from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
 from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
+from tabrelay.tools.downloads import Downloads
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.handoffs import Handoffs, refusal
 from tabrelay.tools.locators import capture_targets
@@ -97,8 +98,10 @@ class ToolRunner:
         handoffs: Handoffs | None = None,
         recorder: Recorder | None = None,
         recipes: RecipeStore | None = None,
+        downloads: Downloads | None = None,
     ) -> None:
         self.registry = registry
+        self.downloads = downloads
         self.sessions = sessions
         self.tabs = tabs
         self.handoffs = handoffs
@@ -213,7 +216,9 @@ class ToolRunner:
             sessions=self.sessions,
             recipes=self.recipes,
             handoffs=self.handoffs,
+            downloads=self.downloads,
             client=caller.client,
+            session=caller.session,
             access=functools.partial(self._start_plan, caller, reporter),
         )
         try:

@@ -41,6 +41,7 @@ EXTENDED_METHODS: tuple[str, ...] = (
     "tabs.activate",
     "tabs.get",
     "tabs.group",
+    "downloads.search",
 )
 # Behaviours an extension announces in ``hello.capabilities`` besides methods.
 # navigation.guard: it lets the document requests the app holds (Fetch) through whenever the

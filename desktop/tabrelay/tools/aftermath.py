@@ -13,11 +13,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tabrelay.errors import EventsClosed, TabrelayError
 from tabrelay.relay.events import HubEvent, Subscription
+from tabrelay.tools import download
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.results import page_text
 
@@ -85,6 +86,7 @@ class Aftermath:
     frames: dict[str, str] = field(default_factory=dict)  # frames that loaded anew: their URL
     frames_loading: set[str] = field(default_factory=set)
     requests: set[str] = field(default_factory=set)  # fetch/XHR still in flight
+    downloads: list[str] = field(default_factory=list)  # addresses of downloads it started
 
     def feed(self, event: HubEvent) -> None:
         if event.kind == "tab":
@@ -99,6 +101,8 @@ class Aftermath:
         if method == "Page.windowOpen":
             self.opening += 1
             return
+        if method == "Page.downloadWillBegin" and params.get("url"):
+            self.downloads.append(str(params["url"]))
         frame = params.get("frame") if method == "Page.frameNavigated" else None
         frame_id = frame.get("id") if isinstance(frame, dict) else params.get("frameId")
         if frame_id != self.main_frame and method not in _PAGE_WIDE:
@@ -188,6 +192,7 @@ class Followed:
     title: str = ""
     ready_state: str = ""
     stopped: tuple[str, str] | None = None  # a load Tabrelay stopped meanwhile: (url, why)
+    downloaded: tuple[str, ...] = ()  # what became of each download it started (sentences)
 
     def note(self) -> str:
         """The sentence(s) an acting tool adds to its answer ("" when the page stayed)."""
@@ -221,7 +226,7 @@ class Followed:
                 f"{ACTION_LOAD_TIMEOUT:g} s; the tab still shows the old page until it does. "
                 "Wait with browser_wait_for load_state='load', then take a new snapshot."
             )
-        elif after.failed is not None:
+        elif after.failed is not None and not self.downloaded:
             parts.append(
                 f"It started a navigation to {went} that did not open a page "
                 f"({after.failed}); the tab still shows {where}."
@@ -246,6 +251,7 @@ class Followed:
                 f"pass tab_id={tab_id} "
                 "to use it."
             )
+        parts.extend(self.downloaded)
         if after.opening > len(after.opened):
             parts.append(
                 "The page asked for a new window that did not open (the browser may have "
@@ -281,6 +287,7 @@ class ActionWatch:
         self._ctx = ctx
         self._subscription = subscription
         self.aftermath = aftermath
+        self._began = time.time()  # the wall clock Chrome dates downloads by
 
     async def after(self, *, timeout: float = ACTION_LOAD_TIMEOUT) -> Followed:
         """Wait (bounded by ``timeout``) for what the action started: a new page to load, the
@@ -312,7 +319,11 @@ class ActionWatch:
         if after.opened:
             for tab in after.opened:
                 self._ctx.adopt(tab)
-        return await self._where()
+        followed = await self._where()
+        if after.downloads:
+            said = [await download.follow(self._ctx, url, self._began) for url in after.downloads]
+            followed = replace(followed, downloaded=tuple(said))
+        return followed
 
     async def _find_main_frame(self) -> None:
         """Which frame is the tab's own. Asked after the action, not before: a page that a

@@ -132,11 +132,11 @@ TOOLS: tuple[ToolSpec, ...] = (
           output=_object(matches="integer")),
     _spec("browser_get_content", "Read the page",
           "The page or a part (ref or selector) as markdown, text or HTML, without "
-          "navigation, footers, ads and cookie banners.",
+          "navigation, footers, ads, cookie banners; PDFs; downloads.",
           content.ContentParams, content.get_content, read_only=True,
           output=_object(url="string", title="string", bytes="integer", truncated="boolean")),
     _spec("browser_screenshot", "Screenshot",
-          "The viewport, the full page or one element as an image, at most 1280 px wide unless "
+          "The viewport, full page or one element as an image, at most 1280 px wide unless "
           "asked.",
           screenshot.ScreenshotParams, screenshot.screenshot, read_only=True,
           output=_object(width="integer", height="integer", mime_type="string")),

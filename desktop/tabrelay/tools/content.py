@@ -17,12 +17,13 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools import editor_text, page_outline, pdf
+from tabrelay.tools import download, editor_text, page_outline, pdf
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editors import CODE_BOXES
 from tabrelay.tools.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
 from tabrelay.tools.refs import STALE, node_id_of
+from tabrelay.tools.results import page_text
 from tabrelay.tools.shadow_roots import open_closed_roots
 
 # (root, mode, editors) => {html, withheld} | {value, code} | {secret} | {missing}: one element
@@ -164,15 +165,21 @@ class ContentParams(TabParams):
         description="Ref from browser_snapshot of the part to read, e.g. a line it shortened.",
     )
     offset: int = Field(default=0, ge=0, description="Skip this many bytes (to continue).")
+    download_id: str | None = Field(default=None, description="Or a file this session downloaded.")
 
     @model_validator(mode="after")
     def _one_part(self) -> ContentParams:
         if self.ref is not None and self.selector is not None:
             raise ValueError("give 'ref' or 'selector' (or neither, for the whole page), not both")
+        if self.download_id is not None and (self.ref or self.selector or self.format == "html"):
+            raise ValueError("a download is read whole as text: no ref, selector or html")
         return self
 
 
 async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
+    if params.download_id is not None:
+        kept, text = await download.read_text(ctx, params.download_id)
+        return _fitted(ctx, params, text, title=f"{kept.describe()}", narrower="")
     tree = await ctx.cdp("Page.getFrameTree")
     frame = pdf.shown(tree)
     if frame is not None:
@@ -229,14 +236,16 @@ def _fitted(
     params: ContentParams,
     body: str,
     *,
+    title: str = "",
     kind: str = "",
     notes: str = "",
     narrower: str,
 ) -> ToolResult:
-    """``body`` from ``params.offset`` under the tab's title and address (and ``kind``), cut to
-    the response budget with the offset to continue from."""
+    """``body`` from ``params.offset`` under the tab's title and address (``title`` instead,
+    and ``kind``), cut to the response budget with the offset to continue from."""
     tab = ctx.need_tab()
-    header = f"# {tab.title or '(no title)'}\n{tab.url}\n" + (f"{kind}\n" if kind else "") + "\n"
+    title = title or f"{page_text(tab.title or '(no title)')}\n{page_text(tab.url)}"
+    header = f"# {title}\n" + (f"{kind}\n" if kind else "") + "\n"
     rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     fitted = fit_text(
         rest,
@@ -244,7 +253,7 @@ def _fitted(
         continuation=lambda kept: f"call again with offset={params.offset + kept}{narrower}",
     )
     return ToolResult(
-        fitted.as_page(header) + notes,
+        header + page_text(fitted.kept) + fitted.marker + notes,
         data={
             "url": tab.url,
             "title": tab.title,

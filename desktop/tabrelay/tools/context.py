@@ -25,6 +25,7 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
+from tabrelay.tools.downloads import Downloads
 from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.handoffs import Handoffs
 from tabrelay.tools.sessions import TabSessions
@@ -136,7 +137,9 @@ class ToolContext:
     sessions: TabSessions | None = None  # to guard a tab a tool opens before it loads a page
     recipes: RecipeStore | None = None  # the saved recipes (browser_run_recipe reads them)
     handoffs: Handoffs | None = None  # the tabs handed to the person (browser_handoff)
+    downloads: Downloads | None = None  # what agents' actions downloaded, by session
     client: str | None = None  # the MCP client making the call
+    session: str | None = None  # which of the client's MCP sessions
     reach: Reach | None = None  # an acting call's: where it was allowed to take the tab
     # Asks the person to approve a task's plan (purpose, sites, actions, minutes); what they
     # approved, started (browser_request_access). Given by the endpoint, which owns approvals.

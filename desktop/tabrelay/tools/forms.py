@@ -31,7 +31,7 @@ from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
 from tabrelay.tools.results import page_text
 from tabrelay.tools.text_entry import call_on_element, enter_text
 
-HIDDEN_TEXT_HINT = "Never store or show it (password, code and card fields never are)."
+HIDDEN_TEXT_HINT = "Never store or show it (secret fields never are)."
 
 _SELECT_OPTIONS = r"""
 function (wanted) {
@@ -146,7 +146,7 @@ async def _choose(ctx: ToolContext, target: Located, values: list[str], what: st
 
 class FormField(Target):
     value: str | bool | list[str] = Field(
-        description="Text, true/false for a checkbox or radio, option(s) for a select."
+        description="Text, true/false (checkbox, radio) or option(s) (select)."
     )
     secret: bool = Field(default=False, description=HIDDEN_TEXT_HINT)
 

@@ -39,7 +39,7 @@ class NavigateParams(TabParams):
         default=None, description="Instead of a URL: go back, forward, or reload."
     )
     wait_until: WaitUntil = Field(
-        default="load", description="Return after this page event (or at once with 'none')."
+        default="load", description="Return after this event ('none': at once)."
     )
     timeout: float = Field(default=30.0, gt=0, le=120, description="Seconds to wait for it.")
 

@@ -48,7 +48,14 @@ async def status(ctx: ToolContext, params: StatusParams) -> ToolResult:
     lines.append(f"Pending approvals: {info.get('pending_approvals', 0)}.")
     if info.get("paused"):
         lines.append("Agent access is PAUSED by the person: every call is denied until resumed.")
-    return ToolResult("\n".join(lines), data={**info, "browsers": browsers})
+    mine = ctx.downloads.of((ctx.client or "", ctx.session)) if ctx.downloads else []
+    if mine:
+        lines.append("This session's downloads (browser_get_content download_id= reads one):")
+        lines.extend(f"- {d.describe()}" for d in mine)
+    listed = [{"id": d.id, "name": d.name, "size": d.size, "mime": d.mime, "url": d.url}
+              for d in mine]  # fmt: skip
+    return ToolResult("\n".join(lines), data={**info, "browsers": browsers, "downloads": listed},
+                      page_fields=("downloads",))  # fmt: skip
 
 
 async def describe_browser(ctx: ToolContext, browser: Browser) -> dict[str, Any]:

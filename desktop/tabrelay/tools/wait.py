@@ -46,11 +46,9 @@ _POLL = r"""
 
 class WaitParams(TabParams):
     text: str | None = Field(default=None, description="Wait until this text is on the page.")
-    text_gone: str | None = Field(default=None, description="Wait until this text is gone.")
+    text_gone: str | None = Field(default=None, description="Until this text is gone.")
     selector: str | None = Field(default=None, description="Wait until this element is shown.")
-    load_state: LoadState | None = Field(
-        default=None, description="Wait for the load, domcontentloaded or networkidle state."
-    )
+    load_state: LoadState | None = Field(default=None, description="Wait for this load state.")
     seconds: float | None = Field(default=None, gt=0, le=60, description="Just wait this long.")
     timeout: float = Field(default=10.0, gt=0, le=120, description="Give up after this long.")
 

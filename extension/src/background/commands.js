@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The relay methods the extension obeys, once the app has proved it knows the token: the seed
- * table of DESIGN §3 plus tabs.close, tabs.activate, tabs.get and tabs.group.
+ * table of DESIGN §3 plus tabs.close, tabs.activate, tabs.get, tabs.group and downloads.search.
  *
  * The handler table is the allowlist (THREATS E4): a method not in it gets unknown_method and
  * touches nothing, whatever its name ("__proto__", "chrome.management.setEnabled"…). Every
@@ -11,9 +11,11 @@
 import { CommandError } from "../shared/errors.js";
 import { ErrorCode, EXTENDED_METHODS, SEED_METHODS } from "../shared/protocol.js";
 import {
+  MAX_DOWNLOADS_FOUND,
   cdpParams,
   checkNavigationUrl,
   debuggerVersion,
+  downloadSearchParams,
   groupParams,
   optionalBoolean,
   requireTabId,
@@ -34,8 +36,9 @@ export class CommandRouter {
    * @param {import("./tab_registry.js").TabRegistry} deps.tabs
    * @param {import("./debugger_sessions.js").DebuggerSessions} deps.sessions
    * @param {() => number} deps.relayPort
+   * @param {{search: Function}} [deps.downloads] chrome.downloads (through the facade)
    */
-  constructor({ tabs, sessions, relayPort }) {
+  constructor({ tabs, sessions, relayPort, downloads }) {
     /** @type {Array<[string, Handler]>} */
     const entries = [
       ["tabs.list", () => tabs.list()],
@@ -73,6 +76,7 @@ export class CommandRouter {
           return tabs.group(tabIds, title);
         },
       ],
+      ["downloads.search", (p) => searchDownloads(downloads, p)],
     ];
     this.#handlers = new Map(entries);
   }
@@ -121,6 +125,40 @@ export class CommandRouter {
     }
     return { dataUrl: `data:image/${format};base64,${result.data}` };
   }
+}
+
+/**
+ * The downloads started from one address since a time: what the app needs to follow a download
+ * an agent's action started (where the file is, how far it got), and nothing of the person's
+ * other downloads. Newest first, at most MAX_DOWNLOADS_FOUND.
+ *
+ * @param {{search: Function} | undefined} downloads
+ * @param {Record<string, unknown>} p
+ */
+async function searchDownloads(downloads, p) {
+  const { url, startedAfter } = downloadSearchParams(p);
+  if (downloads === undefined) {
+    throw new CommandError("This browser gives the extension no downloads", ErrorCode.UNKNOWN_METHOD);
+  }
+  const since = { startedAfter: new Date(Math.max(0, startedAfter - 1)).toISOString(), orderBy: ["-startTime"] };
+  // The address it started from, or the one it ended at after redirects.
+  /** @type {Array<Array<Record<string, unknown>>>} */
+  const [started, ended] = await Promise.all([downloads.search({ ...since, url }), downloads.search({ ...since, finalUrl: url })]);
+  const found = [...new Map([...started, ...ended].map((item) => [item.id, item])).values()];
+  return found.slice(0, MAX_DOWNLOADS_FOUND).map((item) => ({
+    id: item.id,
+    url: item.url,
+    finalUrl: item.finalUrl,
+    filename: item.filename,
+    mime: item.mime,
+    state: item.state,
+    error: item.error ?? null,
+    bytesReceived: item.bytesReceived,
+    totalBytes: item.totalBytes,
+    fileSize: item.fileSize,
+    exists: item.exists,
+    startTime: item.startTime,
+  }));
 }
 
 /** Every method the Tabrelay protocol defines; the router must implement exactly these. */

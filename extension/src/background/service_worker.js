@@ -52,7 +52,7 @@ const tabs = new TabRegistry({
   isSharedByPerson: (tabId) => sessions.isSharedByPerson(tabId),
 });
 /** @type {CommandRouter} */
-const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port });
+const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port, downloads: api.downloads });
 /** @type {RelayConnection} */
 const connection = new RelayConnection({
   settings,

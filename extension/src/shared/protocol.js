@@ -29,7 +29,7 @@ export const SEED_METHODS = Object.freeze([
 ]);
 
 /** What the Tabrelay extension adds; announced in hello.capabilities. */
-export const EXTENDED_METHODS = Object.freeze(["tabs.close", "tabs.activate", "tabs.get", "tabs.group"]);
+export const EXTENDED_METHODS = Object.freeze(["tabs.close", "tabs.activate", "tabs.get", "tabs.group", "downloads.search"]);
 
 /**
  * Behaviours announced in hello.capabilities besides methods. navigation.guard: document

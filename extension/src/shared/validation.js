@@ -23,6 +23,8 @@ import {
 const MAX_URL_LENGTH = 8 * 1024;
 const MAX_GROUP_TABS = 500;
 const MAX_TITLE_LENGTH = 80;
+const MAX_DOWNLOAD_URL_LENGTH = 8192;
+export const MAX_DOWNLOADS_FOUND = 5;
 const NONCE_SYNTAX = /^[A-Za-z0-9_-]{22,128}$/;
 const VERSION_SYNTAX = /^1\.[0-9]{1,3}$/;
 
@@ -276,6 +278,25 @@ export function groupParams(params, defaultTitle) {
     throw new CommandError(`'title' must be a string of 1–${MAX_TITLE_LENGTH} characters`, ErrorCode.INVALID_PARAMS);
   }
   return { tabIds: /** @type {number[]} */ (tabIds), title };
+}
+
+/**
+ * `downloads.search`'s params: the address a download was started from, exactly (the app learnt
+ * it from the tab's `Page.downloadWillBegin`), and the time it started no earlier than (ms since
+ * the epoch). Without the address, no download is named: the app cannot list the person's.
+ *
+ * @param {Record<string, unknown>} params
+ * @returns {{url: string, startedAfter: number}}
+ */
+export function downloadSearchParams(params) {
+  const { url, startedAfter = 0 } = params;
+  if (typeof url !== "string" || url.length === 0 || url.length > MAX_DOWNLOAD_URL_LENGTH) {
+    throw new CommandError(`'url' must be the download's address (at most ${MAX_DOWNLOAD_URL_LENGTH} characters)`, ErrorCode.INVALID_PARAMS);
+  }
+  if (typeof startedAfter !== "number" || !Number.isFinite(startedAfter) || startedAfter < 0) {
+    throw new CommandError("'startedAfter' must be a time in ms since the epoch", ErrorCode.INVALID_PARAMS);
+  }
+  return { url, startedAfter };
 }
 
 /**

@@ -1,0 +1,206 @@
+"""Following a download an agent's action started, keeping its file, and reading it back
+(issue 26).
+
+Following: the tab's ``Page.downloadWillBegin`` (seen by the action's aftermath) names the
+address; the extension's ``downloads.search`` (exactly that address, since the action began:
+never a list of the person's downloads) says where Chrome writes the file and how far it got,
+asked every ``POLL`` seconds until it is complete, interrupted, or ``FOLLOW_TIMEOUT`` passes.
+A complete file is moved out of Chrome's download folder into ``Settings.download_dir`` (by
+default a private folder of Tabrelay's data, 0700; each file 0600) under a name of its own, and
+kept in ``Downloads`` for the session. ``browser_status`` lists a session's downloads;
+``browser_get_content`` with ``download_id`` reads one (``read_text``): text, CSV and JSON as
+they are, a PDF through ``tools/pdf.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import re
+import shutil
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from tabrelay.config.files import make_private_dir
+from tabrelay.errors import BrowserError, ToolError
+from tabrelay.tools import pdf
+from tabrelay.tools.context import ToolContext
+from tabrelay.tools.downloads import Download, Owner
+from tabrelay.tools.results import page_text
+from tabrelay.tools.tab_state import PdfPages
+
+FOLLOW_TIMEOUT = 30.0  # seconds a download may take before the answer says it is still going
+POLL = 0.1
+CLOCK_SLACK = 2.0  # seconds a file's time may lag the action's start (file systems round it)
+MAX_READ_BYTES = 64 * 1024 * 1024
+TEXT_TYPES = re.compile(
+    r"^(text/.*|application/(json|.*\+json|xml|.*\+xml|csv|x-ndjson|javascript|x-yaml|yaml))$"
+)
+_UNSAFE_NAME = re.compile(r"[^\w.\- ()\[\]]+")
+
+
+def owner_of(ctx: ToolContext) -> Owner:
+    return (ctx.client or "", ctx.session)
+
+
+async def follow(ctx: ToolContext, url: str, since: float) -> str:
+    """Follow the download of ``url`` the call's action started (``since``: time.time() when it
+    began) to its end; the sentence the action's answer adds (the action happened: what became
+    of its download never makes the call fail)."""
+    try:
+        return await _follow(ctx, url, since)
+    except (ToolError, BrowserError) as error:
+        return f"It started downloading {page_text(url[:300])}, and then: {error.message}."
+
+
+async def _follow(ctx: ToolContext, url: str, since: float) -> str:
+    browser = ctx.need_browser()
+    if ctx.downloads is None or not browser.supports("downloads.search"):
+        return (
+            f"It started downloading {page_text(url[:300])}; this browser's Tabrelay extension "
+            "cannot follow downloads (update it)."
+        )
+    await ctx.progress(0, None, f"following the download of {url[:200]}")
+    deadline = time.monotonic() + FOLLOW_TIMEOUT
+    item: dict[str, Any] = {}
+    while True:
+        found = await browser.send_command(
+            "downloads.search", {"url": url, "startedAfter": int(since * 1000)}
+        )
+        items = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+        item = items[0] if items else item
+        state = item.get("state")
+        if state == "complete":
+            break
+        if state == "interrupted":
+            return (
+                f"It started downloading {page_text(url[:300])}, which stopped "
+                f"({page_text(str(item.get('error') or 'interrupted')[:80])})."
+            )
+        if time.monotonic() >= deadline:
+            got = f" ({int(item.get('bytesReceived') or 0):,} bytes so far)" if item else ""
+            return (
+                f"It started downloading {page_text(url[:300])}, still going after "
+                f"{FOLLOW_TIMEOUT:g} s{got}; Chrome keeps it in its download folder."
+            )
+        await asyncio.sleep(POLL)
+    kept = await _keep(ctx, item, url, since)
+    return (
+        f"It downloaded a file, {kept.describe()}; browser_get_content with "
+        f"download_id='{kept.id}' reads it."
+    )
+
+
+async def _keep(ctx: ToolContext, item: dict[str, Any], url: str, since: float) -> Download:
+    """Move the complete file ``item`` into the person's folder and remember it.
+
+    Raises:
+        ToolError: the file is not where Chrome said (moved, or on another machine), is not the
+            one this download wrote, or the folder cannot take it.
+    """
+    assert ctx.downloads is not None
+    written = Path(str(item.get("filename") or ""))
+    folder = ctx.downloads.folder(ctx.settings.download_dir)
+    try:
+        path, size = await asyncio.to_thread(_move, written, folder, since)
+    except FileNotFoundError:
+        raise ToolError(
+            "Chrome downloaded the file, but Tabrelay cannot find it where Chrome says it is; "
+            "look in Chrome's downloads (chrome://downloads)"
+        ) from None
+    except OSError as error:
+        raise ToolError(
+            f"the download could not be moved into {folder} ({error.strerror})"
+        ) from None
+    return ctx.downloads.add(
+        owner_of(ctx),
+        name=path.name,
+        path=path,
+        size=size,
+        mime=str(item.get("mime") or ""),
+        url=str(item.get("finalUrl") or url),
+    )
+
+
+def _move(written: Path, folder: Path, since: float) -> tuple[Path, int]:
+    """``written`` moved into ``folder`` (made 0700) under a free name, the file made 0600: where
+    it is now, and its size. Only a regular file (not a link) last written since the action
+    began: whatever the extension says, no file that was there before is taken.
+
+    Raises:
+        FileNotFoundError: ``written`` is not such a file of this machine's.
+        OSError: the folder cannot take it.
+    """
+    if not written.is_absolute():
+        raise FileNotFoundError(written)
+    found = written.lstat()
+    if not stat.S_ISREG(found.st_mode) or found.st_mtime < since - CLOCK_SLACK:
+        raise FileNotFoundError(written)
+    make_private_dir(folder)
+    stem = _UNSAFE_NAME.sub("_", written.stem)[:100].strip(" .") or "download"
+    suffix = _UNSAFE_NAME.sub("_", written.suffix)[:20]
+    for n in itertools.count(1):
+        target = folder / (f"{stem}{suffix}" if n == 1 else f"{stem} ({n}){suffix}")
+        try:  # claimed atomically: two moves never pick the same name
+            os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            break
+        except FileExistsError:
+            continue
+    try:
+        shutil.move(written, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            target.unlink()
+        raise
+    os.chmod(target, 0o600)
+    return target, target.stat().st_size
+
+
+async def read_text(ctx: ToolContext, download_id: str) -> tuple[Download, str]:
+    """The session's download ``download_id`` and its text.
+
+    Raises:
+        ToolError: no such download for this session, its file is gone, or it is not text,
+            CSV, JSON or a PDF pypdf can read.
+    """
+    if ctx.downloads is None:
+        raise ToolError("this Tabrelay keeps no downloads")
+    download = ctx.downloads.get(owner_of(ctx), download_id)
+    try:
+        data = await asyncio.to_thread(_read, download.path)
+    except OSError as error:
+        raise ToolError(
+            f"{download.id} can no longer be read from {download.path} ({error.strerror})"
+        ) from None
+    if data.startswith(b"%PDF-") or download.mime == pdf.MIME_TYPE:
+        pages, total, cut = await asyncio.to_thread(pdf.parse, data, pdf.PARSE_SECONDS)
+        return download, pdf.text_of(PdfPages("", tuple(pages), total, cut))
+    if TEXT_TYPES.match(download.mime.split(";")[0].strip()) or _looks_like_text(data):
+        return download, data.decode("utf-8", errors="replace")
+    raise ToolError(
+        f"{download.id} ({download.mime or 'type unknown'}) is not text, CSV, JSON or a PDF; "
+        "Tabrelay reads only those"
+    )
+
+
+def _read(path: Path) -> bytes:
+    with path.open("rb") as file:
+        data = file.read(MAX_READ_BYTES + 1)
+    if len(data) > MAX_READ_BYTES:
+        raise OSError(0, f"larger than {MAX_READ_BYTES // (1024 * 1024)} MB")
+    return data
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:4096]
+    if b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start > len(head) - 4  # a character cut at the end of the sample
+    return True

@@ -1,0 +1,116 @@
+"""Downloads (issue 26, finding 3): an action that starts a download follows it and answers with
+the file's name, size, type, source and a download id; the file is moved into Tabrelay's private
+folder (0700, the file 0600); the session lists its downloads (``browser_status``) and reads
+one's text (``browser_get_content`` with ``download_id``: CSV, text, PDF) within the budget,
+and no other session can.
+
+Real Chromium with the extension (its ``downloads`` permission, ``downloads.search``), files the
+tests' page server sends as attachments (tests/e2e/pages/reach/export.html links to them).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import stat
+import urllib.parse
+import uuid
+from pathlib import Path
+
+from e2e.agent import Agent, ref
+from e2e.conftest import E2E
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
+from support.mcp import mcp_client, raw_text_of, text_of
+from tabrelay.config.paths import Paths
+
+pytestmark = E2E
+
+CSV = b"id,name,total\n1,Ada,12.50\n2,Grace,7.25\n"
+
+
+async def export_page(agent: Agent, pages: PageServer, **files: str) -> tuple[int, str]:
+    query = urllib.parse.urlencode(files)
+    tab = await agent.open(pages.url(f"reach/export.html?{query}&t={uuid.uuid4().hex[:6]}"))
+    return tab, await agent.snapshot(tab)
+
+
+def download_id(said: str) -> str:
+    match = re.search(r"download (d\d+):", said)
+    assert match, said
+    return match.group(1)
+
+
+async def test_a_click_that_downloads_answers_with_the_file_and_keeps_it_private(
+    app: AppUnderTest, agent: Agent, pages: PageServer, module_paths: Paths
+) -> None:
+    csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/report", CSV, "text/csv",
+                      attachment="report.csv")  # fmt: skip
+    tab, snapshot = await export_page(agent, pages, csv=csv)
+    said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Export CSV"))
+    # The person was asked, the click judged a download (the control issue's effects).
+    asked = app.harness.tool_approver.requests[-1]
+    assert asked.tool == "browser_click" and asked.effect is not None
+    assert asked.effect.kind.value == "download"
+    assert re.search(
+        rf"download d\d+: report\.csv \({len(CSV)} bytes, text/csv\) from {re.escape(csv)}", said
+    ), said
+    kept = module_paths.downloads_dir / "report.csv"
+    assert kept.read_bytes() == CSV
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert stat.S_IMODE(module_paths.downloads_dir.stat().st_mode) == 0o700
+    assert not (Path.home() / "Downloads" / "report.csv").exists(), "moved, not copied"
+
+    listed = await agent.ok("browser_status")
+    assert f"- download {download_id(said)}: report.csv" in listed, listed
+    read = await agent.call("browser_get_content", download_id=download_id(said))
+    assert not read.is_error, text_of(read)
+    assert "1,Ada,12.50" in text_of(read)
+    # The file's words, its name and address are data.
+    assert re.search(r"<page-text \w+>id,name,total\n", raw_text_of(read)), raw_text_of(read)
+    assert re.search(r"<page-text \w+>report\.csv</page-text", raw_text_of(read))
+
+
+async def test_a_pdf_and_a_named_download_are_read_and_continue_from_an_offset(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    printer = await browser.open_page(pages.url("reach/invoice.html?pages=3"))
+    printed = await printer.session.send("Page.printToPDF", {"preferCSSPageSize": True})
+    await printer.close()
+    pdf = pages.serve(f"files/{uuid.uuid4().hex[:6]}/inv", base64.b64decode(printed["data"]),
+                      "application/pdf", attachment="invoice.pdf")  # fmt: skip
+    notes = pages.serve(f"files/{uuid.uuid4().hex[:6]}/notes", b"line\n" * 40_000, "text/plain")
+    tab, snapshot = await export_page(agent, pages, pdf=pdf, named=notes)
+
+    said = await agent.ok(
+        "browser_click", tab_id=tab, ref=ref(snapshot, "link", "Download the invoice")
+    )
+    text = await agent.ok("browser_get_content", download_id=download_id(said))
+    assert "--- page 3 of 3 ---" in text and "Total due: 1,234.56 EUR" in text
+
+    said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Save notes"))
+    assert "notes.txt" in said, said
+    first = await agent.ok("browser_get_content", download_id=download_id(said))
+    match = re.search(r"call again with offset=(\d+)", first)
+    assert match, first[-300:]
+    rest = await agent.ok("browser_get_content", download_id=download_id(said),
+                          offset=int(match.group(1)))  # fmt: skip
+    assert rest.count("line") > 0
+
+
+async def test_another_session_cannot_list_or_read_a_download_and_bad_ids_are_refused(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/mine", CSV, "text/csv", attachment="mine.csv")
+    tab, snapshot = await export_page(agent, pages, csv=csv)
+    mine = download_id(
+        await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Export CSV"))
+    )
+    token = await app.harness.add_client("another-agent")
+    async with mcp_client(app.harness.base_mcp(), token) as client:
+        other = Agent(client)
+        assert "downloads" not in await other.ok("browser_status")
+        refused = await other.fails("browser_get_content", download_id=mine)
+        assert f"no download '{mine}'" in refused, refused
+    for bad in ("d999999", "../../etc/passwd", "", "d1; rm -rf /"):
+        said = await agent.fails("browser_get_content", download_id=bad)
+        assert "no download" in said or "download_id" in said, said
