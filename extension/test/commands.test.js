@@ -348,6 +348,11 @@ test("downloads.search names only the downloads of the address asked, since the 
   assert.equal(found[0].filename, "/home/p/Downloads/report.csv");
   assert.equal("referrer" in found[0], false, "only the fields the protocol names");
   assert.deepEqual(queries[0], { startedAfter: "2026-11-29T09:59:58.999Z", orderBy: ["-startTime"], url: "https://shop.test/report.csv" });
+  // Newest first, whichever address matched.
+  items.push({ ...items[0], id: 3, url: "https://shop.test/report.csv?again", startTime: "2026-11-29T10:00:05.000Z" });
+  const both = /** @type {any[]} */ (await search({ url: "https://cdn.test/r.csv" }));
+  assert.deepEqual(both.map((i) => i.id), [3, 1]);
+  items.pop();
   // By the address it ended at after redirects, too: once.
   assert.deepEqual((/** @type {any[]} */ (await search({ url: "https://cdn.test/r.csv" }))).map((i) => i.id), [1]);
 

@@ -114,7 +114,7 @@ test("a command Chrome answers as not attached while the tab stays attached is s
   assert.equal(sent.length, 4, "three refusals, then the answer");
 });
 
-test("a command that may have run, or a tab really detached, is not sent again", async () => {
+test("a command that may have run, or that does more than read, is not sent again; reads are, a bounded number of times", async () => {
   const { fake, sessions } = setup();
   await sessions.attach(1);
   fake.onCommand((method) =>
@@ -123,9 +123,13 @@ test("a command that may have run, or a tab really detached, is not sent again",
   await assert.rejects(sessions.send(1, "Input.dispatchMouseEvent", { type: "mousePressed", x: 1, y: 1 }), /Detached while handling/);
   const clicks = fake.callsTo("debugger.sendCommand").filter(([, , method]) => method === "Input.dispatchMouseEvent");
   assert.equal(clicks.length, 1, "an input event is never sent twice");
-
-  // Refused for good: tried a bounded number of times, then the error.
+  // Refused as not attached, text to type is not sent again either: the tab may show another
+  // document by the time it is back.
   fake.onCommand(() => Promise.reject(new Error("Debugger is not attached to the tab with id: 1.")));
+  await assert.rejects(sessions.send(1, "Input.insertText", { text: "secret" }), /not attached/);
+  assert.equal(fake.callsTo("debugger.sendCommand").filter(([, , method]) => method === "Input.insertText").length, 1);
+
+  // A read refused for good: tried a bounded number of times, then the error.
   const started = Date.now();
   await assert.rejects(sessions.send(1, "DOM.describeNode", { backendNodeId: 1 }), /not attached/);
   assert.ok(Date.now() - started < 3000, "bounded");

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
@@ -100,14 +101,34 @@ async def test_content_reads_closed_shadow_roots_whole_and_by_ref(
 
 
 async def test_thousands_of_custom_elements_and_deep_nesting_are_bounded_and_still_read(
-    agent: Agent, pages: PageServer
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
     """A page of 3,000 custom elements without a root is asked about at once, not 3,000 times;
-    closed roots nested deeper than one read's rounds are reached by the next read."""
-    crowded = await agent.open(
-        pages.url(f"reach/many_closed.html?items=3000&t={uuid.uuid4().hex[:6]}")
+    closed roots nested deeper than one read's rounds are reached by the next read; the page's
+    own world sees nothing of it."""
+    crowded_url = pages.url(f"reach/many_closed.html?items=3000&t={uuid.uuid4().hex[:6]}")
+    crowded = await agent.open(crowded_url)
+    relay = await app.browser()
+    sent: list[str] = []
+    send = relay.send_command
+
+    async def counted(method: str, params: Any = None, **kw: Any) -> Any:
+        sent.append(str((params or {}).get("method", method)))
+        return await send(method, params, **kw)
+
+    relay.send_command = counted  # type: ignore[method-assign]
+    try:
+        ref(await agent.snapshot(crowded), "button", "Last closed button")
+    finally:
+        relay.send_command = send  # type: ignore[method-assign]
+    assert sent.count("DOM.describeNode") <= 2, sent  # the whole page once, not 3,000 hosts
+    assert len(sent) < 60, sent
+    page = await browser.attach_page(crowded_url)
+    unseen = (
+        "Object.getOwnPropertyDescriptor(Element.prototype, 'shadowRoot').get.toString()"
+        ".includes('[native code]') && document.querySelector('x-last').shadowRoot === null"
     )
-    ref(await agent.snapshot(crowded), "button", "Last closed button")
+    assert await page.evaluate(unseen) is True
     deep = MAX_ROUNDS + 4
     nested = await agent.open(
         pages.url(f"reach/many_closed.html?depth={deep}&t={uuid.uuid4().hex[:6]}")

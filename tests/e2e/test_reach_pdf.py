@@ -113,7 +113,7 @@ async def test_a_pdf_it_cannot_read_says_why_and_parts_of_a_pdf_are_refused(
     agent: Agent, pages: PageServer, invoice: bytes
 ) -> None:
     locked = PdfWriter(clone_from=PdfReader(io.BytesIO(invoice)))
-    locked.encrypt("owner-only-password")
+    locked.encrypt("a-password-to-open-it")
     sealed = io.BytesIO()
     locked.write(sealed)
     for body, why in (

@@ -1,13 +1,15 @@
 """Downloads (tools/download.py and its store, tools/downloads.py) against a scripted extension
 and real files: following one to its end, what lands on disk (where, under what name, modes
-0700/0600, never outside the folder), what each session may see, and what a download that
-fails, lasts, vanishes or is not text says.
+0700/0600, never outside the folder), what each session may see, what a download that fails,
+lasts, vanishes or is not text says, and what a forged answer cannot make Tabrelay take.
 End to end in real Chromium: tests/e2e/test_reach_downloads.py."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +18,12 @@ import pytest
 from tabrelay.config.settings import Settings
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools import download
+from tabrelay.tools.context import ToolContext
 from tabrelay.tools.downloads import Downloads
 from tabrelay.tools.results import plain
 
 URL = "https://shop.test/export?format=csv"
+BEGAN = 1_700_000_000.0  # the action's start: earlier than every file the tests write
 
 
 class Browser:
@@ -41,15 +45,21 @@ class Browser:
 
 
 class Ctx:
+    """The parts of a ToolContext following and reading use."""
+
+    owner = ToolContext.owner
+    settle = ToolContext.settle
+
     def __init__(
-        self, browser: Browser, store: Downloads, *, session: str = "s1", folder: str = ""
-    ):
+        self, browser: Browser, store: Downloads, source: Path, *, session: str = "s1",
+        folder: str = "",
+    ) -> None:  # fmt: skip
         self.browser = browser
         self.downloads = store
         self.client = "agent"
         self.session = session
-        self.settings = Settings(download_dir=folder)
-        self.budget_bytes = 4000
+        self.settings = Settings(download_dir=folder, browser_download_dir=str(source))
+        self.background: set[asyncio.Future[Any]] = set()
 
     def need_browser(self) -> Browser:
         return self.browser
@@ -59,54 +69,54 @@ class Ctx:
 
 
 def item(path: Path, state: str = "complete", **extra: Any) -> dict[str, Any]:
+    size = path.stat().st_size if path.is_file() else 0
     return {"id": 7, "url": URL, "finalUrl": URL, "filename": str(path), "mime": "text/csv",
-            "state": state, "bytesReceived": 10, **extra}  # fmt: skip
+            "state": state, "fileSize": size, **extra}  # fmt: skip
 
 
 @pytest.fixture
-def chrome_folder(tmp_path: Path) -> Path:
+def chrome(tmp_path: Path) -> Path:
+    """Chrome's download folder."""
     folder = tmp_path / "Downloads"
     folder.mkdir()
     return folder
 
 
-async def follow(ctx: Ctx) -> str:
-    return await download.follow(ctx, URL, 1_700_000_000.0)  # type: ignore[arg-type]
+async def follow(ctx: Ctx, since: float = BEGAN) -> str:
+    return plain(await download.follow(ctx, URL, since))  # type: ignore[arg-type]
 
 
 async def test_a_finished_download_is_moved_into_a_private_folder_and_named_in_the_answer(
-    tmp_path: Path, chrome_folder: Path
+    tmp_path: Path, chrome: Path
 ) -> None:
-    written = chrome_folder / "report.csv"
+    written = chrome / "report.csv"
     written.write_bytes(b"a,b\n1,2\n")
     browser = Browser([[item(written, "in_progress")], [item(written)]])
     store = Downloads(tmp_path / "data" / "downloads")
-    said = await follow(Ctx(browser, store))
-    assert said.startswith("It downloaded a file, download d1: ")
-    assert "report.csv" in said and "(8 bytes, text/csv)" in said
+    said = await follow(Ctx(browser, store, chrome))
+    assert said.startswith("It downloaded a file, download d1: report.csv (8 bytes, text/csv)")
     kept = tmp_path / "data" / "downloads" / "report.csv"
     assert kept.read_bytes() == b"a,b\n1,2\n" and not written.exists()
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
-    assert browser.asked[0] == {"url": URL, "startedAfter": 1_700_000_000_000}
+    assert browser.asked[0] == {"url": URL, "startedAfter": int(BEGAN * 1000)}
 
 
 async def test_the_folder_the_person_chose_is_used_and_names_never_collide_or_escape(
-    tmp_path: Path, chrome_folder: Path
+    tmp_path: Path, chrome: Path
 ) -> None:
     chosen = tmp_path / "chosen"
     store = Downloads(tmp_path / "default")
-    names = ["report.csv", "report.csv", "..", "évil name;rm -rf.sh", ".bashrc", "x" * 250]
-    kept = []
-    for n, name in enumerate(names):
-        written = chrome_folder / f"{n}" / (name if name != ".." else "dotdot")
-        written.parent.mkdir()
+    names = ["report.csv", "report.csv", "..x", "évil name;rm -rf.sh", ".bashrc", "x" * 250]
+    for name in names:
+        written = chrome / name
         written.write_text(name)
-        await follow(Ctx(Browser([[item(written)]]), store, folder=str(chosen)))
+        said = await follow(Ctx(Browser([[item(written)]]), store, chrome, folder=str(chosen)))
+        assert said.startswith("It downloaded a file"), said
     kept = sorted(p.name for p in chosen.iterdir())
+    assert len(kept) == len(names) == len(store.of(("agent", "s1")))
     assert "report.csv" in kept and "report (2).csv" in kept
-    assert all(Path(chosen / k).resolve().parent == chosen.resolve() for k in kept)
-    assert all(len(k) <= 130 for k in kept)
+    assert all(len(k) <= 130 and not k.startswith(".") and "/" not in k for k in kept), kept
     assert not (tmp_path / "default").exists()
 
 
@@ -114,71 +124,142 @@ async def test_the_folder_the_person_chose_is_used_and_names_never_collide_or_es
     ("answers", "said"),
     [
         ([[{"state": "interrupted", "error": "NETWORK_FAILED"}]], "which stopped (NETWORK_FAILED)"),
-        (
-            [[{"state": "in_progress", "bytesReceived": 5120}]],
-            "still going after 0.2 s (5,120 bytes",
-        ),
+        ([[{"state": "in_progress", "bytesReceived": 5120}]], "after 0.2 s (5,120 bytes"),
+        ([[{"state": "in_progress", "bytesReceived": "9e99"}]], "still going after 0.2 s (0 bytes"),
         ([[]], "still going after 0.2 s;"),
         ([CommandFailed("downloads.search failed")], "and then: downloads.search failed"),
-        ([[{"state": "complete", "filename": "/nowhere/x.csv"}]], "cannot find it where Chrome"),
         ([[{"state": "complete", "filename": "relative.csv"}]], "cannot find it where Chrome"),
+        ([[{"state": "complete"}, {"state": "complete"}]], "another download of that address"),
         (["not a list"], "still going after"),
     ],
-)
+)  # fmt: skip
 async def test_a_download_that_fails_lasts_or_vanishes_is_said_and_never_fails_the_action(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, answers: list[Any], said: str
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, chrome: Path, answers: list[Any], said: str
 ) -> None:
     monkeypatch.setattr(download, "FOLLOW_TIMEOUT", 0.2)
     monkeypatch.setattr(download, "POLL", 0.02)
     store = Downloads(tmp_path / "d")
-    text = plain(await follow(Ctx(Browser(answers), store)))
+    text = await follow(Ctx(Browser(answers), store, chrome))
     assert said in text, text
     assert store.of(("agent", "s1")) == []
 
 
-async def test_an_extension_without_downloads_says_so(tmp_path: Path) -> None:
-    text = await follow(Ctx(Browser([[]], methods=()), Downloads(tmp_path)))
+async def test_no_file_but_the_one_the_download_wrote_is_ever_taken(
+    tmp_path: Path, chrome: Path
+) -> None:
+    """Whatever the extension says (a forged one included): a file of the person's outside
+    Chrome's download folder (even one just written), a link, a second name of a file, a file
+    of another size or one that was there before the action stays where it is."""
+    began = time.time() - 1
+    diary = tmp_path / "diary.txt"
+    diary.write_text("just written, outside")
+    old = chrome / "old.csv"
+    old.write_text("there before")
+    os.utime(old, (began - 3600, began - 3600))
+    link = chrome / "link.csv"
+    link.symlink_to(diary)
+    twice = chrome / "twice.csv"
+    twice.write_text("two names")
+    os.link(twice, tmp_path / "elsewhere.csv")
+    resized = chrome / "resized.csv"
+    resized.write_text("12345")
+    nested = chrome / "sub"
+    nested.mkdir()
+    (nested / "deep.csv").write_text("in a subfolder")
+    linked_folder = tmp_path / "linked"
+    linked_folder.symlink_to(chrome)
+    fresh = chrome / "fresh.csv"
+    fresh.write_text("fresh")
+    claims = {
+        "outside": item(diary),
+        "before": item(old),
+        "link": item(link),
+        "two names": item(twice),
+        "size": {**item(resized), "fileSize": 4},
+        "subfolder": item(nested / "deep.csv"),
+        "through a link": item(linked_folder / "fresh.csv"),
+    }
+    store = Downloads(tmp_path / "d")
+    for why, claimed in claims.items():
+        said = await follow(Ctx(Browser([[claimed]]), store, chrome), began)
+        assert "cannot find it" in said or "outside" in said, (why, said)
+    assert store.of(("agent", "s1")) == []
+    assert diary.exists() and old.exists() and twice.exists() and resized.exists()
+    assert fresh.exists() and link.is_symlink()
+
+
+async def test_an_extension_without_downloads_says_so(tmp_path: Path, chrome: Path) -> None:
+    text = await follow(Ctx(Browser([[]], methods=()), Downloads(tmp_path), chrome))
     assert "cannot follow downloads (update it)" in text
 
 
-async def test_a_cancel_while_following_keeps_nothing(tmp_path: Path, chrome_folder: Path) -> None:
-    written = chrome_folder / "slow.csv"
+async def test_an_action_follows_each_address_once_and_at_most_three(
+    tmp_path: Path, chrome: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    followed: list[str] = []
+
+    async def fake(ctx: Any, url: str, since: float) -> str:
+        followed.append(url)
+        return f"followed {url}"
+
+    monkeypatch.setattr(download, "follow", fake)
+    urls = ["https://a.test/1", "https://a.test/1", "https://a.test/2", "https://a.test/3",
+            "https://a.test/4", "https://a.test/5"]  # fmt: skip
+    said = await download.follow_all(Ctx(Browser([[]]), Downloads(tmp_path), chrome), urls, BEGAN)  # type: ignore[arg-type]
+    assert followed == ["https://a.test/1", "https://a.test/2", "https://a.test/3"]
+    assert "2 more download(s)" in plain(said[-1])
+
+
+async def test_a_cancel_while_following_keeps_nothing_and_during_the_move_loses_nothing(
+    tmp_path: Path, chrome: Path
+) -> None:
+    written = chrome / "slow.csv"
     written.write_text("x")
     store = Downloads(tmp_path / "d")
-    following = asyncio.ensure_future(follow(Ctx(Browser([[item(written, "in_progress")]]), store)))
+    ctx = Ctx(Browser([[item(written, "in_progress")]]), store, chrome)
+    following = asyncio.ensure_future(follow(ctx))
     await asyncio.sleep(0.05)
     following.cancel()
     with pytest.raises(asyncio.CancelledError):
         await following
     assert store.of(("agent", "s1")) == [] and written.exists()
+    # Cancelled while the file moves: it ends moved and remembered, not lost between the two.
+    ctx = Ctx(Browser([[item(written)]]), store, chrome)
+    moving = asyncio.ensure_future(follow(ctx))
+    for _ in range(200):
+        await asyncio.sleep(0)
+        if ctx.background:
+            break
+    moving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await moving
+    await asyncio.gather(*ctx.background)
+    assert [d.name for d in store.of(("agent", "s1"))] == ["slow.csv"]
 
 
-async def test_each_session_sees_and_reads_only_its_own(
-    tmp_path: Path, chrome_folder: Path
-) -> None:
-    written = chrome_folder / "mine.csv"
+async def test_each_session_sees_and_reads_only_its_own(tmp_path: Path, chrome: Path) -> None:
+    written = chrome / "mine.csv"
     written.write_text("id\n1\n")
     store = Downloads(tmp_path / "d")
-    await follow(Ctx(Browser([[item(written)]]), store, session="s1"))
-    other = Ctx(Browser([[]]), store, session="s2")
+    await follow(Ctx(Browser([[item(written)]]), store, chrome, session="s1"))
+    other = Ctx(Browser([[]]), store, chrome, session="s2")
     assert store.of(("agent", "s2")) == []
     with pytest.raises(ToolError, match=r"no download 'd1' \(its downloads: none\)"):
         await download.read_text(other, "d1")  # type: ignore[arg-type]
-    mine = Ctx(Browser([[]]), store, session="s1")
+    mine = Ctx(Browser([[]]), store, chrome, session="s1")
     kept, text = await download.read_text(mine, "d1")  # type: ignore[arg-type]
     assert (kept.id, text) == ("d1", "id\n1\n")
 
 
-async def test_a_binary_file_or_one_gone_is_refused_plainly(
-    tmp_path: Path, chrome_folder: Path
-) -> None:
-    written = chrome_folder / "photo.jpg"
+async def test_a_binary_file_or_one_gone_is_refused_plainly(tmp_path: Path, chrome: Path) -> None:
+    written = chrome / "photo.jpg"
     written.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" * 10)
     store = Downloads(tmp_path / "d")
-    ctx = Ctx(Browser([[item(written, mime="image/jpeg")]]), store)
+    ctx = Ctx(Browser([[item(written, mime="image/jpeg")]]), store, chrome)
     await follow(ctx)
-    with pytest.raises(ToolError, match=r"\(image/jpeg\) is not text, CSV, JSON or a PDF"):
+    with pytest.raises(ToolError) as refused:
         await download.read_text(ctx, "d1")  # type: ignore[arg-type]
+    assert "(image/jpeg) is not text, CSV, JSON or a PDF" in plain(refused.value.message)
     store.of(("agent", "s1"))[0].path.unlink()
     with pytest.raises(ToolError, match="can no longer be read"):
         await download.read_text(ctx, "d1")  # type: ignore[arg-type]
@@ -189,25 +270,3 @@ def test_text_is_told_from_binary_by_its_bytes() -> None:
     assert download._looks_like_text(("é" * 3000).encode()[:4095])  # a character cut short
     assert not download._looks_like_text(b"PK\x03\x04\x00\x00")
     assert not download._looks_like_text(b"\xff\xfe\xfd plain")
-
-
-async def test_no_file_that_was_there_before_the_action_or_a_link_is_ever_taken(
-    tmp_path: Path, chrome_folder: Path
-) -> None:
-    """Whatever the extension says (a forged one included): a secret file of the person's, or a
-    link to one, is not moved into what agents may read."""
-    import os
-    import time as clock
-
-    key = tmp_path / "id_ed25519"
-    key.write_text("PRIVATE KEY")
-    os.utime(key, (clock.time() - 3600, clock.time() - 3600))
-    link = chrome_folder / "report.csv"
-    link.symlink_to(key)
-    store = Downloads(tmp_path / "d")
-    began = clock.time()
-    for claimed in (key, link):
-        said = plain(await download.follow(Ctx(Browser([[item(claimed)]]), store), URL, began))  # type: ignore[arg-type]
-        assert "cannot find it where Chrome says it is" in said, said
-    assert key.read_text() == "PRIVATE KEY" and link.is_symlink()
-    assert store.of(("agent", "s1")) == []

@@ -41,11 +41,11 @@ def test_a_pdf_is_read_page_by_page_with_markers() -> None:
 
 
 def test_a_read_that_runs_out_of_time_says_where_it_stopped() -> None:
-    pages, total, cut = pdf.parse(made(4), 0)
+    pages, total, cut = pdf.parse(made(4), -1)  # out of time before the first page
     assert (pages, total) == ([], 4)
-    assert cut == "reading took longer than 0 s"
+    assert cut == "reading took longer than -1 s"
     text = pdf.text_of(PdfPages("L", (), total, cut))
-    assert text == "--- pages 1 to 4 not read: reading took longer than 0 s ---\n"
+    assert text == "--- pages 1 to 4 not read: reading took longer than -1 s ---\n"
 
 
 def test_a_password_or_a_broken_file_is_said_plainly() -> None:
@@ -140,6 +140,7 @@ async def test_the_bytes_are_fetched_in_the_tab_with_its_cookies_and_kept_for_th
          "ERR_ACCESS_DENIED"),
         ({"resource": {"success": False, "httpStatusCode": 403}}, "HTTP 403"),
         ({"resource": {"success": True}}, "HTTP ?"),  # no stream
+        ({"resource": {"success": True, "httpStatusCode": 404, "stream": "S"}}, "HTTP 404"),
         ({}, "HTTP ?"),
         (CommandFailed("Frame not found"), "could not be fetched in the tab (Frame not found)"),
     ],
@@ -174,3 +175,17 @@ async def test_a_cancel_while_reading_still_closes_the_stream() -> None:
     await asyncio.sleep(0.01)
     assert ("IO.close", {"handle": "S"}) in tab.sent
     assert tab.state.pdf is None
+
+
+async def test_a_read_cut_short_by_time_is_not_kept_and_is_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = made(2)
+    monkeypatch.setattr(pdf, "PARSE_SECONDS", -1)
+    tab = Tab(Network_loadNetworkResource=loaded(), IO_read=streamed(data))
+    read = await pdf.read(tab, FRAME)  # type: ignore[arg-type]
+    assert read.cut and tab.state.pdf is None
+    monkeypatch.setattr(pdf, "PARSE_SECONDS", 10)
+    tab.answers.update(Network_loadNetworkResource=loaded("T"), IO_read=streamed(data))
+    assert (await pdf.read(tab, FRAME)).cut is None  # type: ignore[arg-type]
+    assert tab.state.pdf is not None

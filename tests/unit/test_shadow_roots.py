@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tabrelay.errors import CommandFailed
+from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools import shadow_roots
 from tabrelay.tools.context import ToolContext
 
@@ -30,7 +30,7 @@ class Page:
         self.answers = answers
         self.sent: list[tuple[str, dict[str, Any]]] = []
 
-    async def cdp(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    async def cdp(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
         self.sent.append((method, params or {}))
         answer = self.answers.get(method.replace(".", "_"), {})
         if isinstance(answer, list):
@@ -178,6 +178,23 @@ async def test_a_description_of_another_shape_opens_nothing() -> None:
             {"backendNodeId": None, "shadowRootType": "closed"}, {}]}},
     )  # fmt: skip
     assert await opened(page) == 0
+
+
+@pytest.mark.parametrize("failure", [CommandTimeout("no answer in 5 s"), CommandFailed("too big")])
+async def test_a_page_too_large_to_describe_keeps_its_roots_and_is_not_asked_again(
+    failure: Exception,
+) -> None:
+    page = Page(
+        Runtime_callFunctionOn=candidates_then({"type": "number", "value": 10**6}),
+        Runtime_evaluate={"result": {"type": "object", "objectId": "document"}},
+        DOM_describeNode=failure,
+    )
+    assert await opened(page) == 0
+    last = page.sent[-1][1]
+    assert last["functionDeclaration"] == shadow_roots.REMEMBER  # its candidates count as asked
+    assert len(last["arguments"]) == 1
+    described = [p for m, p in page.sent if m == "DOM.describeNode"]
+    assert described == [{"objectId": "document", "depth": -1, "pierce": True}]
 
 
 async def test_a_page_between_documents_raises_command_failed() -> None:

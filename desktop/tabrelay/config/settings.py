@@ -239,8 +239,10 @@ class Settings(_Model):
     tab_scope: Literal["all", "shared"] = "all"
     upload_dirs: list[str] = Field(default_factory=list)
     # Where files an agent's action downloaded are kept; "" is a private folder of Tabrelay's
-    # data (tools/downloads.py).
+    # data. Downloads are taken only from the browser's download folder: "" is the system's
+    # (tools/download.py).
     download_dir: str = Field(default="", max_length=4096)
+    browser_download_dir: str = Field(default="", max_length=4096)
     enable_cdp_tool: bool = False
     log_retention_rows: int = Field(default=100_000, ge=100)
     log_retention_days: float = Field(default=30.0, gt=0)

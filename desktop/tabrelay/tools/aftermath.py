@@ -321,7 +321,7 @@ class ActionWatch:
                 self._ctx.adopt(tab)
         followed = await self._where()
         if after.downloads:
-            said = [await download.follow(self._ctx, url, self._began) for url in after.downloads]
+            said = await download.follow_all(self._ctx, after.downloads, self._began)
             followed = replace(followed, downloaded=tuple(said))
         return followed
 

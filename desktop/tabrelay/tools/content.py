@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -179,7 +180,9 @@ class ContentParams(TabParams):
 async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
     if params.download_id is not None:
         kept, text = await download.read_text(ctx, params.download_id)
-        return _fitted(ctx, params, text, title=f"{kept.describe()}", narrower="")
+        read = _fitted(ctx, params, text, head=f"# {kept.describe()}\n", narrower="")
+        assert read.data is not None
+        return replace(read, data={**read.data, "url": kept.url, "title": kept.name})
     tree = await ctx.cdp("Page.getFrameTree")
     frame = pdf.shown(tree)
     if frame is not None:
@@ -236,24 +239,26 @@ def _fitted(
     params: ContentParams,
     body: str,
     *,
-    title: str = "",
+    head: str | None = None,
     kind: str = "",
     notes: str = "",
     narrower: str,
 ) -> ToolResult:
-    """``body`` from ``params.offset`` under the tab's title and address (``title`` instead,
-    and ``kind``), cut to the response budget with the offset to continue from."""
+    """``body`` (the page's words) from ``params.offset`` under ``head`` (by default the tab's
+    title and address; the page's words in it marked) and ``kind`` (Tabrelay's), cut to the
+    response budget with the offset to continue from."""
     tab = ctx.need_tab()
-    title = title or f"{page_text(tab.title or '(no title)')}\n{page_text(tab.url)}"
-    header = f"# {title}\n" + (f"{kind}\n" if kind else "") + "\n"
+    if head is None:
+        head = page_text(f"# {tab.title or '(no title)'}\n{tab.url}\n")
+    head += f"{kind}\n" if kind else ""
     rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     fitted = fit_text(
         rest,
-        ctx.budget_bytes - len(f"{header}{notes}".encode()),
+        ctx.budget_bytes - len(f"{head}\n{notes}".encode()),
         continuation=lambda kept: f"call again with offset={params.offset + kept}{narrower}",
     )
     return ToolResult(
-        header + page_text(fitted.kept) + fitted.marker + notes,
+        f"{head}\n{page_text(fitted.kept)}{fitted.marker}{notes}",
         data={
             "url": tab.url,
             "title": tab.title,

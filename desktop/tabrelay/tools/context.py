@@ -25,7 +25,7 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
-from tabrelay.tools.downloads import Downloads
+from tabrelay.tools.downloads import Downloads, Owner
 from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.handoffs import Handoffs
 from tabrelay.tools.sessions import TabSessions
@@ -154,6 +154,11 @@ class ToolContext:
     # The page objects this call asked for (elements it acts on) live in one object group,
     # released when the call ends however it ends; named on first use.
     object_group: str | None = None
+
+    @property
+    def owner(self) -> Owner:
+        """Whose downloads this call's are: its client and MCP session."""
+        return (self.client or "", self.session)
 
     @property
     def state(self) -> TabState:

@@ -5,9 +5,11 @@ Following: the tab's ``Page.downloadWillBegin`` (seen by the action's aftermath)
 address; the extension's ``downloads.search`` (exactly that address, since the action began:
 never a list of the person's downloads) says where Chrome writes the file and how far it got,
 asked every ``POLL`` seconds until it is complete, interrupted, or ``FOLLOW_TIMEOUT`` passes.
-A complete file is moved out of Chrome's download folder into ``Settings.download_dir`` (by
-default a private folder of Tabrelay's data, 0700; each file 0600) under a name of its own, and
-kept in ``Downloads`` for the session. ``browser_status`` lists a session's downloads;
+A complete file is moved out of Chrome's download folder (``Settings.browser_download_dir``, by
+default the system's downloads folder: the only one files are taken from) into
+``Settings.download_dir`` (by default a private folder of Tabrelay's data, 0700; each file 0600)
+under a name of its own, and kept in ``Downloads`` for the session. An action follows at most
+``MAX_FOLLOWED`` downloads. ``browser_status`` lists a session's downloads;
 ``browser_get_content`` with ``download_id`` reads one (``read_text``): text, CSV and JSON as
 they are, a PDF through ``tools/pdf.py``.
 """
@@ -25,11 +27,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+
 from tabrelay.config.files import make_private_dir
 from tabrelay.errors import BrowserError, ToolError
 from tabrelay.tools import pdf
 from tabrelay.tools.context import ToolContext
-from tabrelay.tools.downloads import Download, Owner
+from tabrelay.tools.downloads import Download
 from tabrelay.tools.results import page_text
 from tabrelay.tools.tab_state import PdfPages
 
@@ -43,14 +47,27 @@ TEXT_TYPES = re.compile(
 _UNSAFE_NAME = re.compile(r"[^\w.\- ()\[\]]+")
 
 
-def owner_of(ctx: ToolContext) -> Owner:
-    return (ctx.client or "", ctx.session)
+MAX_FOLLOWED = 3  # downloads one action follows; more are named, not followed
+
+
+async def follow_all(ctx: ToolContext, urls: list[str], since: float) -> list[str]:
+    """What became of each download an action started (each address once, at most
+    ``MAX_FOLLOWED`` followed; ``since``: time.time() when it began): a sentence each."""
+    unique = list(dict.fromkeys(urls))
+    said = [await follow(ctx, url, since) for url in unique[:MAX_FOLLOWED]]
+    if rest := unique[MAX_FOLLOWED:]:
+        said.append(
+            f"It started {len(rest)} more download(s) that Tabrelay did not follow: "
+            + ", ".join(page_text(url[:200]) for url in rest)
+            + "."
+        )
+    return said
 
 
 async def follow(ctx: ToolContext, url: str, since: float) -> str:
-    """Follow the download of ``url`` the call's action started (``since``: time.time() when it
-    began) to its end; the sentence the action's answer adds (the action happened: what became
-    of its download never makes the call fail)."""
+    """Follow the download of ``url`` the call's action started to its end; the sentence the
+    action's answer adds (the action happened: what became of its download never makes the call
+    fail)."""
     try:
         return await _follow(ctx, url, since)
     except (ToolError, BrowserError) as error:
@@ -72,6 +89,12 @@ async def _follow(ctx: ToolContext, url: str, since: float) -> str:
             "downloads.search", {"url": url, "startedAfter": int(since * 1000)}
         )
         items = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+        if len(items) > 1:  # the person (or another agent) downloading the same file meanwhile
+            return (
+                f"It started downloading {page_text(url[:300])}, and another download of that "
+                "address began at the same time; Tabrelay cannot tell its own apart, and leaves "
+                "both in Chrome's download folder."
+            )
         item = items[0] if items else item
         state = item.get("state")
         if state == "complete":
@@ -82,7 +105,7 @@ async def _follow(ctx: ToolContext, url: str, since: float) -> str:
                 f"({page_text(str(item.get('error') or 'interrupted')[:80])})."
             )
         if time.monotonic() >= deadline:
-            got = f" ({int(item.get('bytesReceived') or 0):,} bytes so far)" if item else ""
+            got = f" ({_count(item.get('bytesReceived')):,} bytes so far)" if item else ""
             return (
                 f"It started downloading {page_text(url[:300])}, still going after "
                 f"{FOLLOW_TIMEOUT:g} s{got}; Chrome keeps it in its download folder."
@@ -95,18 +118,42 @@ async def _follow(ctx: ToolContext, url: str, since: float) -> str:
     )
 
 
+def _count(value: Any) -> int:
+    """A byte count from the extension's answer (0 for anything else)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 async def _keep(ctx: ToolContext, item: dict[str, Any], url: str, since: float) -> Download:
-    """Move the complete file ``item`` into the person's folder and remember it.
+    """Move the complete file ``item`` into the person's folder and remember it; a cancel
+    meanwhile still ends with the file kept and remembered.
 
     Raises:
-        ToolError: the file is not where Chrome said (moved, or on another machine), is not the
-            one this download wrote, or the folder cannot take it.
+        ToolError: the file is not one this download wrote in Chrome's download folder, or the
+            folder cannot take it.
     """
-    assert ctx.downloads is not None
+    downloads = ctx.downloads
+    assert downloads is not None
     written = Path(str(item.get("filename") or ""))
-    folder = ctx.downloads.folder(ctx.settings.download_dir)
+    source = Path(ctx.settings.browser_download_dir or platformdirs.user_downloads_dir())
+    folder = downloads.folder(ctx.settings.download_dir)
+    size = _count(item.get("fileSize")) or _count(item.get("bytesReceived"))
+    kept: list[Download] = []
+
+    async def move_and_remember() -> None:
+        path, moved = await asyncio.to_thread(_move, written, source, folder, since, size)
+        kept.append(downloads.add(
+            ctx.owner, name=path.name, path=path, size=moved,
+            mime=str(item.get("mime") or "")[:100], url=str(item.get("finalUrl") or url),
+        ))  # fmt: skip
+
     try:
-        path, size = await asyncio.to_thread(_move, written, folder, since)
+        await ctx.settle(move_and_remember())
+    except _Outside:
+        raise ToolError(
+            f"Chrome saved the file outside {source}, the only folder Tabrelay takes downloads "
+            "from (browser_download_dir in the settings names another); it stays where Chrome "
+            "put it"
+        ) from None
     except FileNotFoundError:
         raise ToolError(
             "Chrome downloaded the file, but Tabrelay cannot find it where Chrome says it is; "
@@ -116,29 +163,39 @@ async def _keep(ctx: ToolContext, item: dict[str, Any], url: str, since: float) 
         raise ToolError(
             f"the download could not be moved into {folder} ({error.strerror})"
         ) from None
-    return ctx.downloads.add(
-        owner_of(ctx),
-        name=path.name,
-        path=path,
-        size=size,
-        mime=str(item.get("mime") or ""),
-        url=str(item.get("finalUrl") or url),
-    )
+    return kept[0]
 
 
-def _move(written: Path, folder: Path, since: float) -> tuple[Path, int]:
-    """``written`` moved into ``folder`` (made 0700) under a free name, the file made 0600: where
-    it is now, and its size. Only a regular file (not a link) last written since the action
-    began: whatever the extension says, no file that was there before is taken.
+class _Outside(OSError):
+    """The file Chrome named is not in the folder downloads are taken from."""
+
+
+def _move(written: Path, source: Path, folder: Path, since: float, size: int) -> tuple[Path, int]:
+    """``written`` moved from ``source`` (Chrome's download folder) into ``folder`` under a free
+    name, the file made 0600 (``folder`` made 0700 when it is made): where it is now, and its
+    size. Whatever the extension says, only the file this download wrote is taken: a regular
+    file right in ``source`` (no link on the way), the person's own, with one name, last
+    written since the action began, of the size Chrome reported.
 
     Raises:
-        FileNotFoundError: ``written`` is not such a file of this machine's.
+        _Outside: ``written`` is not in ``source``.
+        FileNotFoundError: it is not such a file.
         OSError: the folder cannot take it.
     """
     if not written.is_absolute():
         raise FileNotFoundError(written)
+    if Path(os.path.realpath(written)) != written or written.parent != Path(
+        os.path.realpath(source)
+    ):
+        raise _Outside(written)
     found = written.lstat()
-    if not stat.S_ISREG(found.st_mode) or found.st_mtime < since - CLOCK_SLACK:
+    if (
+        not stat.S_ISREG(found.st_mode)
+        or found.st_nlink != 1
+        or found.st_uid != os.geteuid()
+        or found.st_mtime < since - CLOCK_SLACK
+        or (size and found.st_size != size)
+    ):
         raise FileNotFoundError(written)
     make_private_dir(folder)
     stem = _UNSAFE_NAME.sub("_", written.stem)[:100].strip(" .") or "download"
@@ -169,7 +226,7 @@ async def read_text(ctx: ToolContext, download_id: str) -> tuple[Download, str]:
     """
     if ctx.downloads is None:
         raise ToolError("this Tabrelay keeps no downloads")
-    download = ctx.downloads.get(owner_of(ctx), download_id)
+    download = ctx.downloads.get(ctx.owner, download_id)
     try:
         data = await asyncio.to_thread(_read, download.path)
     except OSError as error:
@@ -182,8 +239,8 @@ async def read_text(ctx: ToolContext, download_id: str) -> tuple[Download, str]:
     if TEXT_TYPES.match(download.mime.split(";")[0].strip()) or _looks_like_text(data):
         return download, data.decode("utf-8", errors="replace")
     raise ToolError(
-        f"{download.id} ({download.mime or 'type unknown'}) is not text, CSV, JSON or a PDF; "
-        "Tabrelay reads only those"
+        f"{download.id} ({page_text(download.mime or 'type unknown')}) is not text, CSV, JSON or "
+        "a PDF; Tabrelay reads only those"
     )
 
 

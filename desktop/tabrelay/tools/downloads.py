@@ -31,7 +31,7 @@ class Download:
     def describe(self) -> str:
         return (
             f"download {self.id}: {page_text(self.name)} ({self.size:,} bytes, "
-            f"{self.mime or 'type unknown'}) from {page_text(self.url[:300])}"
+            f"{page_text(self.mime or 'type unknown')}) from {page_text(self.url[:300])}"
         )
 
 

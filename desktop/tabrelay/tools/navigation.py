@@ -17,12 +17,12 @@ from pydantic import Field, model_validator
 from tabrelay.errors import CommandFailed, NavigationBlocked, ToolError
 from tabrelay.relay.events import HubEvent
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.pdf import MIME_TYPE
 from tabrelay.tools.results import page_text
 
 WaitUntil = Literal["load", "domcontentloaded", "none"]
 _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 _ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
-PDF = "application/pdf"
 BLOCKED = "net::ERR_BLOCKED_BY_CLIENT"  # what Chrome says of a request the guard failed
 
 
@@ -114,7 +114,7 @@ async def _until_loaded(
             for e in events.seen
             if e.method == "Page.frameNavigated" and not e.params.get("frame", {}).get("parentId")
         ]
-    return await _arrived(ctx, pdf=bool(shown) and shown[-1].get("mimeType") == PDF)
+    return await _arrived(ctx, pdf=bool(shown) and shown[-1].get("mimeType") == MIME_TYPE)
 
 
 def _arrived_at(event: HubEvent, wait_until: WaitUntil) -> bool:
@@ -127,7 +127,7 @@ def _arrived_at(event: HubEvent, wait_until: WaitUntil) -> bool:
         return True
     frame = event.params.get("frame", {})
     restored = event.params.get("type") == "BackForwardCacheRestore"
-    pdf = frame.get("mimeType") == PDF
+    pdf = frame.get("mimeType") == MIME_TYPE
     return event.method == "Page.frameNavigated" and (restored or pdf) and not frame.get("parentId")
 
 

@@ -61,8 +61,10 @@ async def read(ctx: ToolContext, frame: dict[str, Any]) -> PdfPages:
     data = await _fetch(ctx, str(frame["id"]), str(frame.get("url", "")))
     await ctx.progress(0, None, f"reading a PDF of {len(data):,} bytes")
     pages, total, cut = await asyncio.to_thread(parse, data, PARSE_SECONDS)
-    state.pdf = PdfPages(loader, tuple(pages), total, cut)
-    return state.pdf
+    read = PdfPages(loader, tuple(pages), total, cut)
+    if cut is None:  # a read cut short is tried again whole next time
+        state.pdf = read
+    return read
 
 
 async def _fetch(ctx: ToolContext, frame_id: str, url: str) -> bytes:
@@ -79,7 +81,11 @@ async def _fetch(ctx: ToolContext, frame_id: str, url: str) -> bytes:
         raise ToolError(f"the PDF could not be fetched in the tab ({failed.message})") from None
     resource = loaded.get("resource", {})
     stream = resource.get("stream")
-    if not resource.get("success") or not isinstance(stream, str):
+    status = resource.get("httpStatusCode")
+    refused = isinstance(status, int) and status >= 400
+    if not resource.get("success") or refused or not isinstance(stream, str):
+        if isinstance(stream, str):
+            await ctx.settle(_close(ctx, stream))
         why = resource.get("netErrorName") or f"HTTP {resource.get('httpStatusCode', '?')}"
         raise ToolError(f"the PDF could not be fetched again with the tab's cookies ({why})")
     chunks: list[bytes] = []
@@ -88,7 +94,7 @@ async def _fetch(ctx: ToolContext, frame_id: str, url: str) -> bytes:
         while True:
             part = await ctx.cdp("IO.read", {"handle": stream, "size": CHUNK})
             data = str(part.get("data", ""))
-            chunk = base64.b64decode(data) if part.get("base64Encoded") else data.encode("latin-1")
+            chunk = base64.b64decode(data) if part.get("base64Encoded") else data.encode()
             size += len(chunk)
             if size > MAX_BYTES:
                 raise ToolError(

@@ -7,14 +7,17 @@ each element that may host one, has ``DOM.resolveNode`` give the root to Tabrela
 (``page_outline.WORLD``), and records it there: in that world only, ``el.shadowRoot`` answers
 with the closed root too, for the life of the document. Every script of the world (the outline,
 the content reader, locators, targets, effect facts) then walks closed roots as it walks open
-ones; the readers open the roots first (``page_outline.opened_world``). The page's own scripts,
-in their own world, see nothing change.
+ones; the readers open the roots first (``open_closed_roots``: the outline's and the content
+reader's read, ``page_outline.opened_world`` for the others). The page's own scripts, in their
+own world, see nothing change.
 
 Which elements may host one: a defined custom element that shows no shadow root, and an element
 of a kind that may host a shadow root that has no children but takes up room (a ``div`` filled
 only by its root); each is asked about once. Up to ``MAX_CANDIDATES`` new ones are asked about
 one by one, a root inside a closed root in the next round (at most ``MAX_ROUNDS``); past that,
-one description of the whole page finds every closed root at once.
+one description of the whole page finds every closed root at once, within ``WHOLE_PAGE_TIMEOUT``
+(a page too large to describe in time keeps its closed roots to itself, and is not asked
+again).
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ import contextlib
 import secrets
 from typing import Any
 
-from tabrelay.errors import CommandFailed
+from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools.context import ToolContext
 
 MAX_ROUNDS = 8  # closed roots inside closed roots, this deep
 MAX_CANDIDATES = 100  # asked one by one in a round; past that, the whole page at once
+WHOLE_PAGE_TIMEOUT = 5.0  # seconds for the whole page's description
 
 # The world's record of closed roots, and ``shadowRoot`` that reads it: installed once per
 # window that has one (a same-origin frame's elements take their prototype from their own
@@ -43,9 +47,10 @@ _CLOSED = r"""
     patched: new WeakSet(),
   });
   const patch = (win) => {
-    if (!win || closed.patched.has(win)) return;
-    closed.patched.add(win);
-    const proto = win.Element.prototype;
+    // By the realm's prototype: a frame that navigates keeps its window, not its prototypes.
+    const proto = win && win.Element && win.Element.prototype;
+    if (!proto || closed.patched.has(proto)) return;
+    closed.patched.add(proto);
     const native = Object.getOwnPropertyDescriptor(proto, 'shadowRoot').get;
     Object.defineProperty(proto, 'shadowRoot', {
       configurable: true,
@@ -192,7 +197,14 @@ async def _whole_page(ctx: ToolContext, context: int) -> list[tuple[str, str]]:
     found = document.get("result", {}).get("objectId")
     if not found:
         return []
-    whole = await ctx.cdp("DOM.describeNode", {"objectId": found, "depth": -1, "pierce": True})
+    try:
+        whole = await ctx.cdp(
+            "DOM.describeNode",
+            {"objectId": found, "depth": -1, "pierce": True},
+            timeout=WHOLE_PAGE_TIMEOUT,
+        )
+    except (CommandFailed, CommandTimeout):  # too large to describe in time (or gone)
+        return []
     backends: list[tuple[int, int]] = []
     stack = [whole.get("node", {})]
     while stack:

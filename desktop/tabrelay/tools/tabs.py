@@ -48,7 +48,7 @@ async def status(ctx: ToolContext, params: StatusParams) -> ToolResult:
     lines.append(f"Pending approvals: {info.get('pending_approvals', 0)}.")
     if info.get("paused"):
         lines.append("Agent access is PAUSED by the person: every call is denied until resumed.")
-    mine = ctx.downloads.of((ctx.client or "", ctx.session)) if ctx.downloads else []
+    mine = ctx.downloads.of(ctx.owner) if ctx.downloads else []
     if mine:
         lines.append("This session's downloads (browser_get_content download_id= reads one):")
         lines.extend(f"- {d.describe()}" for d in mine)

@@ -145,6 +145,7 @@ async function searchDownloads(downloads, p) {
   /** @type {Array<Array<Record<string, unknown>>>} */
   const [started, ended] = await Promise.all([downloads.search({ ...since, url }), downloads.search({ ...since, finalUrl: url })]);
   const found = [...new Map([...started, ...ended].map((item) => [item.id, item])).values()];
+  found.sort((a, b) => String(b.startTime).localeCompare(String(a.startTime)));
   return found.slice(0, MAX_DOWNLOADS_FOUND).map((item) => ({
     id: item.id,
     url: item.url,

@@ -23,8 +23,8 @@ import { SessionKeys } from "./settings.js";
 const DEFAULT_VERSION = "1.3";
 // Chrome swaps a tab's page into another process now and then (its PDF viewer loading, a frame
 // isolated anew): meanwhile it answers as if the debugger were detached, or detaches it for a
-// moment. While the tab is kept attached, a command that did not run, or only reads, is sent
-// again (once the tab is attached again), this often.
+// moment. While the tab is kept attached, a command that only reads is sent again (once the
+// tab is attached again), this often.
 const RESEND_TRIES = 20;
 const RESEND_AFTER_MS = 50;
 

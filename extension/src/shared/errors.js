@@ -51,9 +51,9 @@ export function chromeFailure(error) {
 
 /**
  * Whether a CDP command that failed with `error` may be sent again as it is, once the tab is
- * attached again: Chrome answered that the debugger is not attached (it never ran the
- * command), or the debugger detached while Chrome handled a command that only reads
- * (`Page.getFrameTree`, `DOM.describeNode`…).
+ * attached again: a command that only reads (`Page.getFrameTree`, `DOM.describeNode`…) that
+ * Chrome refused as not attached, or lost as the debugger detached. Nothing else: the tab may
+ * show another document by then, and input, a navigation or typed text is the app's to decide.
  *
  * @param {unknown} error what sending it rejected with: Chrome's error, or the CommandError of
  *   a session that ended meanwhile
@@ -62,14 +62,9 @@ export function chromeFailure(error) {
  */
 export function mayResend(error, method) {
   const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof CommandError) {
-    if (error.code !== ErrorCode.DETACHED) return false;
-  } else if (/is not attached/i.test(message)) {
-    return true;
-  } else if (!/Detached while handling/i.test(message)) {
-    return false;
-  }
-  return /^[A-Za-z]+\.(get|describe|resolve|query)[A-Z]/.test(method);
+  const detached =
+    error instanceof CommandError ? error.code === ErrorCode.DETACHED : /is not attached|Detached while handling/i.test(message);
+  return detached && /^[A-Za-z]+\.(get|describe|resolve|query)[A-Z]/.test(method);
 }
 
 /**
