@@ -77,6 +77,7 @@ class Chromium:
             "--disable-sync",
             "--remote-debugging-port=0",
             "--window-size=1280,800",
+            "--enable-features=WebMCP",  # pages may declare tools (document.modelContext)
             "about:blank",
         ]
 

@@ -70,6 +70,10 @@ CALLS: dict[str, tuple[str, Arguments]] = {
         lambda tab, files: {"tab_id": tab, "selector": "#upload", "paths": [str(files / "a.txt")]},
     ),
     "browser_handle_dialog": (DIALOGS, lambda tab, _: {"tab_id": tab, "accept": True}),
+    "browser_page_tool": (
+        "reach/webmcp.html",
+        lambda tab, _: {"tab_id": tab, "name": "search_teas", "arguments": {"q": "green"}},
+    ),
     # Nobody answers in this test: the handoff ends by its timeout, the banner gone.
     "browser_handoff": (
         FORM,

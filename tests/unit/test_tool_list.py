@@ -26,6 +26,7 @@ DESTRUCTIVE = {
     "browser_drag": "moves things (a card to another list, a file to a drop zone)",
     "browser_upload_file": "hands the person's files to the site",
     "browser_handle_dialog": "answers confirm() for the person",
+    "browser_page_tool": "runs the page's own code, whatever it says it does",
     "browser_evaluate": "any script",
     "browser_cdp": "any command",
     "browser_run_recipe": "acts for the person: clicks, types and submits as the recipe says",

@@ -50,6 +50,7 @@ VALID: dict[str, dict[str, Any]] = {
     "browser_press_key": {"key": "Enter"},
     "browser_scroll": {"direction": "down"},
     "browser_drag": {"source_ref": "e1", "target_ref": "e2"},
+    "browser_page_tool": {"name": "search"},
     "browser_upload_file": {"ref": "e1", "paths": ["/tmp/report.pdf"]},
     "browser_handle_dialog": {"accept": True},
     "browser_handoff": {"reason": "sign in"},

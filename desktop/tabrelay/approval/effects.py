@@ -383,6 +383,10 @@ def decide(
     # the person's consent to running code there, and without one they always ask.
     if tool == "browser_run_recipe":
         return of_recipe(recipe)
+    if tool == "browser_page_tool":
+        # Whatever its name, description or hints say (the page's words): the page's own code.
+        name = page_text(str(getattr(params, "name", ""))[:100])
+        return Effect(Kind.UNKNOWN, f"it runs the page's own tool {name}, whatever it does")
     return ROUTINE
 
 

@@ -34,6 +34,7 @@ from tabrelay.tools import (
     forms,
     handoff,
     navigation,
+    page_tools,
     recipes,
     screenshot,
     snapshot,
@@ -89,9 +90,11 @@ def _list(item: str | Schema) -> Schema:
     return {"type": "array", "items": _of(item)}
 
 
-# Where a tool left its tab: navigate, new_tab, and the acting tools once the page settled.
+# Where a tool left its tab: navigate and new_tab; the acting tools once the page settled.
 PAGE = _object(tab_id="integer", url="string", title="string")
-AFTER_ACTION = _object(navigated="boolean", url="string")
+# The acting tools answer an object (navigated, url, new tabs, a dialog…), declared bare: each
+# property named would cost every client's tools/list ~60 bytes a tool.
+AFTER_ACTION: Schema = {"type": "object"}
 
 TOOLS: tuple[ToolSpec, ...] = (
     # --- status and tabs ----------------------------------------------------------------------
@@ -167,6 +170,9 @@ TOOLS: tuple[ToolSpec, ...] = (
           "Scroll up or down about a screen, to the top or bottom, to an element or to text.",
           actions.ScrollParams, actions.scroll,
           output=_object(scroll_y="number", page_height="number")),
+    _spec("browser_page_tool", "Page tool",
+          "Call a tool the page declares (browser_snapshot lists them).",
+          page_tools.PageToolParams, page_tools.call, destructive=True, output=AFTER_ACTION),
     _spec("browser_drag", "Drag and drop",
           "Drag one element onto another (mouse and HTML5 drag and drop).",
           actions.DragParams, actions.drag, destructive=True, output=AFTER_ACTION),

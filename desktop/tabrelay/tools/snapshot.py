@@ -18,7 +18,7 @@ from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.protocol.messages import uncollected
-from tabrelay.tools import editor_text, page_outline
+from tabrelay.tools import editor_text, page_outline, page_tools
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.outline import Outline, build_outline, search
@@ -64,7 +64,11 @@ BETWEEN_READS = 0.05  # seconds before a page caught between documents is read a
 
 async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
     loading = await until_parsed(ctx)  # a page still arriving is waited for, or said so
-    outline, drawing = await drawn(ctx, viewport=params.scope == "viewport", depth=params.depth)
+    # The tools the page declares are asked for alongside (no time of their own).
+    (outline, drawing), tools = await asyncio.gather(
+        drawn(ctx, viewport=params.scope == "viewport", depth=params.depth),
+        page_tools.declared(ctx),
+    )
     tab = ctx.need_tab()
     # Tabrelay's notes first, then the page's words in one boundary: the page, then its outline.
     said = "".join(f"{note}\n" for note in (loading, drawing) if note)
@@ -79,6 +83,8 @@ async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
         )
     if outline.withheld:
         notes += "\n" + withheld_note(outline.withheld)
+    if tools:
+        notes += page_tools.listing(tools)
     body = outline.text.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     fitted = fit_text(
         body,

@@ -76,6 +76,7 @@ ACTION_NOUNS = {
     "browser_evaluate": "script",
     "browser_cdp": "command",
     "browser_run_recipe": "recipe",
+    "browser_page_tool": "call of the page's tool",
 }
 
 
