@@ -5,13 +5,12 @@ real pages in tests/e2e (test_page_outline.py, the snapshot tests)."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support.js import assert_scripts_parse
 from tabrelay.errors import CommandFailed
 from tabrelay.tools import page_outline, page_scripts
 from tabrelay.tools.outline import build_outline
@@ -138,12 +137,4 @@ def test_an_answer_of_another_shape_is_refused_whole(text: Any) -> None:
 
 
 def test_the_scripts_parse(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    assert node, "node is not installed; make test installs it"
-    for index, script in enumerate((page_outline.OUTLINE, page_outline.ELEMENT)):
-        source = tmp_path / f"script{index}.js"
-        source.write_text(f"const f = ({script.strip()});\n")
-        checked = subprocess.run(
-            [node, "--check", str(source)], capture_output=True, text=True, check=False
-        )
-        assert checked.returncode == 0, checked.stderr
+    assert_scripts_parse(tmp_path, page_outline.OUTLINE, page_outline.ELEMENT)

@@ -5,13 +5,12 @@ Chromium with WebMCP: tests/e2e/test_reach_page_tools.py."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support.js import assert_scripts_parse
 from tabrelay.approval.effects import Kind, decide
 from tabrelay.errors import CommandFailed
 from tabrelay.tools import page_tools
@@ -68,12 +67,4 @@ def test_a_call_is_judged_unknown_whatever_the_page_says() -> None:
 
 
 def test_the_scripts_parse(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    assert node, "node is not installed; make test installs it"
-    for index, script in enumerate((page_tools._LIST, page_tools._CALL)):
-        source = tmp_path / f"script{index}.js"
-        source.write_text(f"const f = ({script.strip()});\n")
-        checked = subprocess.run(
-            [node, "--check", str(source)], capture_output=True, text=True, check=False
-        )
-        assert checked.returncode == 0, checked.stderr
+    assert_scripts_parse(tmp_path, page_tools._LIST, page_tools._CALL)

@@ -5,13 +5,12 @@ tests/e2e/test_reach_closed_shadow.py; here they only have to parse."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support.js import assert_scripts_parse
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools import shadow_roots
 from tabrelay.tools.context import ToolContext
@@ -204,12 +203,4 @@ async def test_a_page_between_documents_raises_command_failed() -> None:
 
 
 def test_the_scripts_parse(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    assert node, "node is not installed; make test installs it"
-    for index, script in enumerate((shadow_roots.CANDIDATES, shadow_roots.REMEMBER)):
-        source = tmp_path / f"script{index}.js"
-        source.write_text(f"const f = ({script.strip()});\n")
-        checked = subprocess.run(
-            [node, "--check", str(source)], capture_output=True, text=True, check=False
-        )
-        assert checked.returncode == 0, checked.stderr
+    assert_scripts_parse(tmp_path, shadow_roots.CANDIDATES, shadow_roots.REMEMBER)
