@@ -12,7 +12,7 @@ import pytest
 
 from support.js import assert_scripts_parse
 from tabrelay.approval.effects import Kind, decide
-from tabrelay.errors import CommandFailed
+from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools import page_tools
 from tabrelay.tools.page_tools import PageTool, PageToolParams
 from tabrelay.tools.results import plain
@@ -35,7 +35,7 @@ class Tab:
 @pytest.mark.parametrize(
     "listed",
     [None, "not json", json.dumps({"a": 1}), json.dumps([1, "x", {"description": "no name"}]),
-     CommandFailed("Execution context was destroyed")],
+     CommandFailed("Execution context was destroyed"), CommandTimeout("no answer in 5 s")],
 )  # fmt: skip
 async def test_a_page_that_declares_nothing_or_answers_oddly_lists_nothing(listed: Any) -> None:
     assert await page_tools.declared(Tab(listed)) == []  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
-from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.errors import BrowserError, ToolError
 from tabrelay.tools import page_outline
 from tabrelay.tools.aftermath import PAGE_FIELDS, following
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult, exception_text
@@ -100,7 +100,8 @@ async def declared(ctx: ToolContext) -> list[PageTool]:
             for t in listed
             if isinstance(t, dict) and t.get("name")
         ]
-    except (CommandFailed, ValueError, KeyError, TypeError):
+    # Unasked for want of an answer in time (a busy page) or of a document: the snapshot goes on.
+    except (BrowserError, ValueError, KeyError, TypeError):
         return []
 
 
