@@ -15,6 +15,7 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 from reportlab.pdfgen import canvas
 
+from support.scripted import ScriptedTab
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools import pdf
 from tabrelay.tools.context import ToolContext
@@ -73,27 +74,13 @@ def test_a_pdf_is_told_by_the_main_frames_mime_type() -> None:
     assert pdf.shown({}) is None
 
 
-class Tab:
-    """A tab answering CDP from a script (a value, a list of values, or an exception)."""
-
+class Tab(ScriptedTab):
     settle = ToolContext.settle
 
     def __init__(self, **answers: Any) -> None:
-        self.answers = answers
-        self.sent: list[tuple[str, dict[str, Any]]] = []
+        super().__init__(**answers)
         self.state = TabState(("b", 1))
         self.background: set[asyncio.Future[Any]] = set()
-
-    async def cdp(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        self.sent.append((method, params or {}))
-        answer = self.answers.get(method.replace(".", "_"), {})
-        if isinstance(answer, list):
-            answer = answer.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        if isinstance(answer, asyncio.Future):
-            return await answer
-        return answer
 
     async def progress(self, *args: Any) -> None:
         pass

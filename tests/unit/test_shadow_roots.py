@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from support.js import assert_scripts_parse
+from support.scripted import ScriptedTab
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools import shadow_roots
 from tabrelay.tools.context import ToolContext
@@ -18,30 +19,9 @@ from tabrelay.tools.context import ToolContext
 WORLD = 7
 
 
-class Page:
-    """A tab answering CDP from a script: ``answers[method]`` is a value, a list of values
-    (one per call), or an exception to raise."""
-
+class Page(ScriptedTab):
     objects = "call-group"
     resolve = ToolContext.resolve
-
-    def __init__(self, **answers: Any) -> None:
-        self.answers = answers
-        self.sent: list[tuple[str, dict[str, Any]]] = []
-
-    async def cdp(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
-        self.sent.append((method, params or {}))
-        answer = self.answers.get(method.replace(".", "_"), {})
-        if isinstance(answer, list):
-            answer = answer.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        if callable(answer):
-            return answer(params or {})
-        return answer
-
-    def methods(self) -> list[str]:
-        return [m for m, _ in self.sent]
 
 
 def candidates_then(*results: dict[str, Any]) -> list[dict[str, Any]]:

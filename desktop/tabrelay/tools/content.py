@@ -231,7 +231,13 @@ async def _pdf_content(
         )
     read = await pdf.read(ctx, frame)
     kind = f"(a PDF of {read.total} page{'s' if read.total != 1 else ''})"
-    return _fitted(ctx, params, pdf.text_of(read), kind=kind, narrower="")
+    return _fitted(ctx, params, pdf.text_of(read), head=_title(ctx) + f"{kind}\n", narrower="")
+
+
+def _title(ctx: ToolContext) -> str:
+    """The tab's title and address, the page's words, as a result's first lines."""
+    tab = ctx.need_tab()
+    return page_text(f"# {tab.title or '(no title)'}\n{tab.url}\n")
 
 
 def _fitted(
@@ -240,17 +246,14 @@ def _fitted(
     body: str,
     *,
     head: str | None = None,
-    kind: str = "",
     notes: str = "",
     narrower: str,
 ) -> ToolResult:
     """``body`` (the page's words) from ``params.offset`` under ``head`` (by default the tab's
-    title and address; the page's words in it marked) and ``kind`` (Tabrelay's), cut to the
-    response budget with the offset to continue from."""
+    title and address; the page's words in it marked), cut to the response budget with the
+    offset to continue from."""
     tab = ctx.need_tab()
-    if head is None:
-        head = page_text(f"# {tab.title or '(no title)'}\n{tab.url}\n")
-    head += f"{kind}\n" if kind else ""
+    head = _title(ctx) if head is None else head
     rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     fitted = fit_text(
         rest,
