@@ -137,6 +137,27 @@ test("a command that may have run, or that does more than read, is not sent agai
   assert.equal(described.length, 20);
 });
 
+test("enabling a domain, fetching a resource and reading its stream are sent again too; a script to run is not", async () => {
+  // What a tool sends while Chrome's PDF viewer takes the tab's page into another process: none
+  // of these acts on the page, and refused as not attached they reached nothing.
+  const { fake, sessions } = setup();
+  await sessions.attach(1);
+  const refused = new Map();
+  fake.onCommand((method) => {
+    if ((refused.get(method) ?? 0) < 2) {
+      refused.set(method, (refused.get(method) ?? 0) + 1);
+      return Promise.reject(new Error("Debugger is not attached to the tab with id: 1."));
+    }
+    return Promise.resolve({ ok: method });
+  });
+  for (const method of ["Page.enable", "Runtime.disable", "Network.loadNetworkResource", "IO.read", "IO.close"]) {
+    assert.deepEqual(await sessions.send(1, method, {}), { ok: method }, method);
+  }
+  const scripts = () => fake.callsTo("debugger.sendCommand").filter(([, , , params]) => params?.expression === "tabrelay-test");
+  await assert.rejects(sessions.send(1, "Runtime.evaluate", { expression: "tabrelay-test" }), /not attached/);
+  assert.equal(scripts().length, 1);
+});
+
 test("a read in flight when Chrome detaches the tab for a moment is sent again once it is back", async () => {
   const { fake, sessions } = setup();
   await sessions.attach(1);

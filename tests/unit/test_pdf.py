@@ -176,3 +176,23 @@ async def test_a_read_cut_short_by_time_is_not_kept_and_is_tried_again(
     tab.answers.update(Network_loadNetworkResource=loaded("T"), IO_read=streamed(data))
     assert (await pdf.read(tab, FRAME)).cut is None  # type: ignore[arg-type]
     assert tab.state.pdf is not None
+
+
+async def test_a_fetch_the_viewer_interrupts_is_made_again_once() -> None:
+    # Chrome's PDF viewer takes the tab's page into another process once it has the file: a
+    # stream being read then is lost with the debugger session that opened it.
+    data = made(2)
+    detached = CommandFailed("The debugger was detached from tab 1", code="detached")
+    tab = Tab(
+        Network_loadNetworkResource=[loaded("S"), loaded("T")],
+        IO_read=[detached, *streamed(data)],
+    )
+    assert (await pdf.read(tab, FRAME)).total == 2  # type: ignore[arg-type]
+    assert tab.methods().count("Network.loadNetworkResource") == 2
+    closed = [params["handle"] for method, params in tab.sent if method == "IO.close"]
+    assert closed == ["S", "T"]
+    # Lost twice: said, not tried forever.
+    tab = Tab(Network_loadNetworkResource=[loaded("S"), loaded("T")], IO_read=[detached, detached])
+    with pytest.raises(ToolError, match="could not be fetched in the tab"):
+        await pdf.read(tab, FRAME)  # type: ignore[arg-type]
+    assert tab.state.pdf is None

@@ -107,15 +107,23 @@ async def handoff(ctx: ToolContext, params: HandoffParams, handoffs: Handoffs) -
             if message.get("ended") in ("done", "cancelled"):
                 handoffs.end(opened.id, message["ended"], "banner")
 
-        world = await PageWorld.install(
-            browser,
-            tab.id,
-            hub=ctx.hub,
-            name="handoff",
-            source=banner_source(params.reason),
-            on_message=said,
-        )
-        outcome = await _wait(ctx, browser, tab.id, params, ended)
+        try:
+            world = await PageWorld.install(
+                browser,
+                tab.id,
+                hub=ctx.hub,
+                name="handoff",
+                source=banner_source(params.reason),
+                on_message=said,
+            )
+        except ToolError:
+            # The person may close the tab before the banner is in: that ends the handoff as
+            # it would a moment later. A tab still there that refused the banner is an error.
+            if await _still_there(browser, tab.id):
+                raise
+            outcome = ("tab closed", "browser")
+        else:
+            outcome = await _wait(ctx, browser, tab.id, params, ended)
     finally:
         # Plain calls first: they happen even while this call is being cancelled.
         # The muted tab told nothing of the pages the person went to: refs from before are
@@ -196,6 +204,16 @@ async def _result(
         data=data,
         page_fields=("url", "title"),
     )
+
+
+async def _still_there(browser: Browser, tab_id: int) -> bool:
+    if browser.closed:
+        return False
+    try:
+        await browser.get_tab(tab_id, ask=True)
+    except BrowserError:
+        return False
+    return True
 
 
 def _nothing() -> None:

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from tabrelay.errors import CommandFailed, TabrelayError, ToolError
+from tabrelay.protocol.constants import ErrorCode
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.tab_state import PdfPages
 
@@ -68,17 +69,32 @@ async def read(ctx: ToolContext, frame: dict[str, Any]) -> PdfPages:
 
 
 async def _fetch(ctx: ToolContext, frame_id: str, url: str) -> bytes:
+    """The PDF's bytes, fetched again in the tab; once more when Chrome's viewer took the tab's
+    page into another process meanwhile (a stream being read is lost with the session)."""
     try:
-        loaded = await ctx.cdp(
-            "Network.loadNetworkResource",
-            {
-                "frameId": frame_id,
-                "url": url,
-                "options": {"disableCache": False, "includeCredentials": True},
-            },
-        )
+        return await _fetch_once(ctx, frame_id, url)
     except CommandFailed as failed:
-        raise ToolError(f"the PDF could not be fetched in the tab ({failed.message})") from None
+        if failed.code != ErrorCode.DETACHED:
+            raise _unfetched(failed) from None
+    try:
+        return await _fetch_once(ctx, frame_id, url)
+    except CommandFailed as failed:
+        raise _unfetched(failed) from None
+
+
+def _unfetched(failed: CommandFailed) -> ToolError:
+    return ToolError(f"the PDF could not be fetched in the tab ({failed.message})")
+
+
+async def _fetch_once(ctx: ToolContext, frame_id: str, url: str) -> bytes:
+    loaded = await ctx.cdp(
+        "Network.loadNetworkResource",
+        {
+            "frameId": frame_id,
+            "url": url,
+            "options": {"disableCache": False, "includeCredentials": True},
+        },
+    )
     resource = loaded.get("resource", {})
     stream = resource.get("stream")
     status = resource.get("httpStatusCode")

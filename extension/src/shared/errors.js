@@ -49,11 +49,18 @@ export function chromeFailure(error) {
   return undefined;
 }
 
+// Commands that do not act on the page: reading it, enabling or disabling a domain (idempotent),
+// fetching a resource in its context (a GET, from the cache first).
+const READS = /^[A-Za-z]+\.((get|describe|resolve|query)[A-Z]\w*|enable|disable|loadNetworkResource)$/;
+// Reading a stream moves its position: sent again only when it surely never ran.
+const STREAM = /^IO\.(read|close)$/;
+
 /**
  * Whether a CDP command that failed with `error` may be sent again as it is, once the tab is
- * attached again: a command that only reads (`Page.getFrameTree`, `DOM.describeNode`…) that
- * Chrome refused as not attached, or lost as the debugger detached. Nothing else: the tab may
- * show another document by then, and input, a navigation or typed text is the app's to decide.
+ * attached again: a command that does not act on the page (`READS`) that Chrome refused as not
+ * attached, or lost as the debugger detached; a stream read only when Chrome refused it (it
+ * never ran). Nothing else: the tab may show another document by then, and input, a script, a
+ * navigation or typed text is the app's to decide.
  *
  * @param {unknown} error what sending it rejected with: Chrome's error, or the CommandError of
  *   a session that ended meanwhile
@@ -62,9 +69,10 @@ export function chromeFailure(error) {
  */
 export function mayResend(error, method) {
   const message = error instanceof Error ? error.message : String(error);
-  const detached =
-    error instanceof CommandError ? error.code === ErrorCode.DETACHED : /is not attached|Detached while handling/i.test(message);
-  return detached && /^[A-Za-z]+\.(get|describe|resolve|query)[A-Z]/.test(method);
+  const refused = /is not attached/i.test(message); // Chrome's words, kept in a CommandError's
+  const lost =
+    !refused && (error instanceof CommandError ? error.code === ErrorCode.DETACHED : /Detached while handling/i.test(message));
+  return ((refused || lost) && READS.test(method)) || (refused && STREAM.test(method));
 }
 
 /**
