@@ -312,15 +312,21 @@ test("a held document request is let through when the app cannot decide, and all
   sessions.letThrough(1, { requestId: "interception-1" });
   sessions.letThrough(2, { requestId: "not-attached" }); // nothing of ours holds it
   sessions.letThrough(1, { requestId: 7 }); // malformed: ignored
+  sessions.letThrough(1, { requestId: "in-a-frame" }, "child-1"); // a frame of another process
   await sessions.stopHolding();
   const sent = fake.calls
     .slice(before)
     .filter(([name]) => name === "debugger.sendCommand")
-    .map(([, target, method, params]) => [/** @type {any} */ (target).tabId, method, params]);
+    .map(([, target, method, params]) => [/** @type {any} */ (target).tabId, /** @type {any} */ (target).sessionId, method, params]);
+  const letGo = { autoAttach: false, waitForDebuggerOnStart: false, flatten: true };
   assert.deepEqual(sent, [
-    [1, "Fetch.continueRequest", { requestId: "interception-1" }],
-    [1, "Fetch.disable", {}],
-    [3, "Fetch.disable", {}],
+    [1, undefined, "Fetch.continueRequest", { requestId: "interception-1" }],
+    [1, "child-1", "Fetch.continueRequest", { requestId: "in-a-frame" }],
+    // The frames the app attached to go (their held requests with them).
+    [1, undefined, "Fetch.disable", {}],
+    [1, undefined, "Target.setAutoAttach", letGo],
+    [3, undefined, "Fetch.disable", {}],
+    [3, undefined, "Target.setAutoAttach", letGo],
   ]);
 });
 

@@ -78,6 +78,9 @@ class Chromium:
             "--remote-debugging-port=0",
             "--window-size=1280,800",
             "--enable-features=WebMCP",  # pages may declare tools (document.modelContext)
+            # Other sites for the pages (pay-e2e.test, verify-e2e.test…): each its own site, so
+            # its frames run in processes of their own, as a payment provider's do.
+            "--host-resolver-rules=MAP *-e2e.test 127.0.0.1",
             "about:blank",
         ]
 

@@ -295,12 +295,21 @@ async def test_the_expert_cdp_tool_cannot_take_the_guard_apart_or_log_typed_text
         settings.policy_rules.append(PolicyRule(tool="*", decision="allow"))
 
     await asyncio.to_thread(relay.core.settings_store.update, expert)
-    await relay.extension()
+    extension = await relay.extension()
     await relay.browser_count(1)
     token = await relay.add_client()
     own = f"http://127.1:{relay.port}/healthz"
     async with mcp_client(relay.base_mcp(), token) as client:
         fetch = await client.call_tool("browser_cdp", {"method": "Fetch.disable", "tab_id": 1})
+        frames = await client.call_tool(
+            "browser_cdp",
+            {"method": "Target.setAutoAttach", "params": {"autoAttach": False}, "tab_id": 1},
+        )
+        # An object id marked as a frame's in another process is not routed there: raw is raw.
+        marked = await client.call_tool(
+            "browser_cdp",
+            {"method": "DOM.describeNode", "params": {"objectId": "child~1.2.3"}, "tab_id": 1},
+        )
         navigate = await client.call_tool(
             "browser_cdp", {"method": "Page.navigate", "params": {"url": own}, "tab_id": 1}
         )
@@ -309,6 +318,11 @@ async def test_the_expert_cdp_tool_cannot_take_the_guard_apart_or_log_typed_text
             {"method": "Input.insertText", "params": {"text": "hunter2-cdp"}, "tab_id": 1},
         )
     assert fetch.is_error and "navigation guard" in text_of(fetch)
+    assert frames.is_error and "frames of other sites" in text_of(frames)
+    assert not marked.is_error, text_of(marked)
+    sent = [(m, a) for _, m, a in extension.cdp_calls if m == "DOM.describeNode"]
+    assert sent == [("DOM.describeNode", {"objectId": "child~1.2.3"})]
+    assert all("sessionId" not in c.get("params", {}) for c in extension.commands)
     assert navigate.is_error and "is Tabrelay itself" in text_of(navigate)
     assert not typed.is_error, text_of(typed)
     assert relay.core.command_log is not None

@@ -105,11 +105,13 @@ def test_extension_and_app_deny_the_same_cdp_methods() -> None:
     extension = run_node(
         "const d = await import(process.argv[1]);"
         "console.log(JSON.stringify("
-        "  {domains: d.BLOCKED_CDP_DOMAINS, methods: d.BLOCKED_CDP_METHODS}));",
+        "  {domains: d.BLOCKED_CDP_DOMAINS, methods: d.BLOCKED_CDP_METHODS,"
+        "   allowed: d.ALLOWED_IN_BLOCKED_DOMAINS}));",
         module_url("denylist.js"),
     )
     assert set(extension["domains"]) == set(cdp.BLOCKED_CDP_DOMAINS)
     assert set(extension["methods"]) == set(cdp.BLOCKED_CDP_METHODS)
+    assert set(extension["allowed"]) == set(cdp.ALLOWED_IN_BLOCKED_DOMAINS)
 
 
 def test_extension_and_app_judge_every_method_name_alike() -> None:
@@ -118,6 +120,9 @@ def test_extension_and_app_judge_every_method_name_alike() -> None:
         "Network.getAllCookies",
         "Network.getAllCookies\n",
         "Target.createTarget",
+        "Target.setAutoAttach",
+        "Target.setAutoAttach\n",
+        "Target.setDiscoverTargets",
         "Page.navigate",
         "page.navigate",
         "Page.Navigate",

@@ -73,6 +73,9 @@ def test_secrets_are_only_ever_compared_in_constant_time() -> None:
         "WebAuthn.addVirtualAuthenticator",
         "Target.createTarget",
         "Target.attachToTarget",
+        "Target.setDiscoverTargets",
+        "Target.getTargets",
+        "Target.attachToBrowserTarget",
         "SystemInfo.getProcessInfo",
     ],
 )
@@ -97,6 +100,7 @@ def test_malformed_method_names_are_blocked(method: str) -> None:
         "Accessibility.getFullAXTree",
         "Network.enable",
         "Log.enable",
+        "Target.setAutoAttach",  # the tab's own frames in other processes (child sessions)
     ],
 )
 def test_what_the_tools_need_is_allowed(method: str) -> None:

@@ -1,7 +1,8 @@
 """The CDP method denylist (DESIGN §4.7), enforced by the app and again by the extension.
 
 Cookie dumps, download, permission and credential tampering, and ``Target.*`` escapes out of
-the tab are never sent, whoever asks. The extension's copy lives in
+the tab are never sent, whoever asks (``Target.setAutoAttach`` alone is let through: it reaches
+only the tab's own frames in other processes). The extension's copy lives in
 ``extension/src/shared/denylist.js``; a test keeps the two equal.
 """
 
@@ -13,6 +14,10 @@ import re
 BLOCKED_CDP_DOMAINS: frozenset[str] = frozenset(
     {"Target", "Browser", "WebAuthn", "SystemInfo", "Tethering", "Cast", "Extensions", "PWA"}
 )
+
+# The one method of a blocked domain that stays within the tab: auto-attaching to the tab's own
+# frames that run in other processes (cross-site frames), each reached through a child session.
+ALLOWED_IN_BLOCKED_DOMAINS: frozenset[str] = frozenset({"Target.setAutoAttach"})
 
 BLOCKED_CDP_METHODS: frozenset[str] = frozenset(
     {
@@ -53,7 +58,7 @@ def cdp_block_reason(method: str) -> str | None:
     if not _METHOD_SYNTAX.fullmatch(method):  # fullmatch: "$" alone accepts a final "\n"
         return f"'{method[:80]}' is not a CDP method name (Domain.method)"
     domain = method.split(".", 1)[0]
-    if domain in BLOCKED_CDP_DOMAINS:
+    if domain in BLOCKED_CDP_DOMAINS and method not in ALLOWED_IN_BLOCKED_DOMAINS:
         return f"the CDP domain {domain} is blocked by Tabrelay"
     if method in BLOCKED_CDP_METHODS:
         return f"the CDP method {method} is blocked by Tabrelay"

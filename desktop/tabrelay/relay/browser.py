@@ -425,13 +425,17 @@ class Browser:
         *,
         timeout: float | None = None,
         with_tab: bool = False,
+        session_id: str | None = None,
     ) -> Any:
         """Send a CDP command to a tab (the extension attaches first if needed). ``with_tab``:
         an extension that announces ``cdp.tab`` answers with the tab as it is once the command
-        ended, so a look at the tab right after needs no round trip of its own."""
+        ended, so a look at the tab right after needs no round trip of its own. ``session_id``:
+        to one of the tab's child sessions (a frame in another process), not the tab itself."""
         payload: JsonObject = {"tabId": tab_id, "method": method}
         if params:
             payload["params"] = params
+        if session_id is not None:
+            payload["sessionId"] = session_id
         if with_tab and CARRIED_TAB in self.features:
             payload["tab"] = True
         return await self.send_command("cdp.send", payload, timeout=timeout)

@@ -36,6 +36,8 @@ class HubEvent:
     tab_id: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
     time: float = field(default_factory=time.time)
+    # A CDP event of one of the tab's child sessions (a frame in another process), not the tab's.
+    session_id: str | None = None
 
 
 class Subscription:

@@ -347,7 +347,14 @@ class ExtensionSession:
                 browser.resolve(message)
             case CdpEvent():
                 self._hub.publish(
-                    HubEvent("cdp", browser.id, message.method, message.tab_id, message.params)
+                    HubEvent(
+                        "cdp",
+                        browser.id,
+                        message.method,
+                        message.tab_id,
+                        message.params,
+                        session_id=message.session_id,
+                    )
                 )
             case TabEvent():
                 browser.apply_tab_event(message)

@@ -391,7 +391,12 @@ async def following(ctx: ToolContext) -> AsyncIterator[ActionWatch]:
             return False
         if event.kind == "tab":
             return event.method in ("created", "updated", "removed")
-        return event.kind == "cdp" and event.tab_id == tab.id and event.method in wanted
+        return (
+            event.kind == "cdp"
+            and event.tab_id == tab.id
+            and event.method in wanted
+            and event.session_id is None  # the tab's own, not a frame's in another process
+        )
 
     subscription = ctx.hub.subscribe(maxlen=2000, accept=accept)
     ctx.state.log.stopped = None  # what the guard stops from now on is this action's doing

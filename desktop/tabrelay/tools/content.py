@@ -18,12 +18,12 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools import download, editor_text, page_outline, pdf
+from tabrelay.tools import download, editor_text, object_ids, page_outline, pdf
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editors import CODE_BOXES
 from tabrelay.tools.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
-from tabrelay.tools.refs import STALE, node_id_of
+from tabrelay.tools.refs import STALE, object_for
 from tabrelay.tools.results import page_text
 from tabrelay.tools.shadow_roots import open_closed_roots
 
@@ -291,12 +291,13 @@ async def _read(ctx: ToolContext, params: ContentParams, tree: dict[str, Any]) -
     ]
     call: dict[str, Any]
     if params.ref is not None:
-        node = await node_id_of(ctx, ref=params.ref, selector=None)
-        found = await ctx.resolve(node, context)
+        found = await page_outline.adopt(ctx, await object_for(ctx, ref=params.ref, selector=None))
         if found is None:
             raise ToolError(STALE.format(ref=params.ref))
         call = {"objectId": found, "functionDeclaration": _READ_THIS}
-        arguments = [{"value": params.format}, *handed]
+        # The code editors' texts are the tab's own frame's: not handed to a frame elsewhere.
+        elsewhere = object_ids.session_of(found) is not None
+        arguments = [{"value": params.format}, *([{"value": []}] if elsewhere else handed)]
     else:
         call = {"executionContextId": context, "functionDeclaration": _READ_PART}
         arguments = [{"value": params.selector}, {"value": params.format}, *handed]

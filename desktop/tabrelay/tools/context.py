@@ -25,6 +25,7 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
+from tabrelay.tools import object_ids
 from tabrelay.tools.downloads import Downloads, Owner
 from tabrelay.tools.guard import NavigationGuard
 from tabrelay.tools.handoffs import Handoffs
@@ -154,6 +155,7 @@ class ToolContext:
     # The page objects this call asked for (elements it acts on) live in one object group,
     # released when the call ends however it ends; named on first use.
     object_group: str | None = None
+    child_sessions: set[str] = field(default_factory=set)  # those this call sent commands to
 
     @property
     def owner(self) -> Owner:
@@ -194,9 +196,29 @@ class ToolContext:
         assert self.tab is not None, "the endpoint resolves the tab for this tool"
         return self.tab
 
-    async def cdp(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
-        """A CDP command to the target tab."""
-        return await self.need_browser().cdp(self.need_tab().id, method, params, **kw)
+    async def cdp(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: str | None = None,
+        **kw: Any,
+    ) -> Any:
+        """A CDP command to the target tab: to its child ``session`` (a frame in another
+        process) when given, or when ``params`` name an object of one (``object_ids``);
+        object ids in the answer of a child session are marked as its.
+
+        Raises:
+            CommandFailed: it names objects of two sessions.
+        """
+        session, params = object_ids.routed(session, params)
+        answer = await self.need_browser().cdp(
+            self.need_tab().id, method, params, session_id=session, **kw
+        )
+        if session is None:
+            return answer
+        self.child_sessions.add(session)
+        return object_ids.tag_objects(answer, session)
 
     async def call_on(
         self,
@@ -223,13 +245,12 @@ class ToolContext:
             params["arguments"] = [{"value": a} for a in args]
         if not by_value:
             params["objectGroup"] = self.objects
-        kw = {} if timeout is None else {"timeout": timeout}
-        answer: dict[str, Any] = await self.cdp("Runtime.callFunctionOn", params, **kw)
+        answer: dict[str, Any] = await self.cdp("Runtime.callFunctionOn", params, timeout=timeout)
         return answer
 
-    async def resolve(self, backend: int, context: int) -> str | None:
-        """The object of the node ``backend`` names in the world ``context`` (in this call's
-        object group), or None when it is gone."""
+    async def resolve(self, backend: int, context: int, session: str | None = None) -> str | None:
+        """The object of the node ``backend`` names in the world ``context`` (of the child
+        ``session``, if given; in this call's object group), or None when it is gone."""
         try:
             resolved = await self.cdp(
                 "DOM.resolveNode",
@@ -238,6 +259,7 @@ class ToolContext:
                     "executionContextId": context,
                     "objectGroup": self.objects,
                 },
+                session=session,
             )
         except CommandFailed:
             return None  # gone meanwhile
@@ -287,12 +309,17 @@ class ToolContext:
         """
         group, self.object_group = self.object_group, None
         if group is not None and self.browser is not None and self.tab is not None:
-            await self.settle(self._release_group(group))
+            await self.settle(self._release_group(group, [None, *self.child_sessions]))
 
-    async def _release_group(self, group: str) -> None:
-        with contextlib.suppress(TimeoutError, TabrelayError):
-            async with asyncio.timeout(RELEASE_TIMEOUT):
-                await self.cdp("Runtime.releaseObjectGroup", {"objectGroup": group})
+    async def _release_group(self, group: str, sessions: list[str | None]) -> None:
+        async def release(session: str | None) -> None:
+            with contextlib.suppress(TimeoutError, TabrelayError):
+                async with asyncio.timeout(RELEASE_TIMEOUT):
+                    await self.cdp(
+                        "Runtime.releaseObjectGroup", {"objectGroup": group}, session=session
+                    )
+
+        await asyncio.gather(*(release(s) for s in sessions))
 
     async def release_input(self) -> None:
         """Let go of whatever a failed or cancelled call left held down, last pressed first.
@@ -326,7 +353,7 @@ class ToolContext:
                 e.browser_id == browser.id
                 and e.tab_id == tab.id
                 and (
-                    (e.kind == "cdp" and e.method in wanted)
+                    (e.kind == "cdp" and e.method in wanted and e.session_id is None)
                     or (e.kind == "tab" and e.method == "removed")
                 )
             ),

@@ -2,8 +2,9 @@
 
 Off unless the person enables it in the settings; always asks (never "always allow"); the CDP
 denylist (``protocol/cdp.py``) still applies, in the app and again in the extension. It cannot
-take the navigation guard apart: the Fetch domain is the guard's (it holds the tab's loads), and
-a URL it navigates to passes the guard first.
+take the navigation guard apart: the Fetch domain is the guard's (it holds the tab's loads), the
+Target domain holds the frames of other sites Tabrelay guards, and a URL it navigates to passes
+the guard first.
 """
 
 from __future__ import annotations
@@ -39,10 +40,16 @@ async def cdp(ctx: ToolContext, params: CdpParams) -> ToolResult:
             "the Fetch domain is how Tabrelay's navigation guard holds a tab's loads; "
             "browser_cdp may not use it"
         )
+    if params.method.startswith("Target."):
+        raise ToolError(
+            "the Target domain is how Tabrelay reaches a page's frames of other sites (and "
+            "guards their loads); browser_cdp may not use it"
+        )
     command = dict(params.params)
     if params.method == "Page.navigate":
         command["url"] = ctx.guard.check(str(command.get("url", "")))
-    result = await ctx.cdp(params.method, command)
+    # Raw: to the tab's own session, the params as given (no frame's object routing).
+    result = await ctx.need_browser().cdp(ctx.need_tab().id, params.method, command)
     fitted = fit_text(
         json.dumps(result, ensure_ascii=False, indent=1),
         ctx.budget_bytes,

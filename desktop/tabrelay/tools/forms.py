@@ -222,13 +222,17 @@ class UploadParams(TargetParams):
 async def upload_file(ctx: ToolContext, params: UploadParams) -> ToolResult:
     files = [allowed_file(p, ctx.settings.upload_dirs) for p in params.paths]
     node = await node_id_of(ctx, ref=params.ref, selector=params.selector)
-    described = await ctx.cdp("DOM.describeNode", {"backendNodeId": node})
+    described = await ctx.cdp(
+        "DOM.describeNode", {"backendNodeId": node.backend}, session=node.session
+    )
     attributes = described["node"].get("attributes", [])
     kind = dict(zip(attributes[0::2], attributes[1::2], strict=False)).get("type", "")
     if described["node"].get("nodeName") != "INPUT" or kind.lower() != "file":
         raise ToolError(f"{params.ref or params.selector} is not a file input")
     await ctx.cdp(
-        "DOM.setFileInputFiles", {"files": [str(f) for f in files], "backendNodeId": node}
+        "DOM.setFileInputFiles",
+        {"files": [str(f) for f in files], "backendNodeId": node.backend},
+        session=node.session,
     )
     return ToolResult(f"Attached {', '.join(f.name for f in files)}.")
 

@@ -1,15 +1,17 @@
 """The navigation guard for the whole life of an agent-driven tab (DESIGN §4.8).
 
-Checking a URL when an agent opens it is not enough: a page can redirect, refresh itself,
-assign ``location``, post a form or open a window to anywhere. Tabs an agent uses hold their
-document requests (``sessions.py`` enables the Fetch domain for them); this releases each paused
-request the guard admits and fails the others, so a blocked page never loads, a blocked frame
-stays empty and a redirect chain stops at its first blocked hop. A window opened by a guarded
-tab is guarded at once and sent to about:blank if it was headed somewhere blocked. What was
-stopped becomes an alert for the person. The decision is ``NavigationGuard``'s, the one
-implementation every tool uses. A server's redirect of the tab's page to a site the agent's
-last acting call was not allowed to reach is stopped too, unless a rule or that client's plan
-lets the call go there (``may_go``: the approval gate's word): its address can carry data out.
+Checking a URL when an agent opens it is not enough: a page can redirect, refresh itself, assign
+``location``, post a form or open a window to anywhere. Tabs an agent uses hold their document
+requests (``sessions.py`` enables the Fetch domain for them); this releases each paused request
+the guard admits and fails the others, so a blocked page never loads, a blocked frame stays
+empty and a redirect chain stops at its first blocked hop. A window opened by a guarded tab is
+guarded at once and sent to about:blank if it was headed somewhere blocked. What was stopped
+becomes an alert for the person. A frame of another process that Tabrelay attached to
+(``child_sessions``) loads its documents through its own session: they are held there too. The
+decision is ``NavigationGuard``'s, the one implementation every tool uses. A server's redirect
+of the tab's page to a site the agent's last acting call was not allowed to reach is stopped
+too, unless a rule or that client's plan lets the call go there (``may_go``: the approval gate's
+word): its address can carry data out.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.relay.registry import BrowserRegistry
+from tabrelay.tools import child_sessions
 from tabrelay.tools.guard import NavigationGuard, origin_of
-from tabrelay.tools.sessions import TabSessions
+from tabrelay.tools.sessions import GUARD_DOMAIN, GUARD_FEATURE, GUARD_PATTERNS, TabSessions
 from tabrelay.tools.tab_state import Reach, TabStates
 
 logger = logging.getLogger(__name__)
@@ -74,7 +77,7 @@ class NavigationInterceptor:
         self._subscription = hub.subscribe(
             maxlen=10_000,
             accept=lambda e: (
-                (e.kind == "cdp" and e.method == PAUSED)
+                (e.kind == "cdp" and e.method in (PAUSED, child_sessions.ATTACHED))
                 or (e.kind == "tab" and e.method in ("created", "updated"))
             ),
             # A handed-over tab is muted, but its loads still wait here to pass the guard.
@@ -101,15 +104,34 @@ class NavigationInterceptor:
         browser = self._registry.get(event.browser_id)
         if browser is None or event.tab_id is None:
             return
-        if event.kind == "cdp":
-            work = self._answer(browser, event.tab_id, event.params)
+        if event.kind == "cdp" and event.method == child_sessions.ATTACHED:
+            work = self._guard_frame(browser, event.tab_id, event.params)
+        elif event.kind == "cdp":
+            work = self._answer(browser, event.tab_id, event.params, event.session_id)
         else:
             work = self._guard_window(browser, TabInfo.from_wire(event.params))
         task = asyncio.get_running_loop().create_task(work)
         self._answers.add(task)
         task.add_done_callback(self._answers.discard)
 
-    async def _answer(self, browser: Browser, tab_id: int, paused: dict[str, Any]) -> None:
+    async def _guard_frame(self, browser: Browser, tab_id: int, attached: dict[str, Any]) -> None:
+        """A frame of a guarded tab that runs in another process (``child_sessions``) loads its
+        documents through its own session once Tabrelay is attached to it: hold them there too."""
+        child = attached.get("sessionId")
+        if not isinstance(child, str) or not self._sessions.guarded(browser.id, tab_id):
+            return
+        if GUARD_FEATURE not in browser.features:
+            return
+        try:
+            await browser.cdp(
+                tab_id, f"{GUARD_DOMAIN}.enable", {"patterns": GUARD_PATTERNS}, session_id=child
+            )
+        except TabrelayError as error:  # the frame went away meanwhile
+            logger.debug("could not guard a frame of tab %s: %s", tab_id, error)
+
+    async def _answer(
+        self, browser: Browser, tab_id: int, paused: dict[str, Any], session: str | None
+    ) -> None:
         request_id = paused.get("requestId")
         url = str((paused.get("request") or {}).get("url", ""))
         if not isinstance(request_id, str):
@@ -123,12 +145,15 @@ class NavigationInterceptor:
             if reason is not None:  # known before Chrome answers the navigation that failed
                 self._stopped(browser, tab_id, url, reason)
             if reason is None:
-                await browser.cdp(tab_id, "Fetch.continueRequest", {"requestId": request_id})
+                await browser.cdp(
+                    tab_id, "Fetch.continueRequest", {"requestId": request_id}, session_id=session
+                )
             else:
                 await browser.cdp(
                     tab_id,
                     "Fetch.failRequest",
                     {"requestId": request_id, "errorReason": "BlockedByClient"},
+                    session_id=session,
                 )
         # The tab closed, navigated on or lost its session: the request went with it.
         except TabrelayError as error:

@@ -4,8 +4,9 @@
 Page domains are enabled) into each tab's bounded ``TabLog``, so browser_console_messages and
 browser_network_requests answer from memory, and a tool can tell at once that a JavaScript
 dialog is blocking the page. It also tells ``TabStates`` when a frame shows a new document (a
-closed tab needs no word from it: ``TabStates`` follows the browser's tab list). It keeps
-nothing itself.
+closed tab needs no word from it: ``TabStates`` follows the browser's tab list), and the tab's
+session which frames in other processes came and went (``child_sessions``). It keeps nothing
+itself.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from tabrelay.errors import EventsClosed
 from tabrelay.relay.events import EventHub, HubEvent, Subscription
+from tabrelay.tools import child_sessions
 from tabrelay.tools.tab_state import (
     MAX_REQUESTS,
     ConsoleMessage,
@@ -51,6 +53,16 @@ class TabObserver:
         if event.tab_id is None or event.kind != "cdp":
             return
         key = (event.browser_id, event.tab_id)
+        if event.method in (child_sessions.ATTACHED, child_sessions.DETACHED):
+            state = self._tabs.get(*key)
+            if state is not None:
+                with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+                    child_sessions.learn(
+                        state.session, event.method, event.params, event.session_id
+                    )
+            return
+        if event.session_id is not None:  # a frame in another process: its events are its own
+            return
         handler = _HANDLERS.get(event.method)
         if handler is not None:
             with contextlib.suppress(KeyError, TypeError, ValueError):  # odd params: skip it

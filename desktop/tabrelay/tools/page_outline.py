@@ -24,16 +24,19 @@ grows faster than the page (issue 16: 592 ms at 2,000 elements, against this scr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tabrelay.errors import CommandFailed
 from tabrelay.protocol.messages import uncollected
+from tabrelay.tools import child_sessions, object_ids
 from tabrelay.tools.context import ToolContext, exception_text
 from tabrelay.tools.outline import FrameTree
 from tabrelay.tools.page_scripts import FIELD_KIND, SIGHT
 from tabrelay.tools.shadow_roots import open_closed_roots
+from tabrelay.tools.tab_state import FrameWorlds
 
 WORLD = "tabrelay-outline"
 # The world forgets ids of collected elements when it holds more than twice the ids it kept at
@@ -879,6 +882,25 @@ class PageOutline:
     held: dict[int, int] = field(default_factory=dict)  # backend node id → held id (``marked``)
     # Texts left out because a sighted person cannot see them, by why ("transparent", …).
     withheld: dict[str, int] = field(default_factory=dict)
+    # The documents (frame id → loader id) of frames read through a child session, which the
+    # tab's own frame tree does not list.
+    loaders: dict[str, str] = field(default_factory=dict)
+
+    def absorb(self, other: PageOutline) -> None:
+        """Take in what ``other`` (a frame of another origin read on its own) found, but its
+        frames (spliced in by the reader)."""
+        for mine, theirs in (
+            (self.clickable, other.clickable),
+            (self.inline, other.inline),
+            (self.script_focus, other.script_focus),
+            (self.visible, other.visible),
+            (self.pointer, other.pointer),
+        ):
+            mine |= theirs
+        self.secrets |= other.secrets
+        self.loaders |= other.loaders
+        for why, count in other.withheld.items():
+            self.withheld[why] = self.withheld.get(why, 0) + count
 
 
 # Resolves true at the page's first change (an element added or removed, text or an attribute
@@ -918,35 +940,45 @@ async def changes(ctx: ToolContext, *, within: float) -> bool:
     return answer.get("result", {}).get("value") is True
 
 
-async def world(ctx: ToolContext, frame_id: str) -> int:
-    """The execution context of Tabrelay's world in ``frame_id`` (made on first use; the same
-    world after that, for as long as the frame shows the same document)."""
-    made = await ctx.cdp("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD})
+async def world(ctx: ToolContext, frame_id: str, session: str | None = None) -> int:
+    """The execution context of Tabrelay's world in ``frame_id`` (of the child ``session``
+    when the frame runs in another process; made on first use; the same world after that, for
+    as long as the frame shows the same document)."""
+    made = await ctx.cdp(
+        "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD}, session=session
+    )
     return int(made["executionContextId"])
 
 
-async def opened_world(ctx: ToolContext) -> int:
-    """The execution context of Tabrelay's world in the tab's top frame, with the page's closed
-    shadow roots opened to it (``shadow_roots``).
+async def opened_world(ctx: ToolContext, session: str | None = None) -> int:
+    """The execution context of Tabrelay's world in the tab's top frame (or in the frame the
+    child ``session`` reaches), with the page's closed shadow roots opened to it
+    (``shadow_roots``).
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    tree = await ctx.cdp("Page.getFrameTree")
-    context = await world(ctx, tree["frameTree"]["frame"]["id"])
-    await open_closed_roots(ctx, context)
+    if session is None:
+        tree = await ctx.cdp("Page.getFrameTree")
+        frame = tree["frameTree"]["frame"]["id"]
+    else:
+        frame = child_sessions.frame_of(ctx, session)
+    context = await world(ctx, frame, session)
+    await open_closed_roots(ctx, context, session)
     return context
 
 
 async def adopt(ctx: ToolContext, object_id: str) -> str | None:
-    """The element ``object_id`` names (in any world) as an object of Tabrelay's world, where
-    closed shadow roots are walked as open ones; None when it is gone.
+    """The element ``object_id`` names (in any world, of any frame's session) as an object of
+    Tabrelay's world, where closed shadow roots are walked as open ones; None when it is gone.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
     described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
-    return await ctx.resolve(int(described["node"]["backendNodeId"]), await opened_world(ctx))
+    session = object_ids.session_of(object_id)
+    backend = int(described["node"]["backendNodeId"])
+    return await ctx.resolve(backend, await opened_world(ctx, session), session)
 
 
 async def read(
@@ -985,21 +1017,139 @@ async def read(
             f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
         )
     page = decode(answer.get("result", {}).get("value"), frame_id, [b for b, _ in kept])
-    # A frame's elements are held by the top frame's world; which frame each is in (for its
-    # document's loader, and to say where it is) comes from its <iframe>.
-    owners = [f.owner for f in page.frames[1:]]
-    ids = await asyncio.gather(*(_frame_of(ctx, context, o) for o in owners if o is not None))
-    found = dict(zip([o for o in owners if o is not None], ids, strict=True))
+    await _name_frames(ctx, page, context)
+    await _other_origins(ctx, page, viewport=viewport, depth=0)
+    return page
+
+
+async def _name_frames(
+    ctx: ToolContext, page: PageOutline, context: int, session: str | None = None, base: int = 0
+) -> None:
+    """Give each frame of ``page`` but its first the id of the frame its <iframe> shows (for
+    its document's loader, and to say where it is). Its elements are held by the world
+    ``context`` read them in, whose held ids start at ``base``."""
+    owners = [f.owner for f in page.frames[1:] if f.owner is not None]
+    ids = await asyncio.gather(*(_frame_of(ctx, context, o - base, session) for o in owners))
+    found = dict(zip(owners, ids, strict=True))
     page.frames[1:] = [
         replace(f, frame_id=found.get(f.owner) or f.frame_id) if f.owner is not None else f
         for f in page.frames[1:]
     ]
+
+
+async def _other_origins(
+    ctx: ToolContext, page: PageOutline, *, viewport: bool, depth: int
+) -> None:
+    """Read each frame of another origin in ``page`` in a world of its own (through its child
+    session when it runs in another process), in place of the line that said it was not
+    included; frames in those frames too, up to ``child_sessions.MAX_DEPTH``. A frame of a
+    site agents may not use is left out, saying so; one that cannot be read stays as it was."""
+    others = [f for f in page.frames if f.error and f.frame_id and f.owner is not None]
+    if not others or depth >= child_sessions.MAX_DEPTH:
+        return
+    if depth == 0:
+        with contextlib.suppress(CommandFailed):  # an extension that cannot: none of them
+            await child_sessions.attach(ctx)
+    children = ctx.state.session.children
+    sessions = list(dict.fromkeys(children.get(f.frame_id) for f in others))
+    try:
+        trees = await asyncio.gather(*(ctx.cdp("Page.getFrameTree", session=s) for s in sessions))
+    except CommandFailed:
+        return
+    tree_of = dict(zip(sessions, (t["frameTree"] for t in trees), strict=True))
+    reads = await asyncio.gather(
+        *(_other_origin(ctx, f, tree_of[children.get(f.frame_id)], viewport, depth) for f in others)
+    )
+    read = {id(f): r for f, r in zip(others, reads, strict=True)}
+    frames: list[FrameTree] = []
+    for frame in page.frames:
+        got = read.get(id(frame))
+        if isinstance(got, PageOutline):
+            frames += got.frames
+            page.absorb(got)
+        else:
+            frames.append(got or frame)
+    page.frames = frames
+
+
+async def _other_origin(
+    ctx: ToolContext, frame: FrameTree, tree: dict[str, Any], viewport: bool, depth: int
+) -> PageOutline | FrameTree | None:
+    """The outline of ``frame`` (another origin's), the frame refused, or None if it cannot
+    be read."""
+    node = _subtree(tree, frame.frame_id)
+    if node is None:
+        return None
+    url = str(node["frame"].get("url", ""))
+    if ctx.guard.refusal(url) is not None:
+        return replace(frame, url=url, error=None, refused="agents may not use it")
+    session = ctx.state.session.children.get(frame.frame_id)
+    base = ctx.state.worlds.number(frame.frame_id) * FrameWorlds.SPAN
+    try:
+        if session is not None:
+            await child_sessions.attach(ctx, session)  # its own frames of other sites
+        context = await world(ctx, frame.frame_id, session)
+        await open_closed_roots(ctx, context, session)
+        answer = await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {
+                "functionDeclaration": OUTLINE,
+                "executionContextId": context,
+                "arguments": [{"value": viewport}, {"value": _refused_under(ctx, node)}],
+                "returnByValue": True,
+            },
+            session=session,
+        )
+        if answer.get("exceptionDetails"):
+            return None
+        page = decode(answer.get("result", {}).get("value"), frame.frame_id, [], base=base)
+        page.frames[0] = replace(page.frames[0], owner=frame.owner)
+        page.loaders = loaders_of(node)
+        await _name_frames(ctx, page, context, session, base)
+    except CommandFailed:
+        return None
+    await _other_origins(ctx, page, viewport=viewport, depth=depth + 1)
     return page
 
 
-async def _frame_of(ctx: ToolContext, context: int, owner: int) -> str | None:
+def _subtree(tree: dict[str, Any], frame_id: str) -> dict[str, Any] | None:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node["frame"].get("id") == frame_id:
+            return node
+        stack += node.get("childFrames", [])
+    return None
+
+
+def _refused_under(ctx: ToolContext, node: dict[str, Any]) -> list[str]:
+    """The URLs of the frames under ``node`` that show a site agents may not use."""
+    found: list[str] = []
+    for child in node.get("childFrames", []):
+        url = str(child["frame"].get("url", ""))
+        if ctx.guard.refusal(url) is not None:
+            found.append(url)
+        found += _refused_under(ctx, child)
+    return found
+
+
+def loaders_of(tree: dict[str, Any]) -> dict[str, str]:
+    """Every frame's loader id in a ``Page.getFrameTree`` answer, the top frame first."""
+    loaders: dict[str, str] = {}
+    stack: list[dict[str, Any]] = [tree]
+    while stack:
+        node = stack.pop()
+        frame = node["frame"]
+        loaders[frame["id"]] = frame.get("loaderId", "")
+        stack.extend(node.get("childFrames", []))
+    return loaders
+
+
+async def _frame_of(
+    ctx: ToolContext, context: int, owner: int, session: str | None = None
+) -> str | None:
     """The frame id shown by the <iframe> the world holds as ``owner``."""
-    found = await _held(ctx, context, owner)
+    found = await _held(ctx, context, owner, session)
     if found is None:
         return None
     described = await ctx.cdp("DOM.describeNode", {"objectId": found})
@@ -1009,8 +1159,25 @@ async def _frame_of(ctx: ToolContext, context: int, owner: int) -> str | None:
 
 async def element(ctx: ToolContext, top_frame_id: str, held: int) -> str | None:
     """The page object (in the call's object group, in Tabrelay's world) of the element
-    ``held`` names in the tab whose top frame is ``top_frame_id``, or None when it is gone."""
-    return await _held(ctx, await world(ctx, top_frame_id), held)
+    ``held`` names in the tab whose top frame is ``top_frame_id``, or None when it is gone.
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    number, local = divmod(held, FrameWorlds.SPAN)
+    if number == 0:
+        return await _held(ctx, await world(ctx, top_frame_id), held)
+    frame = ctx.state.worlds.frame(number)
+    if frame is None:
+        return None
+    session = holder_session(ctx, held)
+    return await _held(ctx, await world(ctx, frame, session), local, session)
+
+
+def holder_session(ctx: ToolContext, held: int) -> str | None:
+    """The child session whose frame's world holds ``held`` (None: the tab's own session)."""
+    frame = ctx.state.worlds.frame(held // FrameWorlds.SPAN)
+    return None if frame is None else ctx.state.session.children.get(frame)
 
 
 async def hold(ctx: ToolContext, top_frame_id: str, backend: int) -> int | None:
@@ -1025,7 +1192,9 @@ async def hold(ctx: ToolContext, top_frame_id: str, backend: int) -> int | None:
     return value if isinstance(value, int) and not answer.get("exceptionDetails") else None
 
 
-async def _held(ctx: ToolContext, context: int, held: int) -> str | None:
+async def _held(
+    ctx: ToolContext, context: int, held: int, session: str | None = None
+) -> str | None:
     found = await ctx.cdp(
         "Runtime.evaluate",
         {
@@ -1033,6 +1202,7 @@ async def _held(ctx: ToolContext, context: int, held: int) -> str | None:
             "contextId": context,
             "objectGroup": ctx.objects,
         },
+        session=session,
     )
     result = found.get("result", {})
     if found.get("exceptionDetails") or result.get("subtype") == "null":
@@ -1041,9 +1211,10 @@ async def _held(ctx: ToolContext, context: int, held: int) -> str | None:
     return str(object_id) if object_id else None
 
 
-def decode(text: Any, top: str, marked: list[int]) -> PageOutline:
+def decode(text: Any, top: str, marked: list[int], *, base: int = 0) -> PageOutline:
     """The outline script's answer (JSON text) as nodes for ``build_outline``; ``marked`` are
-    the backend node ids handed to the script, in order.
+    the backend node ids handed to the script, in order; ``base`` is added to each held id
+    (a world other than the top frame's: ``FrameWorlds``).
 
     Raises:
         CommandFailed: the answer is not what the script gives (Chrome cut it short, or an
@@ -1052,7 +1223,7 @@ def decode(text: Any, top: str, marked: list[int]) -> PageOutline:
     try:
         with uncollected():
             value = json.loads(text)
-            page = _outline(value["frames"], top)
+            page = _outline(value["frames"], top, base)
         ids = [int(i) for i in value["marked"]]
         withheld = {str(why)[:40]: int(n) for why, n in value.get("withheld", {}).items()}
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
@@ -1064,10 +1235,12 @@ def decode(text: Any, top: str, marked: list[int]) -> PageOutline:
     return page
 
 
-def _outline(frames: list[dict[str, Any]], top: str) -> PageOutline:
+def _outline(frames: list[dict[str, Any]], top: str, base: int) -> PageOutline:
     page = PageOutline([])
     for index, frame in enumerate(frames):
         raw = frame["nodes"]
+        if base:
+            raw = [[e[0] + base if e[0] else e[0], *e[1:]] for e in raw]
         children: list[list[str]] = [[] for _ in raw]
         for i, entry in enumerate(raw):
             parent = entry[1]
@@ -1110,7 +1283,7 @@ def _outline(frames: list[dict[str, Any]], top: str) -> PageOutline:
                 top if index == 0 else "",
                 nodes,
                 str(frame.get("url", "")),
-                frame.get("owner"),
+                frame["owner"] + base if frame.get("owner") is not None else None,
                 error="cross-origin" if frame.get("error") else None,
                 refused="agents may not use it" if frame.get("refused") else None,
             )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tabrelay.errors import CommandFailed, ToolError
-from tabrelay.tools import page_outline
+from tabrelay.tools import child_sessions, object_ids, page_outline
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
 from tabrelay.tools.page_scripts import FIELD_KIND, QUERY
@@ -204,11 +204,20 @@ async def secret_kind(ctx: ToolContext, *, ref: str | None, selector: str | None
     return str(kind) if kind else None
 
 
-async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None) -> int:
-    """The backend node id of a target, without the actionability checks (file inputs)."""
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A target's backend node id, and the child session it is good in (a frame in another
+    process: ``child_sessions``; None: the tab's own)."""
+
+    backend: int
+    session: str | None
+
+
+async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None) -> Node:
+    """The backend node of a target, without the actionability checks (file inputs)."""
     object_id = await object_for(ctx, ref=ref, selector=selector)
     described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
-    return int(described["node"]["backendNodeId"])
+    return Node(int(described["node"]["backendNodeId"]), object_ids.session_of(object_id))
 
 
 async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str:
@@ -245,8 +254,16 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
         raise ToolError(
             f"there is no ref {ref!r} for tab {tab.id}; take a snapshot (browser_snapshot) first"
         )
+    # A frame in another process is reached through its child session (``child_sessions``).
+    session = page_outline.holder_session(ctx, target.held_id)
     # resolveNode needs the document requested; both reads go out together.
-    loaders, _ = await asyncio.gather(frame_loaders(ctx), ctx.cdp("DOM.getDocument", {"depth": 0}))
+    try:
+        loaders, _ = await asyncio.gather(
+            frame_loaders(ctx, session),
+            ctx.cdp("DOM.getDocument", {"depth": 0}, session=session),
+        )
+    except CommandFailed:  # its frame went away
+        raise ToolError(STALE.format(ref=ref)) from None
     if loaders.get(target.frame_id) != target.loader_id:
         raise ToolError(STALE.format(ref=ref))
     try:
@@ -260,28 +277,20 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
             refs.learn_node(ref, backend)
         # The page's own object for it: tools run their scripts in the page's world.
         resolved = await ctx.cdp(
-            "DOM.resolveNode", {"backendNodeId": backend, "objectGroup": ctx.objects}
+            "DOM.resolveNode",
+            {"backendNodeId": backend, "objectGroup": ctx.objects},
+            session=session,
         )
     except CommandFailed:
         raise ToolError(STALE.format(ref=ref)) from None
     return str(resolved["object"]["objectId"])
 
 
-async def frame_loaders(ctx: ToolContext) -> dict[str, str]:
-    """Every frame's current loader id (which document it shows), the top frame first."""
-    return loaders_of((await ctx.cdp("Page.getFrameTree"))["frameTree"])
-
-
-def loaders_of(tree: dict[str, Any]) -> dict[str, str]:
-    """Every frame's loader id in a ``Page.getFrameTree`` answer, the top frame first."""
-    loaders: dict[str, str] = {}
-    stack: list[dict[str, Any]] = [tree]
-    while stack:
-        node = stack.pop()
-        frame = node["frame"]
-        loaders[frame["id"]] = frame.get("loaderId", "")
-        stack.extend(node.get("childFrames", []))
-    return loaders
+async def frame_loaders(ctx: ToolContext, session: str | None = None) -> dict[str, str]:
+    """Every frame's current loader id (which document it shows), the top frame first: the
+    tab's, or those of the frame in another process that child ``session`` reaches."""
+    tree = await ctx.cdp("Page.getFrameTree", session=session)
+    return page_outline.loaders_of(tree["frameTree"])
 
 
 async def recentre(ctx: ToolContext, located: Located) -> Located:
@@ -292,7 +301,7 @@ async def recentre(ctx: ToolContext, located: Located) -> Located:
 
 async def _centre(ctx: ToolContext, object_id: str) -> tuple[float, float]:
     """The element's centre in the top frame's viewport (iframes included)."""
-    quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id})).get("quads") or []
+    quads = await child_sessions.quads(ctx, object_id)
     if not quads:
         raise ToolError("the element has no area on screen; scroll to it or wait for it")
     quad = max(quads, key=_area)

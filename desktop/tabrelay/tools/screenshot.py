@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from tabrelay.errors import ToolError
+from tabrelay.tools import child_sessions
 from tabrelay.tools.actions import Target
 from tabrelay.tools.context import Image, TabParams, ToolContext, ToolResult
 from tabrelay.tools.refs import locate
@@ -39,7 +40,7 @@ async def screenshot(ctx: ToolContext, params: ScreenshotParams) -> ToolResult:
     note, what = "", "the visible part of the page"
     if params.ref or params.selector:
         target = await locate(ctx, ref=params.ref, selector=params.selector, action="hover")
-        quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": target.object_id}))["quads"]
+        quads = await child_sessions.quads(ctx, target.object_id)
         xs, ys = [v for q in quads for v in q[0::2]], [v for q in quads for v in q[1::2]]
         css = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]  # after scrolling
         clip = {

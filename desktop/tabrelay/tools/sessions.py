@@ -115,7 +115,7 @@ class TabSessions:
     async def attach(self, browser: Browser, tab_id: int) -> None:
         """The person attached a tab from the dashboard."""
         await browser.attach(tab_id)
-        self._tabs.tab(browser.id, tab_id).session.enabled.clear()  # a fresh session
+        self._tabs.tab(browser.id, tab_id).session.fresh()
         await self.prepare(browser, tab_id)
 
     async def detach(self, browser: Browser, tab_id: int) -> None:

@@ -118,9 +118,10 @@ CLOSED
 ).replace("CLOSED\n", _CLOSED)
 
 
-async def open_closed_roots(ctx: ToolContext, context: int) -> int:
-    """Gives Tabrelay's world (execution context ``context``) the closed shadow roots of the
-    page it has not seen yet; how many it found.
+async def open_closed_roots(ctx: ToolContext, context: int, session: str | None = None) -> int:
+    """Gives Tabrelay's world (execution context ``context``, of the child ``session`` if
+    given: a frame in another process) the closed shadow roots of the page it has not seen yet;
+    how many it found.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
@@ -136,14 +137,15 @@ async def open_closed_roots(ctx: ToolContext, context: int) -> int:
                 "arguments": [{"value": MAX_CANDIDATES}, {"value": token}],
                 "objectGroup": ctx.objects,
             },
+            session=session,
         )
         result = listing.get("result", {})
         if listing.get("exceptionDetails"):
             return opened
         if result.get("type") == "number":
-            pairs = await _whole_page(ctx, context)
+            pairs = await _whole_page(ctx, context, session)
         elif result.get("objectId"):
-            pairs = await _asked_one_by_one(ctx, str(result["objectId"]), context)
+            pairs = await _asked_one_by_one(ctx, str(result["objectId"]), context, session)
         else:
             return opened  # none
         await ctx.cdp(
@@ -156,6 +158,7 @@ async def open_closed_roots(ctx: ToolContext, context: int) -> int:
                     *({"objectId": o} for pair in pairs for o in pair),
                 ],
             },
+            session=session,
         )
         if not pairs:
             return opened
@@ -163,7 +166,9 @@ async def open_closed_roots(ctx: ToolContext, context: int) -> int:
     return opened
 
 
-async def _asked_one_by_one(ctx: ToolContext, array: str, context: int) -> list[tuple[str, str]]:
+async def _asked_one_by_one(
+    ctx: ToolContext, array: str, context: int, session: str | None
+) -> list[tuple[str, str]]:
     """(host, closed root) in the world ``context`` of each element of the page's ``array``
     that has a closed root."""
     listed = await ctx.cdp("Runtime.getProperties", {"objectId": array, "ownProperties": True})
@@ -172,27 +177,30 @@ async def _asked_one_by_one(ctx: ToolContext, array: str, context: int) -> list[
         for p in listed.get("result", [])
         if p.get("name", "").isdigit() and p.get("value", {}).get("objectId")
     ]
-    found = await asyncio.gather(*(_closed_root(ctx, host, context) for host in hosts))
+    found = await asyncio.gather(*(_closed_root(ctx, host, context, session) for host in hosts))
     return [(host, root) for host, root in zip(hosts, found, strict=True) if root]
 
 
-async def _closed_root(ctx: ToolContext, host: str, context: int) -> str | None:
+async def _closed_root(
+    ctx: ToolContext, host: str, context: int, session: str | None
+) -> str | None:
     with contextlib.suppress(CommandFailed):  # the element went away meanwhile
         described = await ctx.cdp(
             "DOM.describeNode", {"objectId": host, "depth": 0, "pierce": True}
         )
         for root in _closed(described.get("node", {})):
-            return await ctx.resolve(root, context)
+            return await ctx.resolve(root, context, session)
     return None
 
 
-async def _whole_page(ctx: ToolContext, context: int) -> list[tuple[str, str]]:
+async def _whole_page(ctx: ToolContext, context: int, session: str | None) -> list[tuple[str, str]]:
     """(host, closed root) in the world ``context`` of every closed root of the page, closed
     roots in closed roots too: one description of the whole document (``DOM.describeNode``
     tracks no node, so the page's changes after it send nothing)."""
     document = await ctx.cdp(
         "Runtime.evaluate",
         {"expression": "document", "contextId": context, "objectGroup": ctx.objects},
+        session=session,
     )
     found = document.get("result", {}).get("objectId")
     if not found:
@@ -217,7 +225,7 @@ async def _whole_page(ctx: ToolContext, context: int) -> list[tuple[str, str]]:
         if "contentDocument" in node:
             stack.append(node["contentDocument"])
     objects = await asyncio.gather(
-        *(ctx.resolve(backend, context) for pair in backends for backend in pair)
+        *(ctx.resolve(backend, context, session) for pair in backends for backend in pair)
     )
     pairs = zip(objects[::2], objects[1::2], strict=True)
     return [(host, root) for host, root in pairs if host and root]

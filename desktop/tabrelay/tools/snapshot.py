@@ -23,7 +23,6 @@ from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.outline import Outline, build_outline, search
 from tabrelay.tools.page_scripts import withheld_note
-from tabrelay.tools.refs import loaders_of
 from tabrelay.tools.results import page_text
 from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.wait import until_parsed
@@ -181,7 +180,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         marked=marked,
     )
     held = page.held
-    loaders = loaders_of(tree["frameTree"])
+    loaders = page_outline.loaders_of(tree["frameTree"]) | page.loaders
 
     def assign(node: int, frame_id: str) -> str:
         return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, "")))

@@ -40,6 +40,35 @@ class PdfPages:
     cut: str | None = None  # why fewer than ``total`` were read
 
 
+class FrameWorlds:
+    """Numbers for the frames whose own Tabrelay world holds elements (a frame of another
+    origin is read in a world of its own: ``page_outline``). Each world counts its held ids
+    from 1; an element held by world ``n`` is known to the tab as ``n * SPAN + id``, the top
+    frame's world being 0, so a held id names one element in the whole tab."""
+
+    SPAN = 1 << 32
+    LIMIT = 4096  # frames remembered; the oldest go first (their refs are long stale)
+
+    def __init__(self) -> None:
+        self._numbers: OrderedDict[str, int] = OrderedDict()
+        self._frames: dict[int, str] = {}
+        self._next = itertools.count(1)
+
+    def number(self, frame_id: str) -> int:
+        number = self._numbers.get(frame_id)
+        if number is None:
+            number = self._numbers[frame_id] = next(self._next)
+            self._frames[number] = frame_id
+            if len(self._numbers) > self.LIMIT:
+                _, oldest = self._numbers.popitem(last=False)
+                del self._frames[oldest]
+        return number
+
+    def frame(self, number: int) -> str | None:
+        """The frame whose world is ``number`` (None: forgotten, or never given)."""
+        return self._frames.get(number)
+
+
 @dataclass(frozen=True, slots=True)
 class RefTarget:
     """What a ref names: an element of one document (its frame's loader id), by the id
@@ -205,10 +234,23 @@ class SessionState:
     # Owners that need the session kept (an open handoff, a demonstration being recorded): the
     # idle detach leaves the tab alone while any holds it. Theirs, so a detach keeps it.
     holds: int = 0
+    # The tab's frames in other processes (``child_sessions``): frame id → child session id,
+    # and the session each hangs under (None: the tab's own); the sessions ("" the tab's own)
+    # where Chrome attaches to them.
+    children: dict[str, str] = field(default_factory=dict)
+    parents: dict[str, str | None] = field(default_factory=dict)
+    auto_attached: set[str] = field(default_factory=set)
+
+    def fresh(self) -> None:
+        """A new debugger session: nothing enabled in it, no child session known."""
+        self.enabled.clear()
+        self.children.clear()
+        self.parents.clear()
+        self.auto_attached.clear()
 
     def reset(self) -> None:
         """The session ended (detached): nothing is enabled, nothing is held for the guard."""
-        self.enabled.clear()
+        self.fresh()
         self.last_used = None
         self.guarded = False
 
@@ -239,6 +281,7 @@ class TabState:
     reach: Reach | None = None
     main_frame: str | None = None  # the id of the tab's own frame, once a document showed
     pdf: PdfPages | None = None  # the last PDF the tab showed and a tool read
+    worlds: FrameWorlds = field(default_factory=FrameWorlds)  # frames read in worlds of their own
 
 
 class TabStates:

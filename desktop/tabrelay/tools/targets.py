@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from tabrelay.errors import TabrelayError
 from tabrelay.protocol.urls import InvalidUrl, parse_url
-from tabrelay.tools import effect_facts, page_outline
+from tabrelay.tools import child_sessions, effect_facts, page_outline
 from tabrelay.tools.context import ToolContext, settle
 from tabrelay.tools.effect_facts import Facts
 from tabrelay.tools.guard import origin_of
@@ -323,25 +323,28 @@ async def _describe(
     view = TargetView(path, ref if ref is not None else str(selector), action)
     try:
         async with asyncio.timeout(STEP_TIMEOUT):
-            backend = await node_id_of(ctx, ref=ref, selector=selector)
+            node = await node_id_of(ctx, ref=ref, selector=selector)
             resolved = await ctx.cdp(
-                "DOM.resolveNode", {"backendNodeId": backend, "objectGroup": ctx.objects}
+                "DOM.resolveNode",
+                {"backendNodeId": node.backend, "objectGroup": ctx.objects},
+                session=node.session,
             )
             object_id = str(resolved["object"]["objectId"])
             ax = await ctx.cdp(
                 "Accessibility.getPartialAXTree",
-                {"backendNodeId": backend, "fetchRelatives": False},
+                {"backendNodeId": node.backend, "fetchRelatives": False},
+                session=node.session,
             )
             facts = await ctx.call_on(object_id, _FACTS)
-            frame = await _frame(ctx, ref)
-        described = _described(view, ax, backend, facts, frame)
+            frame = await _frame(ctx, ref, node.session)
+        described = _described(view, ax, node.backend, facts, frame)
     except TimeoutError:
         return replace(view, problem="the page did not answer in time"), None
     except TabrelayError as error:
         return replace(view, problem=_short(error.message, 160)), None
     except _ODD_ANSWERS:
         return replace(view, problem="the page answered in an unexpected way"), None
-    return replace(described, facts=await _effect_facts(ctx, backend)), object_id
+    return replace(described, facts=await _effect_facts(ctx, object_id)), object_id
 
 
 def _described(
@@ -376,40 +379,34 @@ def _role_and_name(ax: dict[str, Any], backend: int) -> tuple[str, str]:
     return ("" if role in ("none", "generic", "Ignored") else role), name
 
 
-async def _effect_facts(ctx: ToolContext, backend: int) -> Facts | None:
+async def _effect_facts(ctx: ToolContext, object_id: str) -> Facts | None:
     """What the page says around the element, read in Tabrelay's world (where the page's
     scripts cannot change what the DOM answers), in its own ``STEP_TIMEOUT``; None when it
     cannot be read (its effect is then unsure, so the call asks)."""
     try:
         async with asyncio.timeout(STEP_TIMEOUT):
-            tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
-            context = await page_outline.world(ctx, tree["frame"]["id"])
-            resolved = await ctx.cdp(
-                "DOM.resolveNode",
-                {
-                    "backendNodeId": backend,
-                    "executionContextId": context,
-                    "objectGroup": ctx.objects,
-                },
-            )
-            answer = await ctx.call_on(str(resolved["object"]["objectId"]), effect_facts.FACTS)
+            adopted = await page_outline.adopt(ctx, object_id)
+            if adopted is None:
+                return None
+            answer = await ctx.call_on(adopted, effect_facts.FACTS)
     except (TimeoutError, TabrelayError, *_ODD_ANSWERS):
         return None
     return effect_facts.read(answer)
 
 
-async def _frame(ctx: ToolContext, ref: str | None) -> str:
-    """Which frame the element is in, from the browser's frame tree (the page cannot say).
+async def _frame(ctx: ToolContext, ref: str | None, session: str | None) -> str:
+    """Which frame the element is in, from the browser's frame tree (the page cannot say):
+    the tab's, or that of the frame in another process the child ``session`` reaches.
 
     A selector is looked up in the top document (and its open shadow roots) only.
     """
     if ref is None:
         return "main frame"
     target = ctx.state.refs.get(ref)
-    tree = (await ctx.cdp("Page.getFrameTree"))["frameTree"]
-    if target is None or target.frame_id == tree["frame"]["id"]:
+    tree = (await ctx.cdp("Page.getFrameTree", session=session))["frameTree"]
+    if target is None or (session is None and target.frame_id == tree["frame"]["id"]):
         return "main frame"
-    stack: list[dict[str, Any]] = list(tree.get("childFrames", []))
+    stack: list[dict[str, Any]] = [tree] if session else list(tree.get("childFrames", []))
     while stack:
         node = stack.pop()
         if node["frame"]["id"] == target.frame_id:
@@ -480,7 +477,7 @@ async def _picture(ctx: ToolContext, object_id: str) -> bytes | None:
     """A small JPEG of the element and a margin around it, as far as it is on screen."""
     try:
         async with asyncio.timeout(STEP_TIMEOUT):
-            quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id}))["quads"]
+            quads = await child_sessions.quads(ctx, object_id)
             metrics = await ctx.cdp("Page.getLayoutMetrics")
             clip = _clip(quads, metrics)
             if clip is None:

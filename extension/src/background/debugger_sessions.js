@@ -25,6 +25,8 @@ const DEFAULT_VERSION = "1.3";
 // isolated anew): meanwhile it answers as if the debugger were detached, or detaches it for a
 // moment. While the tab is kept attached, a command that only reads is sent again (once the
 // tab is attached again), this often.
+// Auto-attaching off: Chrome lets go of the child sessions of the tab's frames in other processes.
+const LET_FRAMES_GO = Object.freeze({ autoAttach: false, waitForDebuggerOnStart: false, flatten: true });
 const RESEND_TRIES = 20;
 const RESEND_AFTER_MS = 50;
 
@@ -210,11 +212,13 @@ export class DebuggerSessions {
    * tab's page again before any tool touches it.
    * @param {number} tabId
    * @param {Record<string, unknown>} paused the event's params
+   * @param {string} [sessionId] the child session it was paused in (a frame of another process)
    */
-  letThrough(tabId, paused) {
+  letThrough(tabId, paused, sessionId) {
     if (typeof paused.requestId !== "string" || !this.#attached.has(tabId)) return;
+    const target = sessionId === undefined ? { tabId } : { tabId, sessionId };
     this.api.debugger
-      .sendCommand({ tabId }, "Fetch.continueRequest", { requestId: paused.requestId })
+      .sendCommand(target, "Fetch.continueRequest", { requestId: paused.requestId })
       .catch(() => {
         // The request or the tab went away meanwhile.
       });
@@ -222,15 +226,19 @@ export class DebuggerSessions {
 
   /**
    * The connection to the app ended: stop holding document requests in every tab (disabling
-   * the Fetch domain releases the ones held). The app enables it again when an agent returns.
+   * the Fetch domain releases the ones held), and let go of the tab's frames in other
+   * processes the app attached to (with their own held requests). The app enables both again
+   * when an agent returns.
    */
   async stopHolding() {
+    const quietly = () => {
+      // A tab that is closing: nothing is held there any more.
+    };
     await Promise.all(
-      [...this.#attached].map((tabId) =>
-        this.api.debugger.sendCommand({ tabId }, "Fetch.disable", {}).catch(() => {
-          // A tab that is closing: nothing is held there any more.
-        }),
-      ),
+      [...this.#attached].flatMap((tabId) => [
+        this.api.debugger.sendCommand({ tabId }, "Fetch.disable", {}).catch(quietly),
+        this.api.debugger.sendCommand({ tabId }, "Target.setAutoAttach", LET_FRAMES_GO).catch(quietly),
+      ]),
     );
   }
 

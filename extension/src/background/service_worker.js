@@ -35,7 +35,7 @@ const sessions = new DebuggerSessions({
   api,
   onEvent: (tabId, method, params, sessionId) => {
     if (!connection.send(cdpEventFrame(tabId, method, params, sessionId)) && method === "Fetch.requestPaused") {
-      sessions.letThrough(tabId, params);
+      sessions.letThrough(tabId, params, sessionId);
     }
   },
   onChange: (attachedTabs) => {

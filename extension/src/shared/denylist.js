@@ -19,6 +19,10 @@ export const BLOCKED_CDP_DOMAINS = Object.freeze([
   "PWA",
 ]);
 
+/** The one method of a blocked domain that stays within the tab: auto-attaching to the tab's own
+ * frames that run in other processes (cross-site frames), each reached through a child session. */
+export const ALLOWED_IN_BLOCKED_DOMAINS = Object.freeze(["Target.setAutoAttach"]);
+
 export const BLOCKED_CDP_METHODS = Object.freeze([
   // cookies: read or write the jar beyond what the page itself can see
   "Network.getAllCookies",
@@ -51,6 +55,7 @@ export const BLOCKED_CDP_METHODS = Object.freeze([
 // Sets for lookup; private so nothing can add to or remove from them.
 const blockedDomains = new Set(BLOCKED_CDP_DOMAINS);
 const blockedMethods = new Set(BLOCKED_CDP_METHODS);
+const allowedMethods = new Set(ALLOWED_IN_BLOCKED_DOMAINS);
 
 // Same pattern as the app's _METHOD_SYNTAX; JavaScript's $ does not match before a final "\n".
 const METHOD_SYNTAX = /^[A-Z][A-Za-z0-9]*\.[a-z][A-Za-z0-9]*$/;
@@ -66,7 +71,7 @@ export function cdpBlockReason(method) {
     return `'${shown}' is not a CDP method name (Domain.method)`;
   }
   const domain = method.split(".", 1)[0];
-  if (blockedDomains.has(domain)) {
+  if (blockedDomains.has(domain) && !allowedMethods.has(method)) {
     return `the CDP domain ${domain} is blocked by Tabrelay`;
   }
   if (blockedMethods.has(method)) {

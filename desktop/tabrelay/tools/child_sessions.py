@@ -1,0 +1,131 @@
+"""Frames of a tab that run in other processes (cross-site frames), reached through child sessions.
+
+Chrome runs a frame of another site in a process of its own; the tab's debugger session does not
+reach into it. ``Target.setAutoAttach`` (flat) gives each such frame a child session of the tab's,
+named by a session id that rides along on commands (``Browser.cdp(session_id=…)``) and events
+(``HubEvent.session_id``). ``attach`` turns that on in a session once (the tab's, then each
+child's, for frames nested in frames) and learns the children it has; the observer
+(``observer.py``) learns the ones that come and go later. Both keep them in the tab's
+``SessionState``, which forgets them when the tab's own session ends.
+
+An object of a child session is only good in that session: ``ToolContext.cdp`` marks its id
+with the session's and sends a command that names it there (``object_ids``), so everything that
+acts on an element reaches it wherever it lives. Coordinates of a child session are its frame's
+own; ``offset`` is where that frame's viewport starts in the tab's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from tabrelay.errors import CommandFailed, EventsClosed
+from tabrelay.tools.object_ids import MARK, session_of
+from tabrelay.tools.tab_state import SessionState
+
+if TYPE_CHECKING:
+    from tabrelay.tools.context import ToolContext
+
+ATTACHED = "Target.attachedToTarget"
+DETACHED = "Target.detachedFromTarget"
+AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+MAX_DEPTH = 8  # frames in frames of other sites, deeper than any real page nests them
+
+
+async def attach(ctx: ToolContext, session: str | None = None) -> None:
+    """Have Chrome attach to the frames of other processes under ``session`` (the tab's own:
+    None) and learn them, once per session.
+
+    Raises:
+        CommandFailed: the session is gone.
+    """
+    state = ctx.state.session
+    key = session or ""
+    if key in state.auto_attached:
+        return
+    browser, tab = ctx.need_browser(), ctx.need_tab()
+    # Chrome tells of the frames it attaches to before it answers: listen from before asking.
+    heard = ctx.hub.subscribe(
+        maxlen=1000,
+        accept=lambda e: (
+            e.kind == "cdp"
+            and e.browser_id == browser.id
+            and e.tab_id == tab.id
+            and e.method in (ATTACHED, DETACHED)
+        ),
+    )
+    try:
+        await ctx.cdp("Target.setAutoAttach", AUTO_ATTACH, session=session)
+        state.auto_attached.add(key)
+        with contextlib.suppress(EventsClosed):
+            for event in heard.drain():
+                learn(state, event.method, event.params, event.session_id)
+    finally:
+        heard.close()
+
+
+def learn(state: SessionState, method: str, params: dict[str, Any], parent: str | None) -> None:
+    """A child session came (``ATTACHED``, under ``parent``) or went (``DETACHED``)."""
+    if method == ATTACHED:
+        info = params.get("targetInfo") or {}
+        child = params.get("sessionId")
+        if info.get("type") == "iframe" and isinstance(child, str) and MARK not in child:
+            frame = str(info.get("targetId", ""))
+            state.children[frame] = child
+            state.parents[frame] = parent
+    elif method == DETACHED:
+        gone = params.get("sessionId")
+        for frame, child in list(state.children.items()):
+            if child == gone:
+                del state.children[frame]
+                state.parents.pop(frame, None)
+                state.auto_attached.discard(child)
+
+
+def frame_of(ctx: ToolContext, session: str) -> str:
+    """The frame the child ``session`` reaches.
+
+    Raises:
+        CommandFailed: it went away.
+    """
+    frame = next((f for f, s in ctx.state.session.children.items() if s == session), None)
+    if frame is None:
+        raise CommandFailed("the frame went away")
+    return frame
+
+
+async def offset(ctx: ToolContext, session: str) -> tuple[float, float]:
+    """Where the viewport of the frame ``session`` is in the tab's viewport (frames in frames
+    added up).
+
+    Raises:
+        CommandFailed: the frame or its owner is gone.
+    """
+    x = y = 0.0
+    for _ in range(MAX_DEPTH):
+        frame = frame_of(ctx, session)
+        parent = ctx.state.session.parents.get(frame)
+        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
+        box = await ctx.cdp(
+            "DOM.getBoxModel", {"backendNodeId": owner["backendNodeId"]}, session=parent
+        )
+        content = box["model"]["content"]
+        x, y = x + content[0], y + content[1]
+        if parent is None:
+            return x, y
+        session = parent
+    raise CommandFailed("the frame is nested too deep")
+
+
+async def quads(ctx: ToolContext, object_id: str) -> list[list[float]]:
+    """The element's content quads in the tab's viewport, wherever its frame runs.
+
+    Raises:
+        CommandFailed: it is gone.
+    """
+    found = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id})).get("quads") or []
+    session = session_of(object_id)
+    if session is None or not found:
+        return list(found)
+    x, y = await offset(ctx, session)
+    return [[v + (x if i % 2 == 0 else y) for i, v in enumerate(quad)] for quad in found]

@@ -1,0 +1,167 @@
+"""Frames of other sites (issue 26, finding 1): a checkout whose card form is a payment
+provider's frame, with a verification frame of a third site inside it, as an agent uses it.
+
+Each site is its own (``*-e2e.test`` resolves to the tests' page server: tests/e2e/chromium.py),
+so Chrome runs each frame in a process of its own and Tabrelay reaches it through a child
+session of the tab's (``tools/child_sessions.py``). Snapshot, find, content by ref, typing,
+clicking and the guard work there as they do in the page itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import urllib.parse
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest_asyncio
+
+from e2e.agent import Agent, ref
+from e2e.conftest import E2E
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from tabrelay.config.settings import SettingsStore
+
+pytestmark = E2E
+
+BLOCKED = "blocked-e2e.test"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", autouse=True)
+async def blocked_site(app: AppUnderTest) -> AsyncIterator[None]:
+    def block(settings: object) -> None:
+        settings.navigation.block = [BLOCKED]  # type: ignore[attr-defined]
+
+    await asyncio.to_thread(SettingsStore(app.paths.settings_file).update, block)
+    await wait_until(
+        lambda: app.harness.core.settings.navigation.block, timeout=5, message="the block list"
+    )
+    yield
+
+
+def checkout(pages: PageServer, *, inner: bool = False, terms: str = "") -> tuple[str, str]:
+    """The checkout page's URL and its card frame's (on pay-e2e.test; with ``inner``, a
+    verification frame of verify-e2e.test inside it; ``terms``: where its terms link goes)."""
+    run = uuid.uuid4().hex[:8]
+    query = {"r": run}
+    if inner:
+        query["inner"] = pages.url(f"reach/verify.html?r={run}", host="verify-e2e.test")
+    if terms:
+        query["terms"] = terms
+    card = pages.url(f"reach/card.html?{urllib.parse.urlencode(query)}", host="pay-e2e.test")
+    return pages.url(f"reach/checkout.html?card={urllib.parse.quote(card)}"), card
+
+
+def posted(pages: PageServer, host: str, path: str) -> bool:
+    return ("POST", f"{host}:{pages.port}", path) in pages.requests
+
+
+async def test_a_card_form_in_another_sites_frame_is_read_filled_and_paid(
+    agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages)
+    tab = await agent.open(url)
+    snapshot = await agent.snapshot(tab)
+    assert "not included" not in snapshot, snapshot
+    lines = [line.strip() for line in snapshot.splitlines()]
+    frame = lines.index('iframe "Card payment"')
+    assert re.fullmatch(r'textbox "Name on card" \[e\d+\]', lines[frame + 2]), snapshot
+    name = ref(snapshot, "textbox", "Name on card")
+    said = await agent.ok("browser_type", tab_id=tab, ref=name, text="Ada Lovelace")
+    assert said.startswith("Typed"), said
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Pay now"))
+    await wait_until(
+        lambda: posted(pages, "pay-e2e.test", "/record?paid=Ada%20Lovelace"),
+        timeout=10,
+        message="the payment reached the card frame's server",
+    )
+    after = await agent.snapshot(tab)
+    assert "Paid by Ada Lovelace" in after, after
+    # The page's own controls still work beside it.
+    assert ref(after, "button", "Back to cart")
+
+
+async def test_a_frame_of_a_third_site_inside_it_is_read_and_used_too(
+    agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages, inner=True)
+    tab = await agent.open(url)
+    snapshot = await agent.snapshot(tab)
+    lines = [line.rstrip() for line in snapshot.splitlines()]
+    inner = next(i for i, line in enumerate(lines) if line.strip() == 'iframe "Verification"')
+    outer = next(i for i, line in enumerate(lines) if line.strip() == 'iframe "Card payment"')
+    assert outer < inner, snapshot
+    depth = len(lines[inner]) - len(lines[inner].lstrip())
+    assert depth > len(lines[outer]) - len(lines[outer].lstrip()), "nested under the card frame"
+    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Code"), text="4711")
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Confirm"))
+    await wait_until(
+        lambda: posted(pages, "verify-e2e.test", "/record?verified=4711"),
+        timeout=10,
+        message="the code reached the verification frame's server",
+    )
+    assert "Confirmed 4711" in await agent.snapshot(tab)
+
+
+async def test_find_content_fill_and_picture_reach_into_the_frame(
+    agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages)
+    tab = await agent.open(url)
+    found = await agent.ok("browser_find", tab_id=tab, text="Pay now")
+    assert re.search(r'button "Pay now" \[e\d+\]', found), found
+    snapshot = await agent.snapshot(tab)
+    form = await agent.ok(
+        "browser_get_content", tab_id=tab, ref=ref(snapshot, "button", "Pay now"), format="text"
+    )
+    assert "Pay now" in form, form
+    filled = await agent.ok(
+        "browser_fill_form",
+        tab_id=tab,
+        fields=[{"ref": ref(snapshot, "textbox", "Name on card"), "value": "Grace Hopper"}],
+    )
+    assert filled.startswith("Filled the form"), filled
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Pay now"))
+    await wait_until(
+        lambda: posted(pages, "pay-e2e.test", "/record?paid=Grace%20Hopper"),
+        timeout=10,
+        message="the filled name reached the card frame's server",
+    )
+    # A picture of the button alone (its place is the frame's place in the page plus its own).
+    shot = await agent.call(
+        "browser_screenshot", tab_id=tab, ref=ref(snapshot, "button", "Pay now")
+    )
+    assert not shot.is_error, shot
+    size = (shot.structured_content["width"], shot.structured_content["height"])
+    assert 30 <= size[0] <= 200 and 10 <= size[1] <= 60, size
+
+
+async def test_a_frame_of_a_blocked_site_is_left_out_and_cannot_be_gone_to(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    # The person's own tab, loaded before any agent came: its frame of a blocked site loaded.
+    url, card = checkout(pages)
+    blocked = card.replace("pay-e2e.test", BLOCKED)
+    own = url.replace(urllib.parse.quote(card), urllib.parse.quote(blocked))
+    page = await browser.open_page(own)
+    try:
+        await wait_until(lambda: pages.hits(blocked), timeout=5, message="the frame loaded")
+        tabs = (await agent.call("browser_list_tabs")).structured_content["tabs"]
+        tab = next(int(t["id"]) for t in tabs if t["url"] == own)
+        snapshot = await agent.snapshot(tab)
+        assert "is not included: agents may not use it" in snapshot, snapshot
+        assert "Name on card" not in snapshot, snapshot
+    finally:
+        await page.close()
+    # In a tab the agent drives, the card frame's link to a blocked site is stopped.
+    away = pages.url(f"index.html?r={uuid.uuid4().hex[:8]}", host=BLOCKED)
+    url, _ = checkout(pages, terms=away)
+    tab = await agent.open(url)
+    snapshot = await agent.snapshot(tab)
+    await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Card terms"))
+    await wait_until(
+        lambda: app.harness.core.tabs.tab(app.browsers()[0].id, tab).log.stopped,
+        timeout=10,
+        message="the guard stopped the frame's load",
+    )
+    assert pages.hits(away) == [], "the blocked site was reached"

@@ -1,0 +1,111 @@
+"""Frames of other processes reached through child sessions: object ids marked with their session
+and commands routed by them (``object_ids``), the bookkeeping of which frame has which session
+(``child_sessions.learn``), and held ids of frames read in worlds of their own (``FrameWorlds``,
+``page_outline.decode``). End to end in real Chromium: tests/e2e/test_reach_frames.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tabrelay.errors import CommandFailed
+from tabrelay.tools import child_sessions, page_outline
+from tabrelay.tools.object_ids import routed, session_of, tag_objects, tagged
+from tabrelay.tools.tab_state import FrameWorlds, SessionState
+
+
+def test_a_command_naming_an_object_of_a_child_session_goes_there_unmarked() -> None:
+    mine = tagged("1.2.3", "S1")
+    assert session_of(mine) == "S1" and session_of("1.2.3") is None
+    assert routed(None, {"objectId": mine, "x": 1}) == ("S1", {"objectId": "1.2.3", "x": 1})
+    params = {"functionDeclaration": "f", "objectId": mine, "arguments": [
+        {"value": 1}, {"objectId": tagged("4.5.6", "S1")}]}  # fmt: skip
+    assert routed(None, params) == ("S1", {**params, "objectId": "1.2.3", "arguments": [
+        {"value": 1}, {"objectId": "4.5.6"}]})  # fmt: skip
+    assert routed("S2", {"backendNodeId": 5}) == ("S2", {"backendNodeId": 5})
+    assert routed(None, None) == (None, None)
+    assert routed(None, {"objectId": "7.8.9"}) == (None, {"objectId": "7.8.9"})
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objectId": tagged("1", "S1"), "arguments": [{"objectId": "2"}]},  # the tab's and S1's
+        {"objectId": tagged("1", "S1"), "arguments": [{"objectId": tagged("2", "S2")}]},
+    ],
+)
+def test_objects_of_two_sessions_in_one_command_are_refused(params: dict[str, object]) -> None:
+    with pytest.raises(CommandFailed, match="different frames"):
+        routed(None, params)
+    with pytest.raises(CommandFailed, match="different frames"):
+        routed("S3", {"objectId": tagged("1", "S1")})
+
+
+def test_answers_of_a_child_session_mark_every_object_but_the_pages_own_values() -> None:
+    answer = {
+        "result": {"type": "object", "objectId": "1.1.1"},
+        "object": {"type": "object", "subtype": "node", "objectId": "1.1.2"},
+        "props": [{"name": "0", "value": {"type": "object", "objectId": "1.1.3"}}],
+        # By value, the page's data: an "objectId" the page wrote stays as the page wrote it.
+        "byValue": {"type": "object", "value": {"objectId": "page-made"}},
+    }
+    marked = tag_objects(answer, "S")
+    assert marked["result"]["objectId"] == "S~1.1.1"
+    assert marked["object"]["objectId"] == "S~1.1.2"
+    assert marked["props"][0]["value"]["objectId"] == "S~1.1.3"
+    assert marked["byValue"]["value"] == {"objectId": "page-made"}
+    assert answer["result"]["objectId"] == "1.1.1", "the answer itself is left as it was"
+
+
+def attached(frame: str, session: str, kind: str = "iframe") -> dict[str, object]:
+    return {"sessionId": session, "targetInfo": {"targetId": frame, "type": kind, "url": "x"}}
+
+
+def test_frames_come_and_go_with_their_sessions_and_a_fresh_session_forgets_them() -> None:
+    state = SessionState()
+    child_sessions.learn(state, child_sessions.ATTACHED, attached("F1", "S1"), None)
+    child_sessions.learn(state, child_sessions.ATTACHED, attached("F2", "S2"), "S1")  # nested
+    child_sessions.learn(state, child_sessions.ATTACHED, attached("W", "S3", "worker"), None)
+    child_sessions.learn(state, child_sessions.ATTACHED, attached("F4", "bad~id"), None)
+    child_sessions.learn(state, child_sessions.ATTACHED, {"sessionId": 5}, None)  # odd: skipped
+    assert state.children == {"F1": "S1", "F2": "S2"}
+    assert state.parents == {"F1": None, "F2": "S1"}
+    state.auto_attached |= {"", "S2"}
+    child_sessions.learn(state, child_sessions.DETACHED, {"sessionId": "S2"}, "S1")
+    assert state.children == {"F1": "S1"} and state.auto_attached == {""}
+    state.fresh()
+    assert (state.children, state.parents, state.auto_attached) == ({}, {}, set())
+
+
+def test_each_frame_world_has_its_own_span_of_held_ids() -> None:
+    worlds = FrameWorlds()
+    first, second = worlds.number("F1"), worlds.number("F2")
+    assert first != second and 0 not in (first, second)  # 0: the top frame's world
+    assert worlds.number("F1") == first and worlds.frame(first) == "F1"
+    assert worlds.frame(999) is None
+    small = FrameWorlds()
+    small.LIMIT = 2  # type: ignore[misc]
+    numbers = [small.number(f"F{i}") for i in range(3)]
+    assert small.frame(numbers[0]) is None and small.frame(numbers[2]) == "F2"
+
+
+def test_an_outline_read_in_a_frames_own_world_carries_its_span() -> None:
+    base = 3 * FrameWorlds.SPAN
+    text = json.dumps({
+        "frames": [
+            {"owner": None, "url": "https://pay.test/card", "nodes": [
+                [1, -1, "RootWebArea", "Card", 0, None, None, 0],
+                [2, 0, "textbox", "Name on card", 0, "", {"secret": "card detail"}, 1],
+                [3, 0, "Iframe", "Verification", 0, None, None, 0],
+            ]},
+            {"owner": 3, "url": "https://verify.test/", "nodes": [], "error": "cross-origin"},
+        ],
+        "marked": [],
+        "withheld": {},
+    })  # fmt: skip
+    page = page_outline.decode(text, "F1", [], base=base)
+    held = [n.get("backendDOMNodeId") for n in page.frames[0].nodes]
+    assert held == [base + 1, base + 2, base + 3]
+    assert page.frames[1].owner == base + 3
+    assert page.secrets == {base + 2: "card detail"}
