@@ -1,4 +1,4 @@
-"""Reach (issue 26): what reading closed shadow roots costs.
+"""Reach (issue 26): what reading closed shadow roots, and frames of other sites, costs.
 
 The generated page of the snapshot bench (``bench/many.html``) with each section of 40 controls
 in a shadow root on a custom element (``?shadow=open`` or ``closed``), at 500, 2,000 and 8,000
@@ -12,6 +12,7 @@ roots cost at most 1.2 × open ones at 2,000 controls (later snapshots); growth 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import statistics
 import time
@@ -72,3 +73,63 @@ async def reach_benchmarks(ctx: Any) -> list[Row]:
                 "×", 1.0)
     )  # fmt: skip
     return rows
+
+
+FRAMES_GROUP = "reach: frames of other sites"
+FRAME_COUNT, FRAME_CONTROLS = 5, 200
+
+
+async def frames_benchmarks(ctx: Any) -> list[Row]:
+    """5 frames of 200 controls each (``bench/frames.html``), from the page's own origin or
+    each from a site of its own (a process of its own, read through a child session): the
+    same content, so the ratio is what reaching other processes costs. Target ≤ 1.5 ×."""
+    samples = 3 if ctx.quick else SAMPLES * 2
+    first: dict[str, float] = {}
+    later: dict[str, float] = {}
+    refs: dict[str, int] = {}
+    with PageServer() as pages:
+        async with app_in_process(ctx.home / "frames") as run:
+            agent = run.agent
+            tab = await agent.open(pages.url("index.html?side=frames"))
+            for sites in ("same", "other"):
+                query = f"frames={FRAME_COUNT}&n={FRAME_CONTROLS}&sites={sites}"
+                await agent.ok("browser_navigate", tab_id=tab,
+                               url=pages.url(f"bench/frames.html?{query}"))  # fmt: skip
+                await _frames_loaded(agent, tab)
+                started = time.perf_counter()
+                await agent.snapshot(tab)
+                first[sites] = (time.perf_counter() - started) * 1000
+                _, parts = await our_snapshot(agent.ok, tab)
+                refs[sites] = len(set(re.findall(r"\[e\d+\]", "".join(parts))))
+                times = []
+                for _ in range(samples):
+                    started = time.perf_counter()
+                    await agent.snapshot(tab)
+                    times.append((time.perf_counter() - started) * 1000)
+                later[sites] = statistics.median(times)
+    rows: list[Row] = []
+    for sites, where in (("same", "the page's origin"), ("other", "5 other sites")):
+        label = f"snapshot {FRAME_COUNT} frames × {FRAME_CONTROLS} controls from {where}"
+        rows.append(row(f"{label} · first", first[sites], "ms", group=FRAMES_GROUP))
+        rows.append(row(f"{label} · later p50", later[sites], "ms", group=FRAMES_GROUP))
+        rows.append(row(f"{label} · refs", refs[sites], "", group=FRAMES_GROUP))
+    wanted = FRAME_COUNT * FRAME_CONTROLS
+    rows.append(verdict("frames of other sites: controls without a ref",
+                        max(0, wanted - refs["other"]), "", 0))  # fmt: skip
+    ratio = later["other"] / later["same"]
+    rows.append(
+        verdict("frames of other sites: snapshot, other sites / same origin", ratio, "×", 1.5,
+                target=f"≤ 1.5 ({later['other']:.0f} vs {later['same']:.0f} ms)")
+    )  # fmt: skip
+    return rows
+
+
+async def _frames_loaded(agent: Any, tab: int) -> None:
+    """Until every frame shows its last control (frames load after the page's load event)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = await agent.ok("browser_find", tab_id=tab, text=f"Option {FRAME_CONTROLS - 1}")
+        if found.startswith(f"{FRAME_COUNT} match"):
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError("the frames did not load")

@@ -27,6 +27,9 @@ EXTENSION_ID = "eoaagjoooodkomhaagnbdmknnndlhkmk"
 EXTENSION_ORIGIN = f"chrome-extension://{EXTENSION_ID}"
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+# Other sites for the pages (pay-e2e.test, verify-e2e.test…) on the tests' page server: each its
+# own site, so its frames run in processes of their own, as a payment provider's do.
+HOST_RULES = "--host-resolver-rules=MAP *-e2e.test 127.0.0.1"
 
 
 def chromium_path() -> str | None:
@@ -78,9 +81,7 @@ class Chromium:
             "--remote-debugging-port=0",
             "--window-size=1280,800",
             "--enable-features=WebMCP",  # pages may declare tools (document.modelContext)
-            # Other sites for the pages (pay-e2e.test, verify-e2e.test…): each its own site, so
-            # its frames run in processes of their own, as a payment provider's do.
-            "--host-resolver-rules=MAP *-e2e.test 127.0.0.1",
+            HOST_RULES,
             "about:blank",
         ]
 

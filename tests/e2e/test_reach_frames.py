@@ -4,7 +4,9 @@ provider's frame, with a verification frame of a third site inside it, as an age
 Each site is its own (``*-e2e.test`` resolves to the tests' page server: tests/e2e/chromium.py),
 so Chrome runs each frame in a process of its own and Tabrelay reaches it through a child
 session of the tab's (``tools/child_sessions.py``). Snapshot, find, content by ref, typing,
-clicking and the guard work there as they do in the page itself.
+clicking, filling, pictures, approvals, locators (and their Playwright ``frame_locator`` chains)
+and the guard work there as they do in the page itself; and in a frame of another origin of the
+same site, which Chrome keeps in the page's process.
 """
 
 from __future__ import annotations
@@ -14,13 +16,21 @@ import re
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from e2e.agent import Agent, ref
+from e2e.chromium import HOST_RULES
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from e2e.images import jpeg_size
 from tabrelay.config.settings import SettingsStore
+from tabrelay.recipes.model import Locator
+from tabrelay.tools.actions import ClickParams
+from tabrelay.tools.locators import TargetMissing, find, locator_of
+from tabrelay.tools.targets import describe_touches
 
 pytestmark = E2E
 
@@ -165,3 +175,111 @@ async def test_a_frame_of_a_blocked_site_is_left_out_and_cannot_be_gone_to(
         message="the guard stopped the frame's load",
     )
     assert pages.hits(away) == [], "the blocked site was reached"
+
+
+async def test_an_approval_names_the_frame_and_pictures_the_element_there(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages)
+    tab = await agent.open(url)
+    snapshot = await agent.snapshot(tab)
+    ctx = await app.tool_context(tab)
+    try:
+        pay = ClickParams(ref=ref(snapshot, "button", "Pay now"))
+        touches = await describe_touches(ctx, "browser_click", pay)
+        [view] = touches.targets
+        assert view.problem is None, view.problem
+        assert view.frame == f"frame http://pay-e2e.test:{pages.port}/reach/card.html"
+        assert (view.role, view.name) == ("button", "Pay now")
+        assert view.facts is not None  # its effect is judged from what the frame shows
+        async with touches.shown(timeout=5) as shown:
+            [pictured] = shown
+            assert pictured.picture is not None
+            width, height = jpeg_size(pictured.picture)
+            assert width > 0 and height > 0
+    finally:
+        await ctx.release_objects()
+
+
+async def test_a_frames_element_has_a_locator_through_its_frames_that_finds_it_again(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages, inner=True)
+    tab = await agent.open(url)
+    snapshot = await agent.snapshot(tab)
+    ctx = await app.tool_context(tab)
+    try:
+        name = await locator_of(ctx, ref=ref(snapshot, "textbox", "Name on card"))
+        code = await locator_of(ctx, ref=ref(snapshot, "textbox", "Code"))
+        assert name is not None and code is not None
+        assert (name.role, name.name, name.frames) == ("textbox", "Name on card", ["#card"])
+        assert (code.role, code.name, code.frames) == ("textbox", "Code", ["#card", "#inner"])
+        # One element, one ref: found again, it is the very ref the snapshot gave it.
+        assert await find(ctx, name, timeout=5) == ref(snapshot, "textbox", "Name on card")
+        assert await find(ctx, code, timeout=5) == ref(snapshot, "textbox", "Code")
+        nowhere = Locator(role="button", name="Pay now", css="button", frames=["#card", "#none"])
+        with pytest.raises(TargetMissing, match="its frame"):
+            await find(ctx, nowhere, timeout=0.5)
+    finally:
+        await ctx.release_objects()
+    # The recipe export's frame_locator chain runs in Playwright, on the same page.
+    pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    pay = Locator(role="button", name="Pay now", css="form > button", frames=["#card"])
+    await asyncio.to_thread(_pay_with_playwright, url, name, pay)
+    await wait_until(
+        lambda: posted(pages, "pay-e2e.test", "/record?paid=Playwright"),
+        timeout=10,
+        message="Playwright paid through the frame chain",
+    )
+
+
+def _pay_with_playwright(url: str, name: Locator, pay: Locator) -> None:
+    from playwright.sync_api import FrameLocator, Page, sync_playwright
+
+    def located(page: Page, locator: Locator) -> Any:
+        scope: Page | FrameLocator = page
+        for frame in locator.frames:
+            scope = scope.frame_locator(frame)
+        return scope.get_by_role(locator.role, name=locator.name, exact=True)  # type: ignore[arg-type]
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/bin/chromium", args=[HOST_RULES])
+        try:
+            page = chromium.new_page()
+            page.goto(url)
+            located(page, name).fill("Playwright")
+            located(page, pay).click()
+            located(page, pay).page.wait_for_timeout(500)  # the frame's fetch goes out
+        finally:
+            chromium.close()
+
+
+async def test_a_card_form_of_another_origin_of_the_same_site_is_used_the_same_way(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """Another port of the same host: another origin, but the same site, so Chrome runs the
+    frame in the page's own process (no child session); it is read in a world of its own."""
+    with PageServer() as other:
+        card = other.url(f"reach/card.html?r={uuid.uuid4().hex[:8]}")
+        tab = await agent.open(pages.url(f"reach/checkout.html?card={urllib.parse.quote(card)}"))
+        snapshot = await agent.snapshot(tab)
+        assert "not included" not in snapshot, snapshot
+        name = ref(snapshot, "textbox", "Name on card")
+        await agent.ok("browser_type", tab_id=tab, ref=name, text="Ada Lovelace")
+        refused = await agent.fails("browser_get_content", tab_id=tab, ref=name, format="text")
+        assert "card detail field" in refused and "Ada Lovelace" not in refused, refused
+        pay = ref(snapshot, "button", "Pay now")
+        assert "Pay now" in await agent.ok("browser_get_content", tab_id=tab, ref=pay)
+        ctx = await app.tool_context(tab)
+        try:
+            located = await locator_of(ctx, ref=name)
+            assert located is not None and located.frames == ["#card"], located
+            assert await find(ctx, located, timeout=5) == name
+        finally:
+            await ctx.release_objects()
+        await agent.ok("browser_click", tab_id=tab, ref=pay)
+        await wait_until(
+            lambda: posted(other, "127.0.0.1", "/record?paid=Ada%20Lovelace"),
+            timeout=10,
+            message="the payment reached the other origin's server",
+        )

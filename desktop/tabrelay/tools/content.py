@@ -23,7 +23,7 @@ from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editors import CODE_BOXES
 from tabrelay.tools.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
-from tabrelay.tools.refs import STALE, object_for
+from tabrelay.tools.refs import STALE, held_of, object_for
 from tabrelay.tools.results import page_text
 from tabrelay.tools.shadow_roots import open_closed_roots
 
@@ -291,7 +291,9 @@ async def _read(ctx: ToolContext, params: ContentParams, tree: dict[str, Any]) -
     ]
     call: dict[str, Any]
     if params.ref is not None:
-        found = await page_outline.adopt(ctx, await object_for(ctx, ref=params.ref, selector=None))
+        found = await page_outline.adopt(
+            ctx, await object_for(ctx, ref=params.ref, selector=None), held=held_of(ctx, params.ref)
+        )
         if found is None:
             raise ToolError(STALE.format(ref=params.ref))
         call = {"objectId": found, "functionDeclaration": _READ_THIS}

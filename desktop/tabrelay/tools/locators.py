@@ -16,15 +16,16 @@ import asyncio
 import contextlib
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from tabrelay.errors import CommandFailed, TabrelayError, ToolError
 from tabrelay.recipes.model import Locator
-from tabrelay.tools import page_outline
+from tabrelay.tools import child_sessions, page_outline
 from tabrelay.tools.context import Params, ToolContext
-from tabrelay.tools.refs import frame_loaders, object_for
+from tabrelay.tools.refs import frame_loaders, held_of, object_for
 from tabrelay.tools.results import page_text
 from tabrelay.tools.tab_state import RefTarget
 from tabrelay.tools.targets import named_elements
@@ -344,13 +345,15 @@ const cssPath = (el) => {
   }
   return parts.join(' > ');
 };
-// The iframes from the top document down to ``doc``, each as a CSS path in its parent; null
-// when a frame on the way is of another origin (its element cannot be seen from here).
+// The iframes from the top document down to ``doc``, each as a CSS path in its parent; from
+// this world's own frame when that is of another origin than its parent (read in a world of
+// its own: the app adds the path to it); null when a frame on the way is of another origin.
 const framesOf = (doc) => {
   const frames = [];
   for (let win = doc.defaultView; win && win !== win.parent; win = win.parent) {
     let owner = null;
     try { owner = win.frameElement; } catch (error) { owner = null; }
+    if (!owner && win === window) break;
     if (!owner) return null;
     frames.unshift(cssPath(owner));
   }
@@ -459,6 +462,24 @@ _FIND_SCRIPT = (
 )
 
 _DESCRIBE = f"function (msBudget) {{ return ({LOCATOR_SCRIPT})(this, msBudget); }}"
+# ``(frames) => index``: the first of the ``frames`` path (from this world's document) whose
+# document this world cannot see (a frame of another site), -1 when it sees them all, -2 when
+# one is not there.
+_CROSSING = (
+    "((frames) => {"
+    + _HELPERS
+    + r"""
+  for (let i = 0; i < frames.length; i++) {
+    if (!documentAt(frames.slice(0, i))) return -2;
+    if (!documentAt(frames.slice(0, i + 1))) {
+      let frame = null;
+      try { frame = documentAt(frames.slice(0, i)).querySelector(frames[i]); } catch (e) {}
+      return frame && frame.tagName === 'IFRAME' ? i : -2;
+    }
+  }
+  return -1;
+})"""
+)
 _FRAME_ELEMENT = (
     "((frames) => {"
     + _HELPERS
@@ -479,23 +500,59 @@ async def locator_of(
     ctx: ToolContext, *, ref: str | None = None, selector: str | None = None
 ) -> Locator | None:
     """The locator of the element a ref or selector names, as it is now; ``None`` when it cannot
-    be said (no such element, a cross-origin frame, a page that does not answer in time).
+    be said (no such element, a page that does not answer in time). An element of a frame of
+    another site is described in that frame, behind the path of iframes down to it.
 
     Never raises (but a cancel), and is bounded (``CAPTURE_TIMEOUT``).
     """
     try:
         async with asyncio.timeout(CAPTURE_TIMEOUT):
             # Described in Tabrelay's world, which walks closed shadow roots too.
+            held = held_of(ctx, ref)
             object_id = await page_outline.adopt(
-                ctx, await object_for(ctx, ref=ref, selector=selector)
+                ctx, await object_for(ctx, ref=ref, selector=selector), held=held
             )
             if object_id is None:
                 return None
-            answer = await ctx.call_on(object_id, _DESCRIBE, int(CAPTURE_TIMEOUT * 400))
+            locator = await _described(ctx, object_id)
+            holder = page_outline.holder_frame(ctx, held)
+            if locator is None or holder is None:
+                return locator
+            above = await _frames_down_to(ctx, holder)
+            if above is None:
+                return None
+            frames = [*above, *locator.frames]
+            return Locator.model_validate({**locator.model_dump(), "frames": frames})
     # A locator is a nicety of recording: a step without one is still recorded by the caller.
-    except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):
+    except (TimeoutError, TabrelayError, KeyError, TypeError, ValueError):  # ValidationError too
         return None
+
+
+async def _described(ctx: ToolContext, object_id: str) -> Locator | None:
+    answer = await ctx.call_on(object_id, _DESCRIBE, int(CAPTURE_TIMEOUT * 400))
     return locator_from(answer.get("result", {}).get("value"))
+
+
+async def _frames_down_to(ctx: ToolContext, frame: str) -> list[str] | None:
+    """The path of iframes from the top document to (and with) ``frame``, a frame of another
+    origin read in a world of its own: its <iframe> described in the frame that holds it (in
+    the parent's child session when ``frame`` runs in a process of its own), that frame's path
+    first."""
+    own = ctx.state.session.children.get(frame)
+    parent = ctx.state.session.parents.get(frame) if own is not None else None
+    owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
+    element = await ctx.resolve(
+        int(owner["backendNodeId"]), await page_outline.opened_world(ctx, parent), parent
+    )
+    if element is None:
+        return None
+    iframe = await _described(ctx, element)
+    if iframe is None:
+        return None
+    if parent is None:
+        return [*iframe.frames, iframe.css]
+    above = await _frames_down_to(ctx, child_sessions.frame_of(ctx, parent))
+    return None if above is None else [*above, *iframe.frames, iframe.css]
 
 
 def locator_from(value: Any) -> Locator | None:
@@ -559,27 +616,35 @@ async def find(ctx: ToolContext, locator: Locator, *, timeout: float = 10.0) -> 
         TabrelayError: the tab went away or the page cannot be read.
     """
     deadline = time.monotonic() + timeout
-    wanted = locator.model_dump(mode="json")
     last: dict[str, Any] = {}
     while True:
         left = deadline - time.monotonic()
         budget_ms = int(max(100.0, min(1000.0, left * 1000 / 2)))
+        found: dict[str, Any] = {}
+        where = None
         try:
             async with asyncio.timeout(LOOK_TIMEOUT):
-                found = await ctx.cdp(
-                    "Runtime.evaluate",
-                    {
-                        "expression": f"({_FIND_SCRIPT})({json.dumps(wanted)}, {budget_ms})",
-                        "contextId": await page_outline.opened_world(ctx),
-                        "returnByValue": False,
-                        "objectGroup": ctx.objects,
-                    },
-                )
+                where = await _world_under(ctx, locator.frames)
+                if where is None:
+                    last = {"frame": True}
+                else:
+                    world, rest = where
+                    wanted = {**locator.model_dump(mode="json"), "frames": rest}
+                    found = await ctx.cdp(
+                        "Runtime.evaluate",
+                        {
+                            "expression": f"({_FIND_SCRIPT})({json.dumps(wanted)}, {budget_ms})",
+                            "contextId": world.context,
+                            "returnByValue": False,
+                            "objectGroup": ctx.objects,
+                        },
+                        session=world.session,
+                    )
         except (TimeoutError, CommandFailed):
             found = {}  # a look that took too long, or a page between documents: look again
         result = found.get("result", {})
-        if result.get("subtype") == "node" and result.get("objectId"):
-            ref = await _mint(ctx, str(result["objectId"]), locator.frames)
+        if result.get("subtype") == "node" and result.get("objectId") and where is not None:
+            ref = await _mint(ctx, str(result["objectId"]), *where)
             if ref is not None:
                 return ref
         elif isinstance(result.get("value"), str):
@@ -590,35 +655,86 @@ async def find(ctx: ToolContext, locator: Locator, *, timeout: float = 10.0) -> 
         await asyncio.sleep(POLL_INTERVAL)
 
 
-async def _mint(ctx: ToolContext, object_id: str, frames: list[str]) -> str | None:
-    """A ref for the element (``None``: its frame went away meanwhile; look again)."""
-    described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
-    backend = int(described["node"]["backendNodeId"])
-    loaders = await frame_loaders(ctx)
-    if frames:
-        owner = await ctx.cdp(
+@dataclass(frozen=True, slots=True)
+class _World:
+    """Tabrelay's world in one frame: its execution context, the child session it is reached
+    through (None: the tab's own), and the frame whose world it is (None: the top frame's)."""
+
+    context: int
+    session: str | None
+    frame: str | None
+
+
+async def _world_under(ctx: ToolContext, frames: list[str]) -> tuple[_World, list[str]] | None:
+    """Where to look for an element under the iframe path ``frames``: Tabrelay's world in the
+    deepest frame of another origin on that path (through its child session when it runs in
+    another process; the top frame's if there is none), and the rest of the path from there;
+    None when a frame on it is not there.
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    where, rest = _World(await page_outline.opened_world(ctx), None, None), list(frames)
+    for _ in range(child_sessions.MAX_DEPTH):
+        crossing = await ctx.cdp(
             "Runtime.evaluate",
             {
-                "expression": f"({_FRAME_ELEMENT})({json.dumps(frames)})",
-                "contextId": await page_outline.opened_world(ctx),
-                "returnByValue": False,
-                "objectGroup": ctx.objects,
+                "expression": f"({_CROSSING})({json.dumps(rest)})",
+                "contextId": where.context,
+                "returnByValue": True,
             },
+            session=where.session,
         )
-        owner_id = owner.get("result", {}).get("objectId")
-        if not owner_id:
+        at = crossing.get("result", {}).get("value")
+        if at == -1:
+            return where, rest
+        if not isinstance(at, int) or at < 0:
             return None
-        frame_id = (await ctx.cdp("DOM.describeNode", {"objectId": owner_id}))["node"].get(
-            "frameId"
-        )
-    else:
-        frame_id = (await ctx.cdp("Page.getFrameTree"))["frameTree"]["frame"]["id"]
-    if not frame_id or frame_id not in loaders:
+        frame = await _frame_shown(ctx, where, rest[: at + 1])
+        if frame is None:
+            return None
+        await child_sessions.attach(ctx, where.session)
+        # In a process of its own, through its child session; else in the same session.
+        session = ctx.state.session.children.get(frame, where.session)
+        context = await page_outline.opened_world(ctx, session, frame=frame)
+        where, rest = _World(context, session, frame), rest[at + 1 :]
+    return None
+
+
+async def _frame_shown(ctx: ToolContext, where: _World, frames: list[str]) -> str | None:
+    """The id of the frame the last iframe of the path ``frames`` shows, looked up in the world
+    ``where``; None when it is not there."""
+    owner = await ctx.cdp(
+        "Runtime.evaluate",
+        {
+            "expression": f"({_FRAME_ELEMENT})({json.dumps(frames)})",
+            "contextId": where.context,
+            "returnByValue": False,
+            "objectGroup": ctx.objects,
+        },
+        session=where.session,
+    )
+    owner_id = owner.get("result", {}).get("objectId")
+    if not owner_id:
         return None
-    held = await page_outline.hold(ctx, next(iter(loaders)), backend)
+    frame = (await ctx.cdp("DOM.describeNode", {"objectId": owner_id}))["node"].get("frameId")
+    return str(frame) if frame else None
+
+
+async def _mint(ctx: ToolContext, object_id: str, where: _World, frames: list[str]) -> str | None:
+    """A ref for the element found in the world ``where`` under the rest of the iframe path
+    ``frames`` (``None``: its frame went away meanwhile; look again)."""
+    loaders = await frame_loaders(ctx, where.session)
+    if frames:
+        frame = await _frame_shown(ctx, where, frames)
+    else:
+        frame = where.frame or next(iter(loaders))
+    if not frame or frame not in loaders:
+        return None
+    held = await page_outline.held_id(ctx, object_id, where.frame)
     if held is None:
         return None
-    return ctx.state.refs.assign(RefTarget(held, str(frame_id), loaders[str(frame_id)]))
+    return ctx.state.refs.assign(RefTarget(held, frame, loaders[frame]))
 
 
 def _missing(locator: Locator, last: dict[str, Any], timeout: float) -> str:

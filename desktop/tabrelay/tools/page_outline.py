@@ -950,31 +950,37 @@ async def world(ctx: ToolContext, frame_id: str, session: str | None = None) -> 
     return int(made["executionContextId"])
 
 
-async def opened_world(ctx: ToolContext, session: str | None = None) -> int:
-    """The execution context of Tabrelay's world in the tab's top frame (or in the frame the
-    child ``session`` reaches), with the page's closed shadow roots opened to it
-    (``shadow_roots``).
+async def opened_world(
+    ctx: ToolContext, session: str | None = None, *, frame: str | None = None
+) -> int:
+    """The execution context of Tabrelay's world in ``frame`` (by default the tab's top frame,
+    or the frame the child ``session`` reaches), with the page's closed shadow roots opened to
+    it (``shadow_roots``).
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    if session is None:
+    if frame is None and session is not None:
+        frame = child_sessions.frame_of(ctx, session)
+    elif frame is None:
         tree = await ctx.cdp("Page.getFrameTree")
         frame = tree["frameTree"]["frame"]["id"]
-    else:
-        frame = child_sessions.frame_of(ctx, session)
     context = await world(ctx, frame, session)
     await open_closed_roots(ctx, context, session)
     return context
 
 
-async def adopt(ctx: ToolContext, object_id: str) -> str | None:
+async def adopt(ctx: ToolContext, object_id: str, *, held: int | None = None) -> str | None:
     """The element ``object_id`` names (in any world, of any frame's session) as an object of
     Tabrelay's world, where closed shadow roots are walked as open ones; None when it is gone.
+    ``held``: the held id its ref names, which says the world of the frame of another origin
+    that holds it, if one does.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
+    if held is not None and held >= FrameWorlds.SPAN:
+        return await element(ctx, None, held)
     described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
     session = object_ids.session_of(object_id)
     backend = int(described["node"]["backendNodeId"])
@@ -1157,15 +1163,18 @@ async def _frame_of(
     return str(frame) if frame else None
 
 
-async def element(ctx: ToolContext, top_frame_id: str, held: int) -> str | None:
+async def element(ctx: ToolContext, top_frame_id: str | None, held: int) -> str | None:
     """The page object (in the call's object group, in Tabrelay's world) of the element
-    ``held`` names in the tab whose top frame is ``top_frame_id``, or None when it is gone.
+    ``held`` names in the tab whose top frame is ``top_frame_id`` (asked for when None), or
+    None when it is gone.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
     number, local = divmod(held, FrameWorlds.SPAN)
     if number == 0:
+        if top_frame_id is None:
+            top_frame_id = (await ctx.cdp("Page.getFrameTree"))["frameTree"]["frame"]["id"]
         return await _held(ctx, await world(ctx, top_frame_id), held)
     frame = ctx.state.worlds.frame(number)
     if frame is None:
@@ -1174,22 +1183,27 @@ async def element(ctx: ToolContext, top_frame_id: str, held: int) -> str | None:
     return await _held(ctx, await world(ctx, frame, session), local, session)
 
 
+def holder_frame(ctx: ToolContext, held: int | None) -> str | None:
+    """The frame of another origin whose own world holds ``held`` (None: the top frame's)."""
+    return None if held is None else ctx.state.worlds.frame(held // FrameWorlds.SPAN)
+
+
 def holder_session(ctx: ToolContext, held: int) -> str | None:
     """The child session whose frame's world holds ``held`` (None: the tab's own session)."""
-    frame = ctx.state.worlds.frame(held // FrameWorlds.SPAN)
+    frame = holder_frame(ctx, held)
     return None if frame is None else ctx.state.session.children.get(frame)
 
 
-async def hold(ctx: ToolContext, top_frame_id: str, backend: int) -> int | None:
-    """The id the world of the tab whose top frame is ``top_frame_id`` holds the element
-    ``backend`` names by (the snapshot's, if it gave the element a ref), or None when it is
-    gone: one element, one ref, however it was found."""
-    found = await ctx.resolve(backend, await world(ctx, top_frame_id))
-    if found is None:
-        return None
-    answer = await ctx.call_on(found, ID_OF)
+async def held_id(ctx: ToolContext, object_id: str, frame: str | None) -> int | None:
+    """The held id of the element ``object_id`` (an object of Tabrelay's world in the tab's
+    top frame, or in ``frame``, one of another origin read in a world of its own): the
+    snapshot's, if it gave the element a ref, so one element has one ref however it was found;
+    None when it is gone."""
+    answer = await ctx.call_on(object_id, ID_OF)
     value = answer.get("result", {}).get("value")
-    return value if isinstance(value, int) and not answer.get("exceptionDetails") else None
+    if not isinstance(value, int) or answer.get("exceptionDetails"):
+        return None
+    return value + (0 if frame is None else ctx.state.worlds.number(frame) * FrameWorlds.SPAN)
 
 
 async def _held(

@@ -204,6 +204,12 @@ async def secret_kind(ctx: ToolContext, *, ref: str | None, selector: str | None
     return str(kind) if kind else None
 
 
+def held_of(ctx: ToolContext, ref: str | None) -> int | None:
+    """The held id ``ref`` names (``page_outline.adopt`` reads it), None for none."""
+    target = ctx.state.refs.get(ref) if ref is not None else None
+    return None if target is None else target.held_id
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
     """A target's backend node id, and the child session it is good in (a frame in another

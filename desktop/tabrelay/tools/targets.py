@@ -32,7 +32,7 @@ from tabrelay.tools.effect_facts import Facts
 from tabrelay.tools.guard import origin_of
 from tabrelay.tools.navigation import NavigateParams
 from tabrelay.tools.redaction import scrub
-from tabrelay.tools.refs import node_id_of
+from tabrelay.tools.refs import held_of, node_id_of
 from tabrelay.tools.tabs import NewTabParams
 
 STEP_TIMEOUT = 2.0  # seconds for each step (describe, outline, picture): a hung page is skipped
@@ -344,7 +344,7 @@ async def _describe(
         return replace(view, problem=_short(error.message, 160)), None
     except _ODD_ANSWERS:
         return replace(view, problem="the page answered in an unexpected way"), None
-    return replace(described, facts=await _effect_facts(ctx, object_id)), object_id
+    return replace(described, facts=await _effect_facts(ctx, object_id, ref)), object_id
 
 
 def _described(
@@ -379,13 +379,13 @@ def _role_and_name(ax: dict[str, Any], backend: int) -> tuple[str, str]:
     return ("" if role in ("none", "generic", "Ignored") else role), name
 
 
-async def _effect_facts(ctx: ToolContext, object_id: str) -> Facts | None:
+async def _effect_facts(ctx: ToolContext, object_id: str, ref: str | None) -> Facts | None:
     """What the page says around the element, read in Tabrelay's world (where the page's
     scripts cannot change what the DOM answers), in its own ``STEP_TIMEOUT``; None when it
     cannot be read (its effect is then unsure, so the call asks)."""
     try:
         async with asyncio.timeout(STEP_TIMEOUT):
-            adopted = await page_outline.adopt(ctx, object_id)
+            adopted = await page_outline.adopt(ctx, object_id, held=held_of(ctx, ref))
             if adopted is None:
                 return None
             answer = await ctx.call_on(adopted, effect_facts.FACTS)
