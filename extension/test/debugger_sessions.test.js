@@ -176,3 +176,27 @@ test("a read in flight when Chrome detaches the tab for a moment is sent again o
   assert.deepEqual(await reading, { node: { backendNodeId: 7 } });
   assert.deepEqual([...fake.attached], [1], "attached again");
 });
+
+test("Target.setAutoAttach goes to Chrome only to attach to the tab's frames, or to stop", async () => {
+  const { fake, sessions } = setup();
+  await sessions.attach(1);
+  fake.onCommand(() => Promise.resolve({}));
+  const frames = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: "iframe" }] };
+  await sessions.send(1, "Target.setAutoAttach", frames);
+  await sessions.send(1, "Target.setAutoAttach", { autoAttach: false, waitForDebuggerOnStart: false }, "child-1");
+  for (const params of [
+    { autoAttach: true, waitForDebuggerOnStart: false, flatten: true }, // every kind of target
+    { ...frames, filter: [{ type: "service_worker" }] },
+    { ...frames, filter: [{ type: "iframe" }, {}] },
+    { ...frames, filter: [{ type: "iframe", exclude: true }] },
+    { ...frames, waitForDebuggerOnStart: true }, // frames held until someone lets them run
+    { ...frames, flatten: false },
+    { ...frames, extra: 1 },
+    undefined,
+  ]) {
+    await assert.rejects(sessions.send(1, "Target.setAutoAttach", params), (error) => error.code === "blocked_method", JSON.stringify(params));
+  }
+  await assert.rejects(sessions.send(1, "Target.attachToTarget", { targetId: "x" }), (error) => error.code === "blocked_method");
+  const sent = fake.callsTo("debugger.sendCommand").filter(([, , method]) => method.startsWith("Target."));
+  assert.equal(sent.length, 2, "only the two let through reached Chrome");
+});

@@ -283,3 +283,72 @@ async def test_a_card_form_of_another_origin_of_the_same_site_is_used_the_same_w
             timeout=10,
             message="the payment reached the other origin's server",
         )
+
+
+async def test_a_locator_into_a_blocked_sites_frame_finds_nothing_there(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """A recipe's step (a saved, maybe imported, frame path) cannot reach into a frame of a
+    site agents may not use, though the person's own tab loaded it."""
+    url, card = checkout(pages)
+    blocked = card.replace("pay-e2e.test", BLOCKED)
+    own = url.replace(urllib.parse.quote(card), urllib.parse.quote(blocked))
+    page = await browser.open_page(own)
+    try:
+        await wait_until(lambda: pages.hits(blocked), timeout=5, message="the frame loaded")
+        tabs = (await agent.call("browser_list_tabs")).structured_content["tabs"]
+        tab = next(int(t["id"]) for t in tabs if t["url"] == own)
+        ctx = await app.tool_context(tab, guard=True)
+        try:
+            name = Locator(role="textbox", name="Name on card", css="#name", frames=["#card"])
+            with pytest.raises(TargetMissing, match="its frame"):
+                await find(ctx, name, timeout=1)
+        finally:
+            await ctx.release_objects()
+    finally:
+        await page.close()
+
+
+async def test_a_frame_that_comes_later_inside_another_sites_frame_is_guarded_too(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages, inner=True)
+    tab = await agent.open(url)
+    assert 'textbox "Code"' in await agent.snapshot(tab)
+    # The verification frame goes to a third site (a process, and a child session, anew), then
+    # from there to a blocked site: held in the new frame's own session.
+    later = pages.url(f"index.html?r={uuid.uuid4().hex[:8]}", host="later-e2e.test")
+    away = pages.url(f"index.html?r={uuid.uuid4().hex[:8]}", host=BLOCKED)
+    inner = "document.getElementById('card').contentWindow.frames[0]"
+    await agent.ok("browser_evaluate", tab_id=tab, expression=f"{inner}.location = {later!r}")
+    await wait_until(lambda: pages.hits(later), timeout=10, message="the third site loaded")
+    await asyncio.sleep(0.5)  # its session attached and guarded
+    await agent.ok("browser_evaluate", tab_id=tab, expression=f"{inner}.location = {away!r}")
+    await wait_until(
+        lambda: app.harness.core.tabs.tab(app.browsers()[0].id, tab).log.stopped,
+        timeout=10,
+        message="the guard stopped the nested frame's load",
+    )
+    assert pages.hits(away) == [], "the blocked site was reached"
+
+
+async def test_a_frames_control_under_a_banner_of_the_page_around_it_is_not_clicked(
+    agent: Agent, pages: PageServer
+) -> None:
+    """The frame itself sees nothing over its button; the page around it does: the click would
+    land on the banner, so it is refused, saying so, until the banner goes."""
+    url, _ = checkout(pages)
+    tab = await agent.open(url + "&cover=1")
+    snapshot = await agent.snapshot(tab)
+    pay = ref(snapshot, "button", "Pay now")
+    refused = await agent.fails("browser_click", tab_id=tab, ref=pay)
+    assert "covered by something of the page around its frame" in refused, refused
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Accept"))
+    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Name on card"),
+                   text="Ada")  # fmt: skip
+    await agent.ok("browser_click", tab_id=tab, ref=pay)
+    await wait_until(
+        lambda: posted(pages, "pay-e2e.test", "/record?paid=Ada"),
+        timeout=10,
+        message="paid once the banner went",
+    )

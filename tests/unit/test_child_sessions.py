@@ -72,10 +72,13 @@ def test_frames_come_and_go_with_their_sessions_and_a_fresh_session_forgets_them
     assert state.children == {"F1": "S1", "F2": "S2"}
     assert state.parents == {"F1": None, "F2": "S1"}
     state.auto_attached |= {"", "S2"}
+    state.within["F3"] = "S2"  # a frame of another origin in F2's process, read through S2
     child_sessions.learn(state, child_sessions.DETACHED, {"sessionId": "S2"}, "S1")
     assert state.children == {"F1": "S1"} and state.auto_attached == {""}
+    assert state.within == {}
+    state.within["F5"] = "S1"
     state.fresh()
-    assert (state.children, state.parents, state.auto_attached) == ({}, {}, set())
+    assert (state.children, state.parents, state.auto_attached, state.within) == ({}, {}, set(), {})
 
 
 def test_each_frame_world_has_its_own_span_of_held_ids() -> None:
@@ -86,8 +89,10 @@ def test_each_frame_world_has_its_own_span_of_held_ids() -> None:
     assert worlds.frame(999) is None
     small = FrameWorlds()
     small.LIMIT = 2  # type: ignore[misc]
-    numbers = [small.number(f"F{i}") for i in range(3)]
-    assert small.frame(numbers[0]) is None and small.frame(numbers[2]) == "F2"
+    kept, dropped = small.number("kept"), small.number("dropped")
+    small.number("kept")  # used again: the other one is the longest unused
+    small.number("new")
+    assert small.frame(kept) == "kept" and small.frame(dropped) is None
 
 
 def test_an_outline_read_in_a_frames_own_world_carries_its_span() -> None:

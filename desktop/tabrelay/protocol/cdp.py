@@ -17,6 +17,8 @@ BLOCKED_CDP_DOMAINS: frozenset[str] = frozenset(
 
 # The one method of a blocked domain that stays within the tab: auto-attaching to the tab's own
 # frames that run in other processes (cross-site frames), each reached through a child session.
+# The extension lets it through with those params alone (iframes only, flat, not waiting:
+# ``autoAttachBlockReason`` in denylist.js), never for the page's workers or service worker.
 ALLOWED_IN_BLOCKED_DOMAINS: frozenset[str] = frozenset({"Target.setAutoAttach"})
 
 BLOCKED_CDP_METHODS: frozenset[str] = frozenset(

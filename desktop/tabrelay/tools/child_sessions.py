@@ -21,14 +21,21 @@ from typing import TYPE_CHECKING, Any
 
 from tabrelay.errors import CommandFailed, EventsClosed
 from tabrelay.tools.object_ids import MARK, session_of
-from tabrelay.tools.tab_state import SessionState
+from tabrelay.tools.tab_state import FrameWorlds, SessionState
 
 if TYPE_CHECKING:
     from tabrelay.tools.context import ToolContext
 
 ATTACHED = "Target.attachedToTarget"
 DETACHED = "Target.detachedFromTarget"
-AUTO_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+# Frames only (not the page's workers, nor its service worker, which other tabs share); the
+# extension lets nothing else through (``denylist.js``).
+AUTO_ATTACH = {
+    "autoAttach": True,
+    "waitForDebuggerOnStart": False,
+    "flatten": True,
+    "filter": [{"type": "iframe"}],
+}
 MAX_DEPTH = 8  # frames in frames of other sites, deeper than any real page nests them
 
 
@@ -80,6 +87,27 @@ def learn(state: SessionState, method: str, params: dict[str, Any], parent: str 
                 del state.children[frame]
                 state.parents.pop(frame, None)
                 state.auto_attached.discard(child)
+        for frame, through in list(state.within.items()):
+            if through == gone:
+                del state.within[frame]
+
+
+def session_for(ctx: ToolContext, frame: str) -> str | None:
+    """The child session that reaches ``frame``: its own, that of the frame of another process
+    it is in (read there: ``within``), or None (the tab's own)."""
+    state = ctx.state.session
+    return state.children.get(frame) or state.within.get(frame)
+
+
+def holder_frame(ctx: ToolContext, held: int | None) -> str | None:
+    """The frame of another origin whose own world holds ``held`` (None: the top frame's)."""
+    return None if held is None else ctx.state.worlds.frame(held // FrameWorlds.SPAN)
+
+
+def holder_session(ctx: ToolContext, held: int) -> str | None:
+    """The child session that reaches the world holding ``held`` (None: the tab's own)."""
+    frame = holder_frame(ctx, held)
+    return None if frame is None else session_for(ctx, frame)
 
 
 def frame_of(ctx: ToolContext, session: str) -> str:
@@ -94,6 +122,29 @@ def frame_of(ctx: ToolContext, session: str) -> str:
     return frame
 
 
+async def _around(ctx: ToolContext, session: str) -> list[tuple[str | None, int, float, float]]:
+    """The frame the child ``session`` reaches and the frames of other processes around it,
+    innermost first: the session holding each one's <iframe> (None: the tab's own), that
+    <iframe>'s backend node id, and where the frame's viewport starts in that session's.
+
+    Raises:
+        CommandFailed: a frame or its owner is gone.
+    """
+    around: list[tuple[str | None, int, float, float]] = []
+    for _ in range(MAX_DEPTH):
+        frame = frame_of(ctx, session)
+        parent = ctx.state.session.parents.get(frame)
+        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
+        backend = int(owner["backendNodeId"])
+        box = await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent)
+        content = box["model"]["content"]
+        around.append((parent, backend, float(content[0]), float(content[1])))
+        if parent is None:
+            return around
+        session = parent
+    raise CommandFailed("the frame is nested too deep")
+
+
 async def offset(ctx: ToolContext, session: str) -> tuple[float, float]:
     """Where the viewport of the frame ``session`` is in the tab's viewport (frames in frames
     added up).
@@ -101,20 +152,29 @@ async def offset(ctx: ToolContext, session: str) -> tuple[float, float]:
     Raises:
         CommandFailed: the frame or its owner is gone.
     """
-    x = y = 0.0
-    for _ in range(MAX_DEPTH):
-        frame = frame_of(ctx, session)
-        parent = ctx.state.session.parents.get(frame)
-        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
-        box = await ctx.cdp(
-            "DOM.getBoxModel", {"backendNodeId": owner["backendNodeId"]}, session=parent
+    around = await _around(ctx, session)
+    return sum(a[2] for a in around), sum(a[3] for a in around)
+
+
+async def reaches(ctx: ToolContext, session: str, x: float, y: float) -> bool:
+    """Whether the point ``x``, ``y`` of the tab's viewport, inside the frame ``session``
+    reaches, falls on that frame's <iframe> in every frame around it: nothing of the page
+    around the frame (an overlay, a clipping box) is over it there.
+
+    Raises:
+        CommandFailed: a frame or its owner is gone.
+    """
+    dx = dy = 0.0
+    for parent, owner, left, top in reversed(await _around(ctx, session)):
+        hit = await ctx.cdp(
+            "DOM.getNodeForLocation",
+            {"x": round(x - dx), "y": round(y - dy)},  # as a pointer: past pointer-events none
+            session=parent,
         )
-        content = box["model"]["content"]
-        x, y = x + content[0], y + content[1]
-        if parent is None:
-            return x, y
-        session = parent
-    raise CommandFailed("the frame is nested too deep")
+        if hit.get("backendNodeId") != owner:
+            return False
+        dx, dy = dx + left, dy + top
+    return True
 
 
 async def quads(ctx: ToolContext, object_id: str) -> list[list[float]]:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools import download, editor_text, object_ids, page_outline, pdf
+from tabrelay.tools import child_sessions, download, editor_text, page_outline, pdf
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.editors import CODE_BOXES
@@ -291,14 +291,15 @@ async def _read(ctx: ToolContext, params: ContentParams, tree: dict[str, Any]) -
     ]
     call: dict[str, Any]
     if params.ref is not None:
+        held_id = held_of(ctx, params.ref)
         found = await page_outline.adopt(
-            ctx, await object_for(ctx, ref=params.ref, selector=None), held=held_of(ctx, params.ref)
+            ctx, await object_for(ctx, ref=params.ref, selector=None), held=held_id
         )
         if found is None:
             raise ToolError(STALE.format(ref=params.ref))
         call = {"objectId": found, "functionDeclaration": _READ_THIS}
-        # The code editors' texts are the tab's own frame's: not handed to a frame elsewhere.
-        elsewhere = object_ids.session_of(found) is not None
+        # The code editors' texts are the top frame's world's: not handed to another world.
+        elsewhere = child_sessions.holder_frame(ctx, held_id) is not None
         arguments = [{"value": params.format}, *([{"value": []}] if elsewhere else handed)]
     else:
         call = {"executionContextId": context, "functionDeclaration": _READ_PART}

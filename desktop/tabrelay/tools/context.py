@@ -212,13 +212,12 @@ class ToolContext:
             CommandFailed: it names objects of two sessions.
         """
         session, params = object_ids.routed(session, params)
+        if session is not None:  # before sending: what it makes there is released there too
+            self.child_sessions.add(session)
         answer = await self.need_browser().cdp(
             self.need_tab().id, method, params, session_id=session, **kw
         )
-        if session is None:
-            return answer
-        self.child_sessions.add(session)
-        return object_ids.tag_objects(answer, session)
+        return answer if session is None else object_ids.tag_objects(answer, session)
 
     async def call_on(
         self,

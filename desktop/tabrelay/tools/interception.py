@@ -116,16 +116,24 @@ class NavigationInterceptor:
 
     async def _guard_frame(self, browser: Browser, tab_id: int, attached: dict[str, Any]) -> None:
         """A frame of a guarded tab that runs in another process (``child_sessions``) loads its
-        documents through its own session once Tabrelay is attached to it: hold them there too."""
+        documents through its own session once Tabrelay is attached to it: hold them there too,
+        and attach to the frames of other processes inside it (guarded here in turn)."""
         child = attached.get("sessionId")
-        if not isinstance(child, str) or not self._sessions.guarded(browser.id, tab_id):
+        kind = (attached.get("targetInfo") or {}).get("type")
+        if not isinstance(child, str) or kind != "iframe":
             return
-        if GUARD_FEATURE not in browser.features:
+        if not self._sessions.guarded(browser.id, tab_id) or GUARD_FEATURE not in browser.features:
             return
         try:
             await browser.cdp(
                 tab_id, f"{GUARD_DOMAIN}.enable", {"patterns": GUARD_PATTERNS}, session_id=child
             )
+            await browser.cdp(
+                tab_id, "Target.setAutoAttach", child_sessions.AUTO_ATTACH, session_id=child
+            )
+            state = self._tabs.get(browser.id, tab_id)
+            if state is not None:
+                state.session.auto_attached.add(child)
         except TabrelayError as error:  # the frame went away meanwhile
             logger.debug("could not guard a frame of tab %s: %s", tab_id, error)
 

@@ -515,7 +515,7 @@ async def locator_of(
             if object_id is None:
                 return None
             locator = await _described(ctx, object_id)
-            holder = page_outline.holder_frame(ctx, held)
+            holder = child_sessions.holder_frame(ctx, held)
             if locator is None or holder is None:
                 return locator
             above = await _frames_down_to(ctx, holder)
@@ -538,8 +538,9 @@ async def _frames_down_to(ctx: ToolContext, frame: str) -> list[str] | None:
     origin read in a world of its own: its <iframe> described in the frame that holds it (in
     the parent's child session when ``frame`` runs in a process of its own), that frame's path
     first."""
-    own = ctx.state.session.children.get(frame)
-    parent = ctx.state.session.parents.get(frame) if own is not None else None
+    state = ctx.state.session
+    # Its <iframe> is in the session its parent is reached through.
+    parent = state.parents.get(frame) if frame in state.children else state.within.get(frame)
     owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
     element = await ctx.resolve(
         int(owner["backendNodeId"]), await page_outline.opened_world(ctx, parent), parent
@@ -696,6 +697,10 @@ async def _world_under(ctx: ToolContext, frames: list[str]) -> tuple[_World, lis
         await child_sessions.attach(ctx, where.session)
         # In a process of its own, through its child session; else in the same session.
         session = ctx.state.session.children.get(frame, where.session)
+        tree = (await ctx.cdp("Page.getFrameTree", session=session))["frameTree"]
+        node = page_outline.frame_node(tree, frame)
+        if node is None or ctx.guard.refusal(str(node["frame"].get("url", ""))) is not None:
+            return None  # gone, or a site agents may not use: nothing of it is acted on
         context = await page_outline.opened_world(ctx, session, frame=frame)
         where, rest = _World(context, session, frame), rest[at + 1 :]
     return None

@@ -1024,7 +1024,7 @@ async def read(
         )
     page = decode(answer.get("result", {}).get("value"), frame_id, [b for b, _ in kept])
     await _name_frames(ctx, page, context)
-    await _other_origins(ctx, page, viewport=viewport, depth=0)
+    await _other_origins(ctx, page, None, viewport=viewport, depth=0)
     return page
 
 
@@ -1044,28 +1044,38 @@ async def _name_frames(
 
 
 async def _other_origins(
-    ctx: ToolContext, page: PageOutline, *, viewport: bool, depth: int
+    ctx: ToolContext, page: PageOutline, session: str | None, *, viewport: bool, depth: int
 ) -> None:
-    """Read each frame of another origin in ``page`` in a world of its own (through its child
-    session when it runs in another process), in place of the line that said it was not
-    included; frames in those frames too, up to ``child_sessions.MAX_DEPTH``. A frame of a
-    site agents may not use is left out, saying so; one that cannot be read stays as it was."""
+    """Read each frame of another origin in ``page`` (read through the child ``session``, or
+    the tab's own) in a world of its own, through its own child session when it runs in a
+    process of its own, in place of the line that said it was not included; frames in those
+    frames too, up to ``child_sessions.MAX_DEPTH``. A frame of a site agents may not use is
+    left out, saying so; one that cannot be read stays as it was."""
     others = [f for f in page.frames if f.error and f.frame_id and f.owner is not None]
     if not others or depth >= child_sessions.MAX_DEPTH:
         return
-    if depth == 0:
-        with contextlib.suppress(CommandFailed):  # an extension that cannot: none of them
-            await child_sessions.attach(ctx)
+    with contextlib.suppress(CommandFailed):  # an extension that cannot: none of them
+        await child_sessions.attach(ctx, session)
     children = ctx.state.session.children
-    sessions = list(dict.fromkeys(children.get(f.frame_id) for f in others))
-    try:
-        trees = await asyncio.gather(*(ctx.cdp("Page.getFrameTree", session=s) for s in sessions))
-    except CommandFailed:
-        return
-    tree_of = dict(zip(sessions, (t["frameTree"] for t in trees), strict=True))
-    reads = await asyncio.gather(
-        *(_other_origin(ctx, f, tree_of[children.get(f.frame_id)], viewport, depth) for f in others)
+    where = {id(f): children.get(f.frame_id, session) for f in others}
+    sessions = list(dict.fromkeys(where.values()))
+    trees = await asyncio.gather(
+        *(ctx.cdp("Page.getFrameTree", session=s) for s in sessions), return_exceptions=True
     )
+    for tree in trees:  # a frame going away leaves its own out, not the others
+        if isinstance(tree, BaseException) and not isinstance(tree, CommandFailed):
+            raise tree
+    tree_of = {
+        s: t["frameTree"] for s, t in zip(sessions, trees, strict=True) if isinstance(t, dict)
+    }
+    reads = await asyncio.gather(
+        *(
+            _other_origin(ctx, f, where[id(f)], tree_of[where[id(f)]], viewport, depth)
+            for f in others
+            if where[id(f)] in tree_of
+        )
+    )
+    others = [f for f in others if where[id(f)] in tree_of]
     read = {id(f): r for f, r in zip(others, reads, strict=True)}
     frames: list[FrameTree] = []
     for frame in page.frames:
@@ -1079,21 +1089,25 @@ async def _other_origins(
 
 
 async def _other_origin(
-    ctx: ToolContext, frame: FrameTree, tree: dict[str, Any], viewport: bool, depth: int
+    ctx: ToolContext,
+    frame: FrameTree,
+    session: str | None,
+    tree: dict[str, Any],
+    viewport: bool,
+    depth: int,
 ) -> PageOutline | FrameTree | None:
-    """The outline of ``frame`` (another origin's), the frame refused, or None if it cannot
-    be read."""
-    node = _subtree(tree, frame.frame_id)
+    """The outline of ``frame`` (another origin's, reached through ``session``, whose frame
+    tree is ``tree``), the frame refused, or None if it cannot be read."""
+    node = frame_node(tree, frame.frame_id)
     if node is None:
         return None
     url = str(node["frame"].get("url", ""))
     if ctx.guard.refusal(url) is not None:
         return replace(frame, url=url, error=None, refused="agents may not use it")
-    session = ctx.state.session.children.get(frame.frame_id)
+    if session is not None and ctx.state.session.children.get(frame.frame_id) != session:
+        ctx.state.session.within[frame.frame_id] = session  # in its parent's process
     base = ctx.state.worlds.number(frame.frame_id) * FrameWorlds.SPAN
     try:
-        if session is not None:
-            await child_sessions.attach(ctx, session)  # its own frames of other sites
         context = await world(ctx, frame.frame_id, session)
         await open_closed_roots(ctx, context, session)
         answer = await ctx.cdp(
@@ -1101,7 +1115,7 @@ async def _other_origin(
             {
                 "functionDeclaration": OUTLINE,
                 "executionContextId": context,
-                "arguments": [{"value": viewport}, {"value": _refused_under(ctx, node)}],
+                "arguments": [{"value": viewport}, {"value": refused_under(ctx, node)}],
                 "returnByValue": True,
             },
             session=session,
@@ -1114,11 +1128,12 @@ async def _other_origin(
         await _name_frames(ctx, page, context, session, base)
     except CommandFailed:
         return None
-    await _other_origins(ctx, page, viewport=viewport, depth=depth + 1)
+    await _other_origins(ctx, page, session, viewport=viewport, depth=depth + 1)
     return page
 
 
-def _subtree(tree: dict[str, Any], frame_id: str) -> dict[str, Any] | None:
+def frame_node(tree: dict[str, Any], frame_id: str) -> dict[str, Any] | None:
+    """The node of ``frame_id`` in a ``Page.getFrameTree`` answer's tree, None if not in it."""
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -1128,14 +1143,16 @@ def _subtree(tree: dict[str, Any], frame_id: str) -> dict[str, Any] | None:
     return None
 
 
-def _refused_under(ctx: ToolContext, node: dict[str, Any]) -> list[str]:
-    """The URLs of the frames under ``node`` that show a site agents may not use."""
+def refused_under(ctx: ToolContext, node: dict[str, Any]) -> list[str]:
+    """The URLs of the frames under ``node`` of a frame tree that show a site agents may not
+    use (a frame loaded before an agent first used the tab, when its loads were not guarded):
+    never read."""
     found: list[str] = []
     for child in node.get("childFrames", []):
         url = str(child["frame"].get("url", ""))
         if ctx.guard.refusal(url) is not None:
             found.append(url)
-        found += _refused_under(ctx, child)
+        found += refused_under(ctx, child)
     return found
 
 
@@ -1179,19 +1196,8 @@ async def element(ctx: ToolContext, top_frame_id: str | None, held: int) -> str 
     frame = ctx.state.worlds.frame(number)
     if frame is None:
         return None
-    session = holder_session(ctx, held)
+    session = child_sessions.holder_session(ctx, held)
     return await _held(ctx, await world(ctx, frame, session), local, session)
-
-
-def holder_frame(ctx: ToolContext, held: int | None) -> str | None:
-    """The frame of another origin whose own world holds ``held`` (None: the top frame's)."""
-    return None if held is None else ctx.state.worlds.frame(held // FrameWorlds.SPAN)
-
-
-def holder_session(ctx: ToolContext, held: int) -> str | None:
-    """The child session whose frame's world holds ``held`` (None: the tab's own session)."""
-    frame = holder_frame(ctx, held)
-    return None if frame is None else ctx.state.session.children.get(frame)
 
 
 async def held_id(ctx: ToolContext, object_id: str, frame: str | None) -> int | None:

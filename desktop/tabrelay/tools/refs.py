@@ -162,6 +162,16 @@ async def locate(
             )
     editor = str(result["editor"]) if result.get("editor") else None
     x, y = await _centre(ctx, await _box_of(ctx, object_id) if result.get("boxed") else object_id)
+    session = object_ids.session_of(object_id)
+    if (
+        session is not None
+        and action != "hover"
+        and not await child_sessions.reaches(ctx, session, x, y)
+    ):
+        raise ToolError(
+            f"{what} is covered by something of the page around its frame; close or dismiss "
+            "that first (a banner, dialog or overlay), or scroll it into view"
+        )
     return Located(
         object_id=object_id,
         x=x,
@@ -261,7 +271,7 @@ async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
             f"there is no ref {ref!r} for tab {tab.id}; take a snapshot (browser_snapshot) first"
         )
     # A frame in another process is reached through its child session (``child_sessions``).
-    session = page_outline.holder_session(ctx, target.held_id)
+    session = child_sessions.holder_session(ctx, target.held_id)
     # resolveNode needs the document requested; both reads go out together.
     try:
         loaders, _ = await asyncio.gather(

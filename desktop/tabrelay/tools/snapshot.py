@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -176,7 +176,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         ctx,
         top["id"],
         viewport=viewport,
-        refused=_refused(ctx, tree["frameTree"]),
+        refused=page_outline.refused_under(ctx, tree["frameTree"]),
         marked=marked,
     )
     held = page.held
@@ -208,15 +208,3 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         outline.title = str(page.frames[0].nodes[0].get("name", {}).get("value", ""))
         outline.url = page.frames[0].url
     return outline
-
-
-def _refused(ctx: ToolContext, node: dict[str, Any]) -> list[str]:
-    """The URLs of frames showing a site agents may not use (a frame the page loaded before an
-    agent first used the tab, when its loads were not yet guarded): never read."""
-    found: list[str] = []
-    for child in node.get("childFrames", []):
-        url = str(child["frame"].get("url", ""))
-        if ctx.guard.refusal(url) is not None:
-            found.append(url)
-        found += _refused(ctx, child)
-    return found

@@ -47,7 +47,7 @@ class FrameWorlds:
     frame's world being 0, so a held id names one element in the whole tab."""
 
     SPAN = 1 << 32
-    LIMIT = 4096  # frames remembered; the oldest go first (their refs are long stale)
+    LIMIT = 4096  # frames remembered; the longest unused go first (their refs are stale)
 
     def __init__(self) -> None:
         self._numbers: OrderedDict[str, int] = OrderedDict()
@@ -56,7 +56,9 @@ class FrameWorlds:
 
     def number(self, frame_id: str) -> int:
         number = self._numbers.get(frame_id)
-        if number is None:
+        if number is not None:
+            self._numbers.move_to_end(frame_id)  # in use: a long-lived frame keeps its number
+        else:
             number = self._numbers[frame_id] = next(self._next)
             self._frames[number] = frame_id
             if len(self._numbers) > self.LIMIT:
@@ -240,6 +242,9 @@ class SessionState:
     children: dict[str, str] = field(default_factory=dict)
     parents: dict[str, str | None] = field(default_factory=dict)
     auto_attached: set[str] = field(default_factory=set)
+    # Frames of another origin in the process of such a frame (no session of their own): the
+    # child session they were read through.
+    within: dict[str, str] = field(default_factory=dict)
 
     def fresh(self) -> None:
         """A new debugger session: nothing enabled in it, no child session known."""
@@ -247,6 +252,7 @@ class SessionState:
         self.children.clear()
         self.parents.clear()
         self.auto_attached.clear()
+        self.within.clear()
 
     def reset(self) -> None:
         """The session ended (detached): nothing is enabled, nothing is held for the guard."""

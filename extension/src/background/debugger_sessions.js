@@ -13,7 +13,7 @@
  * here, before any command reaches chrome.debugger.
  */
 
-import { cdpBlockReason } from "../shared/denylist.js";
+import { autoAttachBlockReason, cdpBlockReason } from "../shared/denylist.js";
 import { ChromeFailure, CommandError, chromeFailure, describeChromeError, mayResend } from "../shared/errors.js";
 import { ErrorCode } from "../shared/protocol.js";
 import { isRestrictedUrl } from "../shared/validation.js";
@@ -185,7 +185,7 @@ export class DebuggerSessions {
    *   CDP error
    */
   async send(tabId, method, params, sessionId) {
-    const blocked = cdpBlockReason(method);
+    const blocked = cdpBlockReason(method) ?? (method === "Target.setAutoAttach" ? autoAttachBlockReason(params) : null);
     if (blocked !== null) {
       throw new CommandError(`method not allowed: ${blocked}`, ErrorCode.BLOCKED_METHOD);
     }

@@ -20,7 +20,8 @@ export const BLOCKED_CDP_DOMAINS = Object.freeze([
 ]);
 
 /** The one method of a blocked domain that stays within the tab: auto-attaching to the tab's own
- * frames that run in other processes (cross-site frames), each reached through a child session. */
+ * frames that run in other processes (cross-site frames), each reached through a child session;
+ * with those params alone (`autoAttachBlockReason`). */
 export const ALLOWED_IN_BLOCKED_DOMAINS = Object.freeze(["Target.setAutoAttach"]);
 
 export const BLOCKED_CDP_METHODS = Object.freeze([
@@ -59,6 +60,31 @@ const allowedMethods = new Set(ALLOWED_IN_BLOCKED_DOMAINS);
 
 // Same pattern as the app's _METHOD_SYNTAX; JavaScript's $ does not match before a final "\n".
 const METHOD_SYNTAX = /^[A-Z][A-Za-z0-9]*\.[a-z][A-Za-z0-9]*$/;
+
+/**
+ * Why `Target.setAutoAttach` with `params` may not be sent, or null when it may: only to
+ * attach to the tab's frames (flat, not waiting, iframes alone: never its workers or the
+ * service worker other tabs share), or to stop attaching.
+ * @param {unknown} params
+ * @returns {string | null}
+ */
+export function autoAttachBlockReason(params) {
+  const p = /** @type {Record<string, unknown>} */ (params ?? {});
+  if (p.autoAttach === false) return null;
+  const filter = p.filter;
+  const framesOnly =
+    Array.isArray(filter) &&
+    filter.length === 1 &&
+    typeof filter[0] === "object" &&
+    filter[0] !== null &&
+    filter[0].type === "iframe" &&
+    !filter[0].exclude;
+  const keys = Object.keys(p).sort().join(",");
+  if (p.autoAttach === true && p.flatten === true && p.waitForDebuggerOnStart === false && framesOnly && keys === "autoAttach,filter,flatten,waitForDebuggerOnStart") {
+    return null;
+  }
+  return "Target.setAutoAttach is let through only to attach to the tab's frames ({autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{type: \"iframe\"}]})";
+}
 
 /**
  * Why `method` may not be sent, or null when it may.
