@@ -352,3 +352,19 @@ async def test_a_frames_control_under_a_banner_of_the_page_around_it_is_not_clic
         timeout=10,
         message="paid once the banner went",
     )
+
+
+async def test_a_frame_below_the_fold_is_scrolled_into_the_pages_view_before_acting(
+    agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages)
+    tab = await agent.open(url + "&low=1")
+    snapshot = await agent.snapshot(tab)
+    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Name on card"),
+                   text="Low")  # fmt: skip
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Pay now"))
+    await wait_until(
+        lambda: posted(pages, "pay-e2e.test", "/record?paid=Low"),
+        timeout=10,
+        message="paid in a frame that was out of the page's view",
+    )

@@ -156,6 +156,41 @@ async def offset(ctx: ToolContext, session: str) -> tuple[float, float]:
     return sum(a[2] for a in around), sum(a[3] for a in around)
 
 
+async def scroll_into_view(
+    ctx: ToolContext, session: str, box: tuple[float, float, float, float]
+) -> None:
+    """Scroll the frames around the frame the child ``session`` reaches until ``box`` (x, y,
+    width, height in that frame's viewport) is in the tab's view: each frame's <iframe> within
+    the frame holding it, innermost first (an element scrolled into view in its own frame can
+    still be out of the page's view).
+
+    Raises:
+        CommandFailed: a frame or its owner is gone.
+    """
+    x, y, width, height = box
+    for _ in range(MAX_DEPTH):
+        frame = frame_of(ctx, session)
+        parent = ctx.state.session.parents.get(frame)
+        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
+        backend = int(owner["backendNodeId"])
+        model = (await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent))[
+            "model"
+        ]
+        # The rect is the <iframe>'s border box's; the frame's viewport starts at its content.
+        inside = model["content"][0] - model["border"][0], model["content"][1] - model["border"][1]
+        rect = {"x": x + inside[0], "y": y + inside[1], "width": max(width, 1.0),
+                "height": max(height, 1.0)}  # fmt: skip
+        await ctx.cdp(
+            "DOM.scrollIntoViewIfNeeded", {"backendNodeId": backend, "rect": rect}, session=parent
+        )
+        if parent is None:
+            return
+        moved = await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent)
+        x, y = x + moved["model"]["content"][0], y + moved["model"]["content"][1]
+        session = parent
+    raise CommandFailed("the frame is nested too deep")
+
+
 async def reaches(ctx: ToolContext, session: str, x: float, y: float) -> bool:
     """Whether the point ``x``, ``y`` of the tab's viewport, inside the frame ``session``
     reaches, falls on that frame's <iframe> in every frame around it: nothing of the page
@@ -166,9 +201,14 @@ async def reaches(ctx: ToolContext, session: str, x: float, y: float) -> bool:
     """
     dx = dy = 0.0
     for parent, owner, left, top in reversed(await _around(ctx, session)):
+        # Hit-tested at a point of the document: where the viewport is scrolled to counts.
+        scrolled = (await ctx.cdp("Page.getLayoutMetrics", session=parent))["cssVisualViewport"]
         hit = await ctx.cdp(
             "DOM.getNodeForLocation",
-            {"x": round(x - dx), "y": round(y - dy)},  # as a pointer: past pointer-events none
+            {  # as a pointer is: past what has pointer-events none
+                "x": round(x - dx + scrolled["pageX"]),
+                "y": round(y - dy + scrolled["pageY"]),
+            },
             session=parent,
         )
         if hit.get("backendNodeId") != owner:

@@ -161,8 +161,11 @@ async def locate(
                 "dialog or overlay)"
             )
     editor = str(result["editor"]) if result.get("editor") else None
-    x, y = await _centre(ctx, await _box_of(ctx, object_id) if result.get("boxed") else object_id)
+    shown = await _box_of(ctx, object_id) if result.get("boxed") else object_id
     session = object_ids.session_of(object_id)
+    if session is not None:  # in view in its own frame: now its frame in the page's view
+        await _frame_in_view(ctx, session, shown)
+    x, y = await _centre(ctx, shown)
     if (
         session is not None
         and action != "hover"
@@ -183,6 +186,15 @@ async def locate(
         description=page_text(str(result["what"])) if "what" in result else str(what),
         editor=editor,
     )
+
+
+async def _frame_in_view(ctx: ToolContext, session: str, object_id: str) -> None:
+    quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id})).get("quads") or []
+    if not quads:
+        return  # said by _centre
+    xs, ys = [v for q in quads for v in q[0::2]], [v for q in quads for v in q[1::2]]
+    box = (min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+    await child_sessions.scroll_into_view(ctx, session, box)
 
 
 async def _box_of(ctx: ToolContext, object_id: str) -> str:
