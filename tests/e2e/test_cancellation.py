@@ -142,8 +142,6 @@ async def test_every_acting_reading_and_waiting_tool_cancelled_at_each_await_lea
     )
     cases: list[tuple[str, dict[str, Any]]] = [
         ("browser_click", {"ref": ref("button", "Go")}),
-        ("browser_click", {"ref": ref("button", "Pay now")}),  # in a frame of another site
-        ("browser_type", {"ref": ref("textbox", "Name on card"), "text": "Ada"}),
         ("browser_click", {"selector": "#go", "double": True, "modifiers": ["Shift"]}),
         ("browser_type", {"ref": ref("textbox", "Name"), "text": "new", "submit": True}),
         ("browser_type", {"selector": "#name", "text": "slow", "slowly": True}),
@@ -207,10 +205,8 @@ async def test_every_acting_reading_and_waiting_tool_cancelled_at_each_await_lea
         relay.send_command = hook._send  # type: ignore[method-assign]
         await page.close()
     assert injected > 150, f"only {injected} cancellations were injected"
-    # Reads cancelled while they opened the closed shadow root, or read the frame of another
-    # site, lost nothing of either.
+    # Reads cancelled while they opened the closed shadow root lost nothing of it.
     assert 'button "Closed go"' in snapshot, snapshot
-    assert 'button "Pay now"' in snapshot, snapshot
 
 
 async def _cancel_once(
