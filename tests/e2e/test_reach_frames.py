@@ -24,7 +24,7 @@ import pytest_asyncio
 from e2e.agent import Agent, ref
 from e2e.chromium import HOST_RULES
 from e2e.conftest import E2E
-from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
+from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from e2e.images import jpeg_size
 from tabrelay.config.settings import SettingsStore
 from tabrelay.recipes.model import Locator
@@ -64,6 +64,30 @@ def checkout(pages: PageServer, *, inner: bool = False, terms: str = "") -> tupl
 
 def posted(pages: PageServer, host: str, path: str) -> bool:
     return ("POST", f"{host}:{pages.port}", path) in pages.requests
+
+
+async def persons_tab_with_a_blocked_frame(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> tuple[Page, int]:
+    """The person's own tab (opened before any agent came, its loads not guarded) on the
+    checkout, its card frame from a blocked site, loaded; and its tab id."""
+    url, card = checkout(pages)
+    blocked = card.replace("pay-e2e.test", BLOCKED)
+    own = url.replace(urllib.parse.quote(card), urllib.parse.quote(blocked))
+    page = await browser.open_page(own)
+    await wait_until(lambda: pages.hits(blocked), timeout=5, message="the frame loaded")
+    tabs = (await agent.call("browser_list_tabs")).structured_content["tabs"]
+    return page, next(int(t["id"]) for t in tabs if t["url"] == own)
+
+
+async def stopped(app: AppUnderTest, pages: PageServer, tab: int, away: str) -> None:
+    """The guard stopped the tab's load of ``away`` (a blocked site), which was never reached."""
+    await wait_until(
+        lambda: app.harness.core.tabs.tab(app.browsers()[0].id, tab).log.stopped,
+        timeout=10,
+        message="the guard stopped the load",
+    )
+    assert pages.hits(away) == [], "the blocked site was reached"
 
 
 async def test_a_card_form_in_another_sites_frame_is_read_filled_and_paid(
@@ -150,14 +174,8 @@ async def test_a_frame_of_a_blocked_site_is_left_out_and_cannot_be_gone_to(
     app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
     # The person's own tab, loaded before any agent came: its frame of a blocked site loaded.
-    url, card = checkout(pages)
-    blocked = card.replace("pay-e2e.test", BLOCKED)
-    own = url.replace(urllib.parse.quote(card), urllib.parse.quote(blocked))
-    page = await browser.open_page(own)
+    page, tab = await persons_tab_with_a_blocked_frame(agent, browser, pages)
     try:
-        await wait_until(lambda: pages.hits(blocked), timeout=5, message="the frame loaded")
-        tabs = (await agent.call("browser_list_tabs")).structured_content["tabs"]
-        tab = next(int(t["id"]) for t in tabs if t["url"] == own)
         snapshot = await agent.snapshot(tab)
         assert "is not included: agents may not use it" in snapshot, snapshot
         assert "Name on card" not in snapshot, snapshot
@@ -169,12 +187,7 @@ async def test_a_frame_of_a_blocked_site_is_left_out_and_cannot_be_gone_to(
     tab = await agent.open(url)
     snapshot = await agent.snapshot(tab)
     await agent.call("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Card terms"))
-    await wait_until(
-        lambda: app.harness.core.tabs.tab(app.browsers()[0].id, tab).log.stopped,
-        timeout=10,
-        message="the guard stopped the frame's load",
-    )
-    assert pages.hits(away) == [], "the blocked site was reached"
+    await stopped(app, pages, tab, away)
 
 
 async def test_an_approval_names_the_frame_and_pictures_the_element_there(
@@ -234,7 +247,7 @@ async def test_a_frames_element_has_a_locator_through_its_frames_that_finds_it_a
 
 
 def _pay_with_playwright(url: str, name: Locator, pay: Locator) -> None:
-    from playwright.sync_api import FrameLocator, Page, sync_playwright
+    from playwright.sync_api import FrameLocator, sync_playwright
 
     def located(page: Page, locator: Locator) -> Any:
         scope: Page | FrameLocator = page
@@ -290,14 +303,8 @@ async def test_a_locator_into_a_blocked_sites_frame_finds_nothing_there(
 ) -> None:
     """A recipe's step (a saved, maybe imported, frame path) cannot reach into a frame of a
     site agents may not use, though the person's own tab loaded it."""
-    url, card = checkout(pages)
-    blocked = card.replace("pay-e2e.test", BLOCKED)
-    own = url.replace(urllib.parse.quote(card), urllib.parse.quote(blocked))
-    page = await browser.open_page(own)
+    page, tab = await persons_tab_with_a_blocked_frame(agent, browser, pages)
     try:
-        await wait_until(lambda: pages.hits(blocked), timeout=5, message="the frame loaded")
-        tabs = (await agent.call("browser_list_tabs")).structured_content["tabs"]
-        tab = next(int(t["id"]) for t in tabs if t["url"] == own)
         ctx = await app.tool_context(tab, guard=True)
         try:
             name = Locator(role="textbox", name="Name on card", css="#name", frames=["#card"])
@@ -324,12 +331,7 @@ async def test_a_frame_that_comes_later_inside_another_sites_frame_is_guarded_to
     await wait_until(lambda: pages.hits(later), timeout=10, message="the third site loaded")
     await asyncio.sleep(0.5)  # its session attached and guarded
     await agent.ok("browser_evaluate", tab_id=tab, expression=f"{inner}.location = {away!r}")
-    await wait_until(
-        lambda: app.harness.core.tabs.tab(app.browsers()[0].id, tab).log.stopped,
-        timeout=10,
-        message="the guard stopped the nested frame's load",
-    )
-    assert pages.hits(away) == [], "the blocked site was reached"
+    await stopped(app, pages, tab, away)
 
 
 async def test_a_frames_control_under_a_banner_of_the_page_around_it_is_not_clicked(
