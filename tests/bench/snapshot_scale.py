@@ -139,7 +139,7 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
 
     def build() -> None:
         with uncollected():
-            found = page_outline._outline(json.loads(answer["result"]["value"])["frames"], frame)
+            found = page_outline._outline(json.loads(answer["result"]["value"])["frames"], frame, 0)
             build_outline(
                 found.frames,
                 assign_ref=lambda node, frame: f"e{node}",

@@ -88,9 +88,7 @@ async def test_a_pdf_and_a_long_download_are_read_and_continue_from_an_offset(
     text = await agent.ok("browser_get_content", download_id=download_id(said))
     assert "--- page 3 of 3 ---" in text and "Total due: 1,234.56 EUR" in text
 
-    # A long text, followed to its end and read in parts. (A link with a download attribute
-    # starts no navigation: its download may begin after the click's answer, and is then not
-    # followed; left for the next stop.)
+    # A long text, followed to its end and read in parts.
     tab, snapshot = await export_page(agent, pages, csv=notes)
     said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Export CSV"))
     assert re.search(r"notes( \(\d+\))?\.txt \(200,000 bytes", said), said  # Chrome's own name
@@ -100,6 +98,23 @@ async def test_a_pdf_and_a_long_download_are_read_and_continue_from_an_offset(
     rest = await agent.ok("browser_get_content", download_id=download_id(said),
                           offset=int(match.group(1)))  # fmt: skip
     assert rest.count("line") > 0
+
+
+async def test_a_link_with_a_download_attribute_is_followed_though_it_starts_no_navigation(
+    agent: Agent, pages: PageServer, module_paths: Paths
+) -> None:
+    # Not an attachment: the page's own `download="notes.txt"` makes the link a download, which
+    # Chrome begins once the server answers (here 0.4 s after the click: a slow server), with
+    # no navigation of the tab to wait for.
+    body = b"remember the milk\n"
+    notes = pages.serve(f"files/{uuid.uuid4().hex[:6]}/plain", body, "text/plain")
+    tab, snapshot = await export_page(agent, pages, named=f"{notes}?delay=400")
+    said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Save notes"))
+    assert re.search(r"download d\d+: notes[^./]*\.txt \(18 bytes, text/plain\)", said), said
+    assert "did not open a page" not in said, said
+    assert "remember the milk" in await agent.ok(
+        "browser_get_content", download_id=download_id(said)
+    )
 
 
 async def test_another_session_cannot_list_or_read_a_download_and_bad_ids_are_refused(

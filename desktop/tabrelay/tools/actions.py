@@ -64,7 +64,7 @@ class ClickParams(TargetParams):
 async def click(ctx: ToolContext, params: ClickParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="click")
     mask = _mask(params.modifiers)
-    async with following(ctx) as watch:
+    async with following(ctx, download_link=target.downloads) as watch:
         dialog = await click_at(
             ctx,
             target.x,

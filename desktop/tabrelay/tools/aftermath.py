@@ -25,6 +25,7 @@ from tabrelay.tools.results import page_text
 ACTION_LOAD_TIMEOUT = 10.0  # seconds an action waits for the page it started to load
 REQUESTS_TIMEOUT = 2.0  # seconds to wait for fetch/XHR requests an action started
 NEW_TAB_TIMEOUT = 2.0  # seconds to wait for a tab the action opened to name its page
+DOWNLOAD_START_TIMEOUT = 2.0  # seconds to wait for the download a download link begins
 _STARTS = frozenset(
     {
         "Page.frameRequestedNavigation",
@@ -283,10 +284,18 @@ PAGE_FIELDS = ("url", "title", "new_tabs", "frames", "dialog")
 class ActionWatch:
     """Follows what one action does to its tab; ``after`` waits for it (see ``following``)."""
 
-    def __init__(self, ctx: ToolContext, subscription: Subscription, aftermath: Aftermath) -> None:
+    def __init__(
+        self,
+        ctx: ToolContext,
+        subscription: Subscription,
+        aftermath: Aftermath,
+        *,
+        download_link: bool = False,
+    ) -> None:
         self._ctx = ctx
         self._subscription = subscription
         self.aftermath = aftermath
+        self._download_link = download_link
         self._began = time.time()  # the wall clock Chrome dates downloads by
 
     async def after(self, *, timeout: float = ACTION_LOAD_TIMEOUT) -> Followed:
@@ -308,6 +317,13 @@ class ActionWatch:
             if not after.started:
                 await self._probe()
                 self._take()
+        if self._download_link and not after.started and not after.downloads:
+            # A link with a download attribute starts no navigation: Chrome's browser process
+            # begins its download after the click, later than the page's own task queue says.
+            await self._gather(
+                until=lambda: after.started or bool(after.downloads),
+                seconds=min(DOWNLOAD_START_TIMEOUT, deadline - time.monotonic()),
+            )
         if after.started or after.frames_loading:
             await self._ctx.progress(0, None, f"waiting for {after.url or 'the new page'}")
             await self._gather(until=lambda: after.settled, seconds=deadline - time.monotonic())
@@ -380,9 +396,10 @@ class ActionWatch:
 
 
 @contextlib.asynccontextmanager
-async def following(ctx: ToolContext) -> AsyncIterator[ActionWatch]:
+async def following(ctx: ToolContext, *, download_link: bool = False) -> AsyncIterator[ActionWatch]:
     """Watch the tab while the body acts on it; ``await watch.after()`` then follows what the
-    action started. Subscribed before the body runs, so no event is missed."""
+    action started (``download_link``: it clicks a link with a download attribute, whose
+    download is waited for). Subscribed before the body runs, so no event is missed."""
     browser, tab = ctx.need_browser(), ctx.need_tab()
     wanted = frozenset(_FOLLOWED)
 
@@ -401,6 +418,6 @@ async def following(ctx: ToolContext) -> AsyncIterator[ActionWatch]:
     subscription = ctx.hub.subscribe(maxlen=2000, accept=accept)
     ctx.state.log.stopped = None  # what the guard stops from now on is this action's doing
     try:
-        yield ActionWatch(ctx, subscription, Aftermath(tab.id))
+        yield ActionWatch(ctx, subscription, Aftermath(tab.id), download_link=download_link)
     finally:
         subscription.close()
