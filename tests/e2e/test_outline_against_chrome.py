@@ -83,6 +83,28 @@ async def test_the_patterns_real_apps_use_read_as_chrome_reads_them(
     await agent.ok("browser_close_tab", tab_id=tab)
 
 
+GENERATED_SCOPES = ("style", "media", "layer", "nesting", "import", "link", "adopted", "open",
+                    "closed", "adopted-shadow", "host", "slotted", "part", "frame")  # fmt: skip
+
+
+@pytest.mark.parametrize("case", GENERATED_SCOPES)
+async def test_generated_text_is_read_wherever_its_rule_lives(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer, case: str
+) -> None:
+    """The outline asks for an element's ::before and ::after only when a sheet of the page
+    has such a rule: a rule in a nested group, an imported or adopted sheet, a shadow root (open
+    or closed, for its host, slotted or exported parts), another origin's sheet the page's
+    scripts cannot read, or a frame's own sheet is found, and its text read as Chrome reads it."""
+    css = pages.url("outline/generated_scopes.css", host="localhost")
+    url = pages.url(f"outline/generated_scopes.html?case={case}&css={css}")
+    tab, page = await open_tab(agent, browser, url)
+    report = await hold_against_chrome(app, page.session, tab)
+    assert_holds(report, case)
+    snapshot = await agent.snapshot(tab)
+    assert "Ready: the server answers" in snapshot, snapshot
+    await agent.ok("browser_close_tab", tab_id=tab)
+
+
 @needs_corpus
 @pytest.mark.parametrize("page", FAST, ids=[p.key for p in FAST])
 async def test_a_real_app_s_snapshot_holds_what_chrome_gives_a_screen_reader(

@@ -511,7 +511,7 @@ class _Builder:
             shown_role = "textbox" if "editable" in props else "clickable"
         parts = [shown_role]
         if name:
-            parts.append(json.dumps(name, ensure_ascii=False))
+            parts.append(_quoted(name))
         value = editor.text if editor is not None else _value(node, "value")
         secret = self.secrets.get(node.get("backendDOMNodeId", -1))
         if secret is not None:
@@ -525,7 +525,7 @@ class _Builder:
             text = str(value).replace("\r\n", "\n") if multiline else _one_line(str(value))
             text, cut = _cut(text, MAX_VALUE)
             shortened = shortened or cut
-            parts.append(f"value={json.dumps(text, ensure_ascii=False)}")
+            parts.append(f"value={_quoted(text)}")
         if role == "combobox" and secret is None:
             options, cut = _options(node, nodes)
             shortened = shortened or cut
@@ -630,7 +630,7 @@ def _without_echoed_labels(outline: Outline, max_depth: int | None) -> Outline:
     for index, (depth, line) in enumerate(nodes):
         echo = False
         if line.startswith("text: "):
-            quoted = json.dumps(line[len("text: ") :], ensure_ascii=False)
+            quoted = _quoted(line[len("text: ") :])
             neighbours = [nodes[i] for i in (index - 1, index + 1) if 0 <= i < len(nodes)]
             echo = any(d in (depth, depth - 1) and f" {quoted}" in n for d, n in neighbours)
         keep.append(not echo)
@@ -654,11 +654,21 @@ def _value(node: dict[str, Any], key: str) -> Any:
 
 
 def _properties(node: dict[str, Any]) -> dict[str, Any]:
-    return {
-        p["name"]: p.get("value", {}).get("value")
-        for p in node.get("properties", [])
-        if isinstance(p, dict) and "name" in p
-    }
+    """The node's properties by name (read once per node: the walk asks for them often)."""
+    props = node.get(_PROPERTIES)
+    if props is None:
+        props = node[_PROPERTIES] = {
+            p["name"]: p.get("value", {}).get("value")
+            for p in node.get("properties", [])
+            if isinstance(p, dict) and "name" in p
+        }
+    return props
+
+
+_PROPERTIES = "tabrelay:properties"  # where ``_properties`` keeps them on the node
+# A string as a JSON literal, non-ASCII kept (one encoder: ``json.dumps`` with options makes
+# one per call).
+_quoted = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _is_editing_host(node: dict[str, Any], nodes: dict[str, Any]) -> bool:

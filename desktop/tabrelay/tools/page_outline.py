@@ -369,11 +369,54 @@ function (viewport, refused, ...marked) {
   // A name from contents and the walk both ask for an element's generated text: once each.
   const generatedTexts = new Map();
   function pseudo(el, which) {
+    if (!documentGenerates(el.ownerDocument)) return '';
     const key = which === '::before' ? 'b' : 'a';
     let texts = generatedTexts.get(el);
     if (texts === undefined) generatedTexts.set(el, (texts = {}));
     if (texts[key] === undefined) texts[key] = generatedText(el, which);
     return texts[key];
+  }
+  // Whether a sheet that may style ``doc``'s elements has a ::before or ::after rule: its own
+  // and adopted sheets, their imports and nested groups (@media, @layer, nesting), and those
+  // of every shadow root in it (:host, ::slotted and ::part reach across the root). Where none
+  // has, no element generates text and none is asked: a pseudo-element's computed style is
+  // the walk's costliest read. A sheet this world cannot read (another origin's) may have one.
+  const PSEUDO_RULE = /:(before|after)\b/i;
+  const generating = new Map();
+  function rulesGenerate(rules) {
+    for (const rule of rules) {
+      if (typeof rule.selectorText === 'string' && PSEUDO_RULE.test(rule.selectorText))
+        return true;
+      if (rule.styleSheet && sheetGenerates(rule.styleSheet)) return true;
+      if (rule.cssRules && rulesGenerate(rule.cssRules)) return true;
+    }
+    return false;
+  }
+  function sheetGenerates(sheet) {
+    try {
+      return rulesGenerate(sheet.cssRules);
+    } catch (e) {
+      return true;
+    }
+  }
+  function scopeGenerates(scope) {
+    const sheets = [...scope.styleSheets, ...(scope.adoptedStyleSheets || [])];
+    return sheets.some(sheetGenerates);
+  }
+  function documentGenerates(doc) {
+    let found = generating.get(doc);
+    if (found !== undefined) return found;
+    found = scopeGenerates(doc);
+    for (const scopes = [doc]; !found && scopes.length; ) {
+      for (const el of scopes.pop().querySelectorAll('*')) {
+        const root = el.shadowRoot;  // a closed one too: this world reads it
+        if (!root) continue;
+        if ((found = scopeGenerates(root))) break;
+        scopes.push(root);
+      }
+    }
+    generating.set(doc, found);
+    return found;
   }
   function generatedText(el, which) {
     const style = getComputedStyle(el, which);
