@@ -370,3 +370,26 @@ async def test_a_frame_below_the_fold_is_scrolled_into_the_pages_view_before_act
         timeout=10,
         message="paid in a frame that was out of the page's view",
     )
+
+
+async def test_a_frame_drawn_smaller_by_a_transform_is_typed_into_and_clicked_where_it_is_drawn(
+    agent: Agent, pages: PageServer
+) -> None:
+    url, _ = checkout(pages)
+    tab = await agent.open(url + "&scaled=1")
+    snapshot = await agent.snapshot(tab)
+    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Name on card"),
+                   text="Small")  # fmt: skip
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Pay now"))
+    await wait_until(
+        lambda: posted(pages, "pay-e2e.test", "/record?paid=Small"),
+        timeout=10,
+        message="paid in a frame a transform draws smaller",
+    )
+    # Its picture is taken where it is drawn, too: the element's box in the tab's viewport.
+    shot = await agent.call(
+        "browser_screenshot", tab_id=tab, ref=ref(snapshot, "button", "Pay now")
+    )
+    assert not shot.is_error, shot
+    size = (shot.structured_content["width"], shot.structured_content["height"])
+    assert 18 <= size[0] <= 120 and 6 <= size[1] <= 36, size

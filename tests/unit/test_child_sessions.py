@@ -114,3 +114,31 @@ def test_an_outline_read_in_a_frames_own_world_carries_its_span() -> None:
     assert held == [base + 1, base + 2, base + 3]
     assert page.frames[1].owner == base + 3
     assert page.secrets == {base + 2: "card detail"}
+
+
+def box(border: list[float], content: list[float], width: float, height: float) -> dict:
+    return {"border": border, "content": content, "width": width, "height": height}
+
+
+def test_where_a_frame_is_drawn_maps_its_points_out_and_back_through_a_transform() -> None:
+    Placement = child_sessions.Placement
+    # Moved only: a 400×200 <iframe> with a 1 px border at (10, 20).
+    moved = Placement.of(box([10, 20, 410, 20, 410, 220, 10, 220],
+                             [11, 21, 409, 21, 409, 219, 11, 219], 400, 200))  # fmt: skip
+    assert moved.out(5, 6) == (16, 27) and moved.into(16, 27) == (5, 6)
+    assert moved.scale() == (1, 1)
+    # translate(30px, 12px) scale(0.6), from its top left: a CSS pixel is drawn 0.6 px long.
+    inner = [30.6, 12.6, 269.4, 12.6, 269.4, 131.4, 30.6, 131.4]
+    scaled = Placement.of(box([30, 12, 270, 12, 270, 132, 30, 132], inner, 400, 200))
+    assert scaled.out(100, 50) == pytest.approx((90.6, 42.6))
+    assert scaled.into(90.6, 42.6) == pytest.approx((100, 50))
+    assert scaled.scale() == pytest.approx((0.6, 0.6))
+    # Turned a quarter clockwise: the frame's x runs down the page, its y to the left.
+    turned = Placement.of(box([300, 0, 300, 400, 100, 400, 100, 0],
+                              [300, 0, 300, 400, 100, 400, 100, 0], 400, 200))  # fmt: skip
+    assert turned.out(10, 20) == pytest.approx((280, 10))
+    assert turned.into(280, 10) == pytest.approx((10, 20))
+    # Drawn flat (scale(0)) or with no size: nothing in it is reached, nothing divides by zero.
+    flat = Placement.of(box([5, 5, 5, 5, 5, 5, 5, 5], [5, 5, 5, 5, 5, 5, 5, 5], 400, 200))
+    assert flat.into(5, 5) == (float("inf"), float("inf"))
+    assert Placement.of(box([1] * 8, [2, 3, 2, 3, 2, 3, 2, 3], 0, 0)).out(4, 5) == (6, 8)

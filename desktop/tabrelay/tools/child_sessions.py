@@ -11,12 +11,15 @@ child's, for frames nested in frames) and learns the children it has; the observ
 An object of a child session is only good in that session: ``ToolContext.cdp`` marks its id
 with the session's and sends a command that names it there (``object_ids``), so everything that
 acts on an element reaches it wherever it lives. Coordinates of a child session are its frame's
-own; ``offset`` is where that frame's viewport starts in the tab's.
+own; ``Placement`` is where a frame's viewport is drawn in the viewport around it (moved, and
+scaled or turned by a CSS transform of its <iframe>), and ``quads`` puts an element's box in the
+tab's viewport through each frame around it.
 """
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tabrelay.errors import CommandFailed, EventsClosed
@@ -122,38 +125,76 @@ def frame_of(ctx: ToolContext, session: str) -> str:
     return frame
 
 
-async def _around(ctx: ToolContext, session: str) -> list[tuple[str | None, int, float, float]]:
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a frame's viewport is drawn in the viewport of the frame holding its <iframe>: the
+    point its top left is drawn at, and what one CSS pixel of the frame along x and along y is
+    there (a transform of the <iframe> scales, turns or skews them; without one, (1, 0) and
+    (0, 1))."""
+
+    left: float
+    top: float
+    along_x: tuple[float, float] = (1.0, 0.0)
+    along_y: tuple[float, float] = (0.0, 1.0)
+
+    @classmethod
+    def of(cls, model: dict[str, Any]) -> Placement:
+        """From the <iframe>'s ``DOM.getBoxModel``: its quads are drawn (transformed); its
+        width and height are its own (untransformed) border box's."""
+        content, border = model["content"], model["border"]
+        width, height = float(model.get("width") or 0), float(model.get("height") or 0)
+        if width <= 0 or height <= 0:
+            return cls(float(content[0]), float(content[1]))
+        return cls(
+            float(content[0]),
+            float(content[1]),
+            ((border[2] - border[0]) / width, (border[3] - border[1]) / width),
+            ((border[6] - border[0]) / height, (border[7] - border[1]) / height),
+        )
+
+    def out(self, x: float, y: float) -> tuple[float, float]:
+        """A point of the frame's viewport, in the viewport around it."""
+        (ax, ay), (bx, by) = self.along_x, self.along_y
+        return self.left + x * ax + y * bx, self.top + x * ay + y * by
+
+    def into(self, x: float, y: float) -> tuple[float, float]:
+        """A point of the viewport around the frame, in the frame's viewport."""
+        (ax, ay), (bx, by) = self.along_x, self.along_y
+        det = ax * by - bx * ay
+        if abs(det) < 1e-9:  # drawn flat: nothing in it can be reached
+            return float("inf"), float("inf")
+        dx, dy = x - self.left, y - self.top
+        return (dx * by - dy * bx) / det, (dy * ax - dx * ay) / det
+
+    def scale(self) -> tuple[float, float]:
+        """How long one CSS pixel of the frame is drawn, along x and along y."""
+        return abs(complex(*self.along_x)), abs(complex(*self.along_y))
+
+
+async def _around(ctx: ToolContext, session: str) -> list[tuple[str | None, int, Placement]]:
     """The frame the child ``session`` reaches and the frames of other processes around it,
     innermost first: the session holding each one's <iframe> (None: the tab's own), that
-    <iframe>'s backend node id, and where the frame's viewport starts in that session's.
+    <iframe>'s backend node id, and where the frame is drawn in that session's viewport.
 
     Raises:
         CommandFailed: a frame or its owner is gone.
     """
-    around: list[tuple[str | None, int, float, float]] = []
+    around: list[tuple[str | None, int, Placement]] = []
     for _ in range(MAX_DEPTH):
         frame = frame_of(ctx, session)
         parent = ctx.state.session.parents.get(frame)
-        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
-        backend = int(owner["backendNodeId"])
+        backend = await _owner(ctx, frame, parent)
         box = await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent)
-        content = box["model"]["content"]
-        around.append((parent, backend, float(content[0]), float(content[1])))
+        around.append((parent, backend, Placement.of(box["model"])))
         if parent is None:
             return around
         session = parent
     raise CommandFailed("the frame is nested too deep")
 
 
-async def offset(ctx: ToolContext, session: str) -> tuple[float, float]:
-    """Where the viewport of the frame ``session`` is in the tab's viewport (frames in frames
-    added up).
-
-    Raises:
-        CommandFailed: the frame or its owner is gone.
-    """
-    around = await _around(ctx, session)
-    return sum(a[2] for a in around), sum(a[3] for a in around)
+async def _owner(ctx: ToolContext, frame: str, parent: str | None) -> int:
+    owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
+    return int(owner["backendNodeId"])
 
 
 async def scroll_into_view(
@@ -171,13 +212,15 @@ async def scroll_into_view(
     for _ in range(MAX_DEPTH):
         frame = frame_of(ctx, session)
         parent = ctx.state.session.parents.get(frame)
-        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
-        backend = int(owner["backendNodeId"])
+        backend = await _owner(ctx, frame, parent)
         model = (await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent))[
             "model"
         ]
-        # The rect is the <iframe>'s border box's; the frame's viewport starts at its content.
-        inside = model["content"][0] - model["border"][0], model["content"][1] - model["border"][1]
+        # The rect is in the <iframe>'s own border box (untransformed); the frame's viewport
+        # starts at its content box.
+        place = Placement.of(model)
+        border = Placement(model["border"][0], model["border"][1], place.along_x, place.along_y)
+        inside = border.into(model["content"][0], model["content"][1])
         rect = {"x": x + inside[0], "y": y + inside[1], "width": max(width, 1.0),
                 "height": max(height, 1.0)}  # fmt: skip
         await ctx.cdp(
@@ -186,7 +229,9 @@ async def scroll_into_view(
         if parent is None:
             return
         moved = await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent)
-        x, y = x + moved["model"]["content"][0], y + moved["model"]["content"][1]
+        place = Placement.of(moved["model"])
+        (x, y), (wide, high) = place.out(x, y), place.scale()
+        width, height = width * wide, height * high
         session = parent
     raise CommandFailed("the frame is nested too deep")
 
@@ -199,21 +244,20 @@ async def reaches(ctx: ToolContext, session: str, x: float, y: float) -> bool:
     Raises:
         CommandFailed: a frame or its owner is gone.
     """
-    dx = dy = 0.0
-    for parent, owner, left, top in reversed(await _around(ctx, session)):
+    for parent, owner, place in reversed(await _around(ctx, session)):
         # Hit-tested at a point of the document: where the viewport is scrolled to counts.
         scrolled = (await ctx.cdp("Page.getLayoutMetrics", session=parent))["cssVisualViewport"]
         hit = await ctx.cdp(
             "DOM.getNodeForLocation",
             {  # as a pointer is: past what has pointer-events none
-                "x": round(x - dx + scrolled["pageX"]),
-                "y": round(y - dy + scrolled["pageY"]),
+                "x": round(x + scrolled["pageX"]),
+                "y": round(y + scrolled["pageY"]),
             },
             session=parent,
         )
         if hit.get("backendNodeId") != owner:
             return False
-        dx, dy = dx + left, dy + top
+        x, y = place.into(x, y)
     return True
 
 
@@ -227,5 +271,11 @@ async def quads(ctx: ToolContext, object_id: str) -> list[list[float]]:
     session = session_of(object_id)
     if session is None or not found:
         return list(found)
-    x, y = await offset(ctx, session)
-    return [[v + (x if i % 2 == 0 else y) for i, v in enumerate(quad)] for quad in found]
+    places = [place for _, _, place in await _around(ctx, session)]
+
+    def out(x: float, y: float) -> list[float]:
+        for place in places:
+            x, y = place.out(x, y)
+        return [x, y]
+
+    return [[v for i in range(0, 8, 2) for v in out(quad[i], quad[i + 1])] for quad in found]
