@@ -108,9 +108,9 @@ async def test_a_call_cancelled_at_any_await_leaves_no_page_object_behind(
                 seen.clear()
                 call = {"tab_id": tab, **arguments}
                 finished = await _cancel_once(runner, hook, loop, tool, call, n, after_answer)
-                await _settled(runner, relay)
                 where = f"{tool} {arguments} {'finished' if finished else 'cancelled'}"
                 where += "" if finished else f" {'after' if after_answer else 'at'} command {n}"
+                await _settled(runner, relay, hook, where)
                 assert await alive(relay, tab, set(seen)) == set(), where
                 if finished:
                     assert seen, f"{tool} asked for no page object: the test proves nothing"
@@ -153,9 +153,9 @@ async def test_a_snapshot_of_a_code_editor_cancelled_at_any_await_leaves_no_page
             finished = await _cancel_once(
                 runner, hook, loop, "browser_snapshot", call, n, after_answer
             )
-            await _settled(runner, relay)
             where = f"a snapshot {'finished' if finished else 'cancelled'}"
             where += "" if finished else f" {'after' if after_answer else 'at'} command {n}"
+            await _settled(runner, relay, hook, where)
             assert await alive(relay, tab, set(seen)) == set(), where
             if finished:
                 assert seen, "the snapshot asked for no page object: the test proves nothing"

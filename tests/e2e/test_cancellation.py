@@ -62,6 +62,7 @@ class CancelAt:
         self.after_answer = False
         self.call: asyncio.Task[Any] | None = None
         self.cancelled_at: float | None = None
+        self.waiting: dict[int, str] = {}  # commands sent and not yet answered, for a failure
         self._send = browser.send_command
 
     async def send_command(self, method: str, params: Any = None, *, timeout: Any = None) -> Any:
@@ -71,7 +72,12 @@ class CancelAt:
         hit = mine and self.count == self.n
         if hit and not self.after_answer:
             self._cancel()  # lands while this command waits for its answer
-        result = await self._send(method, params, timeout=timeout)
+        key = id(asyncio.current_task())
+        self.waiting[key] = f"{method} {str(params)[:200]}"
+        try:
+            result = await self._send(method, params, timeout=timeout)
+        finally:
+            self.waiting.pop(key, None)
         if hit and self.after_answer:
             self._cancel()  # lands at whatever the tool awaits next
         return result
@@ -142,6 +148,8 @@ async def test_every_acting_reading_and_waiting_tool_cancelled_at_each_await_lea
     )
     cases: list[tuple[str, dict[str, Any]]] = [
         ("browser_click", {"ref": ref("button", "Go")}),
+        ("browser_click", {"ref": ref("button", "Pay now")}),  # in a frame of another site
+        ("browser_type", {"ref": ref("textbox", "Name on card"), "text": "Ada"}),
         ("browser_click", {"selector": "#go", "double": True, "modifiers": ["Shift"]}),
         ("browser_type", {"ref": ref("textbox", "Name"), "text": "new", "submit": True}),
         ("browser_type", {"selector": "#name", "text": "slow", "slowly": True}),
@@ -183,7 +191,7 @@ async def test_every_acting_reading_and_waiting_tool_cancelled_at_each_await_lea
                         break  # the tool finished before its n-th command
                     injected += 1
                     where = f"{tool} cancelled {'after' if after_answer else 'at'} command {n}"
-                    await _settled(runner, relay)
+                    await _settled(runner, relay, hook, where)
                     assert not watch.frozen, where
                     assert watch.max_gap_ms < MAX_GAP_MS, (
                         f"{where}: {watch.max_gap_ms:.0f} ms (collections apart), the loop in\n"
@@ -205,8 +213,10 @@ async def test_every_acting_reading_and_waiting_tool_cancelled_at_each_await_lea
         relay.send_command = hook._send  # type: ignore[method-assign]
         await page.close()
     assert injected > 150, f"only {injected} cancellations were injected"
-    # Reads cancelled while they opened the closed shadow root lost nothing of it.
+    # Reads cancelled while they opened the closed shadow root, or read the frame of another
+    # site, lost nothing of either.
     assert 'button "Closed go"' in snapshot, snapshot
+    assert 'button "Pay now"' in snapshot, snapshot
 
 
 async def _cancel_once(
@@ -261,11 +271,15 @@ async def _tasks_left(baseline: set[asyncio.Task[Any]]) -> list[asyncio.Task[Any
         await asyncio.sleep(0.01)
 
 
-async def _settled(runner: ToolRunner, browser: Browser) -> None:
+async def _settled(runner: ToolRunner, browser: Browser, hook: CancelAt, where: str) -> None:
     """Whatever the cancelled call started has ended: background input, pending commands."""
-    await wait_until(
-        lambda: not runner.background and browser.pending_count == 0,
-        timeout=SETTLE_TIMEOUT,
-        interval=0.01,
-        message="the cancelled call's commands are gone",
-    )
+    try:
+        await wait_until(
+            lambda: not runner.background and browser.pending_count == 0,
+            timeout=SETTLE_TIMEOUT,
+            interval=0.01,
+            message="the cancelled call's commands are gone",
+        )
+    except TimeoutError as error:
+        left = f"background {runner.background!r}, waiting {list(hook.waiting.values())!r}"
+        raise AssertionError(f"{where}: {error}; {left}") from error
