@@ -199,7 +199,7 @@ async def test_an_approval_names_the_frame_and_pictures_the_element_there(
     ctx = await app.tool_context(tab)
     try:
         pay = ClickParams(ref=ref(snapshot, "button", "Pay now"))
-        touches = await describe_touches(ctx, "browser_click", pay)
+        touches = await describe_touches(ctx, "click", pay)
         [view] = touches.targets
         assert view.problem is None, view.problem
         assert view.frame == f"frame http://pay-e2e.test:{pages.port}/reach/card.html"

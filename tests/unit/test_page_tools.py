@@ -14,6 +14,7 @@ from support.js import assert_scripts_parse
 from tabrelay.approval.effects import Kind, decide
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools import page_tools
+from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.page_tools import PageTool, PageToolParams
 from tabrelay.tools.results import plain
 
@@ -61,7 +62,7 @@ def test_the_listing_marks_every_word_of_the_page_and_stays_bounded() -> None:
 
 
 def test_a_call_is_judged_unknown_whatever_the_page_says() -> None:
-    effect = decide("browser_page_tool", PageToolParams(name="get_weather"), [])
+    effect = decide(BY_NAME["browser_page_tool"].judged, PageToolParams(name="get_weather"), [])
     assert effect.kind is Kind.UNKNOWN and effect.consequential
     assert "get_weather" in plain(effect.why)
 

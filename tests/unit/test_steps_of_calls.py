@@ -14,12 +14,9 @@ from tabrelay.recipes.recorder import Recorder
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.tools import catalog
 from tabrelay.tools.context import ToolResult
-from tabrelay.tools.recording import (
-    RECORDED,
-    final_text_of_call,
-    record_call,
-)
+from tabrelay.tools.recording import final_text_of_call, record_call
 
+RECORDED = frozenset(spec.name for spec in catalog.TOOLS if spec.recorded)
 PAGE = "http://127.0.0.1:1/form.html"
 NAME = Locator(role="textbox", name="Name", label="Name", css="#name")
 PASSWORD = Locator(label="Password", css="#pw")

@@ -58,12 +58,13 @@ def params(tool: str, **arguments: object) -> BaseModel:
 def test_every_argument_that_names_an_element_is_found(
     tool: str, arguments: dict[str, object], named: list[tuple[str, str | None, str | None]]
 ) -> None:
-    assert named_elements(tool, params(tool, **arguments)) == named
+    assert named_elements(BY_NAME[tool].touches, params(tool, **arguments)) == named
 
 
 def test_every_tool_that_takes_an_element_says_what_it_does_to_it() -> None:
-    """A new tool with a ref or selector gets a label ("… wants to <action> this") or is
-    declared a condition; a generic "use" would tell the person nothing."""
+    """A tool with a ref or selector says what it does to it (its spec's ``touches``, the label
+    "… wants to <action> this"), unless the element is a condition it waits for; a tool with
+    none says nothing."""
 
     def takes_elements(model: type[BaseModel]) -> bool:
         for name, info in model.model_fields.items():
@@ -74,11 +75,13 @@ def test_every_tool_that_takes_an_element_says_what_it_does_to_it() -> None:
                     return True
         return False
 
+    conditions = {"browser_wait_for"}
     for spec in TOOLS:
-        if takes_elements(spec.params) and spec.name not in targets._CONDITIONS:
-            assert action_of(spec.name, "ref") != "use", spec.name
-    assert action_of("browser_drag", "source_ref") == "drag"
-    assert action_of("browser_drag", "target_selector") == "drop something onto"
+        takes = takes_elements(spec.params) and spec.name not in conditions
+        assert (spec.touches is not None) == takes, spec.name
+    drag = BY_NAME["browser_drag"].touches
+    assert drag is not None and action_of(drag, "source_ref") == "drag"
+    assert action_of(drag, "target_selector") == "drop something onto"
 
 
 def test_a_description_says_role_name_text_and_frame_without_repeating_itself() -> None:

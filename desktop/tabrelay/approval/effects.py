@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from tabrelay.tools.catalog import Judged
 from tabrelay.tools.effect_facts import Facts
 from tabrelay.tools.results import page_text
 from tabrelay.tools.targets import TargetView
@@ -348,42 +349,43 @@ def of_choice(facts: Facts | None, chosen: Sequence[str]) -> Effect:
 
 
 def decide(
-    tool: str,
+    judged: Judged,
     params: BaseModel,
     targets: Sequence[TargetView],
     *,
     dialog: str | None = None,
     recipe: Sequence[str | None] | None = None,
 ) -> Effect:
-    """The effect of one call of ``tool`` with ``params`` on the elements ``targets`` describe
-    (``tools.targets``: the facts of each, by argument path); ``dialog`` is the message of the
-    page's alert, confirm or prompt open on the tab; ``recipe`` what each step of the recipe a
-    replay runs was judged to do when recorded (None: routine)."""
+    """The effect of one call with ``params``, of a tool judged as ``judged`` (its spec's), on
+    the elements ``targets`` describe (``tools.targets``: the facts of each, by argument path);
+    ``dialog`` is the message of the page's alert, confirm or prompt open on the tab; ``recipe``
+    what each step of the recipe a replay runs was judged to do when recorded (None: routine)."""
     facts = {t.path: t.facts for t in targets}
     first = facts.get("ref", facts.get("selector"))
-    if tool == "browser_click":
+    if judged == "click":
         return of_click(first)
-    if tool == "browser_type":
+    if judged == "typing":
         return of_typing(first, submit=bool(getattr(params, "submit", False)))
-    if tool == "browser_fill_form":
+    if judged == "filling":
         return most(
             of_typing(f, submit=False) for path, f in facts.items() if path.startswith("fields.")
         )
-    if tool == "browser_select_option":
+    if judged == "choice":
         return of_choice(first, [str(v) for v in getattr(params, "values", [])])
-    if tool == "browser_press_key":
+    if judged == "key":
         return of_key(
             str(getattr(params, "key", "")), first if first is not None else facts.get("focused")
         )
-    if tool == "browser_handle_dialog":
+    if judged == "dialog":
         return of_dialog_answer(dialog or "", accept=bool(getattr(params, "accept", False)))
-    if tool == "browser_upload_file":
+    if judged == "upload":
         return Effect(Kind.UPLOAD, "it puts files from this computer into the page")
-    # browser_evaluate and browser_cdp are their own effect: a rule allowing them on a site is
-    # the person's consent to running code there, and without one they always ask.
-    if tool == "browser_run_recipe":
+    # Code (browser_evaluate, browser_cdp) is judged as "nothing": it is its own effect, a rule
+    # allowing it on a site is the person's consent to running code there, and without one it
+    # always asks.
+    if judged == "recipe":
         return of_recipe(recipe)
-    if tool == "browser_page_tool":
+    if judged == "page_tool":
         # Whatever its name, description or hints say (the page's words): the page's own code.
         name = page_text(str(getattr(params, "name", ""))[:100])
         return Effect(Kind.UNKNOWN, f"it runs the page's own tool {name}, whatever it does")

@@ -20,20 +20,14 @@ from typing import get_args
 from tabrelay.approval.policy import normalize_origin
 from tabrelay.listeners import Listeners
 from tabrelay.tools.access import Action
+from tabrelay.tools.catalog import TOOLS
 
 ACTIONS: tuple[Action, ...] = get_args(Action)
-# The tools each kind of action lets run (reading tools never need a plan).
+# The tools each kind of action lets run (the catalog's ``plan``; reading tools never need a
+# plan).
 TOOLS_OF: dict[Action, tuple[str, ...]] = {
-    "navigate": ("browser_navigate", "browser_new_tab", "browser_close_tab",
-                 "browser_activate_tab"),
-    "click": ("browser_click",),
-    "type": ("browser_type", "browser_fill_form"),
-    "select": ("browser_select_option",),
-    "press_key": ("browser_press_key",),
-    "scroll": ("browser_scroll",),
-    "hover": ("browser_hover",),
-    "drag": ("browser_drag",),
-}  # fmt: skip
+    action: tuple(spec.name for spec in TOOLS if spec.plan == action) for action in ACTIONS
+}
 MAX_SITES = 20
 MAX_MINUTES = 8 * 60
 DEFAULT_MINUTES = 60

@@ -25,10 +25,9 @@ ANY_TOOL = "*"
 # The catalog says which tools only read (its ``read_only``, also each tool's MCP annotation):
 # the one truth of what the defaults allow.
 READ_ONLY_TOOLS: frozenset[str] = frozenset(spec.name for spec in TOOLS if spec.read_only)
-# Tools whose power is too broad for a standing grant from a dialog: "always" is never offered.
-NEVER_ALWAYS_TOOLS: frozenset[str] = frozenset(
-    {"browser_evaluate", "browser_upload_file", "browser_cdp"}
-)
+# Tools whose power is too broad for a standing grant from a dialog (the catalog's ``always``):
+# "always" is never offered.
+NEVER_ALWAYS_TOOLS: frozenset[str] = frozenset(spec.name for spec in TOOLS if not spec.always)
 _STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 

@@ -56,13 +56,13 @@ from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
 from tabrelay.tools import results
 from tabrelay.tools.access import Action
-from tabrelay.tools.catalog import DIALOG_SAFE, LEAVES_PAGE, ToolSpec
+from tabrelay.tools.catalog import ToolSpec
 from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
 from tabrelay.tools.downloads import Downloads
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.handoffs import Handoffs, refusal
 from tabrelay.tools.locators import capture_targets
-from tabrelay.tools.recording import RECORDED, final_text_of_call, record_call
+from tabrelay.tools.recording import final_text_of_call, record_call
 from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tab_state import Reach, TabStates
@@ -247,9 +247,9 @@ class ToolRunner:
         if spec.secrets is not None:
             row.cleared = await spec.secrets.clear(ctx, params)
         if not self.gate.paused:  # a pause denies at once: nothing to look at
-            row.touches = await describe_touches(ctx, spec.name, params)
+            row.touches = await describe_touches(ctx, spec.touches, params)
             row.effect = effects.decide(
-                spec.name,
+                spec.judged,
                 params,
                 row.touches.targets,
                 dialog=self._dialog_message(ctx),
@@ -289,10 +289,10 @@ class ToolRunner:
             if not spec.read_only:
                 state = ctx.state
                 state.reach = ctx.reach
-        recording = self.recorder is not None and spec.name in RECORDED
+        recording = self.recorder is not None and spec.recorded
         try:
             # Before the tool runs: a click may take its element away.
-            locators = await capture_targets(ctx, spec.name, params) if recording else {}
+            locators = await capture_targets(ctx, spec.touches, params) if recording else {}
             result = await spec.run(ctx, params)
         except BaseException:
             await ctx.release_input()
@@ -302,7 +302,7 @@ class ToolRunner:
                 state.reach = None  # the call is over: later loads are the page's own
         if recording:
             self._record_steps(spec, params, caller, ctx, row, locators, result)
-        if ctx.tab is not None and spec.name not in LEAVES_PAGE:
+        if ctx.tab is not None and not spec.leaves_page:
             # What the tool read or did must not have come from a blocked site meanwhile.
             try:
                 now = await _fresh(ctx.need_browser(), ctx.tab.id)
@@ -382,7 +382,7 @@ class ToolRunner:
     ) -> None:
         """The guard holds for the tab's whole life: a tab showing a blocked site (a redirect,
         a page's own navigation) is off limits to every tool but those that take it away."""
-        if spec.name in LEAVES_PAGE:
+        if spec.leaves_page:
             return
         try:
             ctx.guard.check(tab.url)
@@ -433,7 +433,7 @@ class ToolRunner:
         for a step not judged); None when the call replays no recipe it can read (the tool
         then says why)."""
         name = getattr(params, "name", None)
-        if spec.name != "browser_run_recipe" or self.recipes is None or not isinstance(name, str):
+        if spec.judged != "recipe" or self.recipes is None or not isinstance(name, str):
             return None
         try:
             recipe = await asyncio.to_thread(self.recipes.load, name)
@@ -451,7 +451,7 @@ class ToolRunner:
 
     def _refuse_behind_dialog(self, ctx: ToolContext, spec: ToolSpec) -> None:
         """A JavaScript dialog blocks the page: say so instead of hanging on it."""
-        if spec.name in DIALOG_SAFE:
+        if spec.while_dialog:
             return
         state = self.tabs.get(ctx.need_browser().id, ctx.need_tab().id)
         dialog = state.log.dialog if state is not None else None

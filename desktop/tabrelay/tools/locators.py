@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from tabrelay.errors import CommandFailed, TabrelayError, ToolError
 from tabrelay.recipes.model import Locator
 from tabrelay.tools import child_sessions, page_outline
+from tabrelay.tools.actions import PressKeyParams
 from tabrelay.tools.context import Params, ToolContext
 from tabrelay.tools.refs import frame_loaders, held_of, object_for
 from tabrelay.tools.results import page_text
@@ -34,18 +35,6 @@ CAPTURE_TIMEOUT = 2.0  # seconds for one element's locator; a hung page gives no
 POLL_INTERVAL = 0.2  # between looks while find waits for the element
 LOOK_TIMEOUT = 3.0  # one look at the page while finding
 MAX_NEARBY = 5
-RECORDABLE = frozenset(
-    {
-        "browser_click",
-        "browser_type",
-        "browser_select_option",
-        "browser_hover",
-        "browser_drag",
-        "browser_fill_form",
-        "browser_press_key",
-        "browser_upload_file",
-    }
-)
 
 # Helpers every locator script shares: role, accessible name, label, text, CSS path, frames,
 # and the ways to count what a locator's fields name in a document. ``budget`` bounds the work
@@ -569,16 +558,19 @@ def locator_from(value: Any) -> Locator | None:
         return None
 
 
-async def capture_targets(ctx: ToolContext, tool: str, params: Params) -> dict[str, Locator]:
-    """The locators of the elements a recordable call names, taken before it runs: ``ref`` (a
-    ref or selector), ``source``/``target`` (drag), ``fields.<i>`` (fill form), ``element``
-    (press key's optional target). Empty for a tool that names no element.
+async def capture_targets(
+    ctx: ToolContext, touches: str | None, params: Params
+) -> dict[str, Locator]:
+    """The locators of the elements a recorded call names (``touches``: what it does to them,
+    ``ToolSpec.touches``), taken before it runs: ``ref`` (a ref or selector),
+    ``source``/``target`` (drag), ``fields.<i>`` (fill form), ``element`` (press key's optional
+    target). Empty for a tool that names no element.
 
     Never raises (but a cancel); bounded by ``CAPTURE_TIMEOUT`` altogether.
     """
-    if tool not in RECORDABLE or ctx.tab is None:
+    if ctx.tab is None:
         return {}
-    named = list(_named(tool, params))
+    named = _named(touches, params)
     if not named:
         return {}
     found: dict[str, Locator] = {}
@@ -594,13 +586,13 @@ async def capture_targets(ctx: ToolContext, tool: str, params: Params) -> dict[s
     return found
 
 
-def _named(tool: str, params: BaseModel) -> list[tuple[str, str | None, str | None]]:
+def _named(touches: str | None, params: BaseModel) -> list[tuple[str, str | None, str | None]]:
     """The elements the call names (``targets.named_elements``) under their recipe keys:
     "ref", "source"/"target" (drag), "fields.<i>", and "element" for press_key's target."""
     named = []
-    for path, ref, selector in named_elements(tool, params):
+    for path, ref, selector in named_elements(touches, params):
         key = path.removesuffix("selector").removesuffix("ref").rstrip("_.") or "ref"
-        named.append(("element" if tool == "browser_press_key" else key, ref, selector))
+        named.append(("element" if isinstance(params, PressKeyParams) else key, ref, selector))
     return named
 
 

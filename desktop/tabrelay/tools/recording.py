@@ -1,9 +1,9 @@
 """What a successful agent call adds to its recording: the steps it stands for, their secret
 parameters, and what to check at the end of a replay. Pure: no page, no disk.
 
-Recorded (``RECORDED``): the calls that change a page the way a person would, and whose effect
-a replay can repeat by finding the same element again: navigate (a URL, back, forward,
-reload), a new tab's URL, click, type, fill_form, select_option, press_key, hover,
+Recorded (the catalog's ``recorded``): the calls that change a page the way a person would, and
+whose effect a replay can repeat by finding the same element again: navigate (a URL, back,
+forward, reload), a new tab's URL, click, type, fill_form, select_option, press_key, hover,
 handle_dialog, and wait_for(text), which becomes a check (``expect_text``).
 
 Not recorded, and why:
@@ -61,20 +61,6 @@ from tabrelay.recipes.model import (
 )
 from tabrelay.tools.context import Params, ToolResult
 
-RECORDED: frozenset[str] = frozenset(
-    {
-        "browser_navigate",
-        "browser_new_tab",
-        "browser_click",
-        "browser_type",
-        "browser_fill_form",
-        "browser_select_option",
-        "browser_press_key",
-        "browser_hover",
-        "browser_handle_dialog",
-        "browser_wait_for",
-    }
-)
 # What a secret field is, from its label or name: the parameter's name.
 _SECRET_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bcv[cv]2?\b|security code|card code", re.I), "card_code"),
@@ -111,7 +97,7 @@ def record_call(
     ``locators`` are those ``tools.locators.capture_targets`` captured before the call ran
     (keys "ref", "element" for press_key's target, "fields.<i>"); ``secret(path)`` says
     whether an argument holds a secret; ``page_url`` is where the call ran; ``result`` is
-    what it returned. A tool not in ``RECORDED`` gives nothing.
+    what it returned. A tool that is not recorded gives nothing.
     """
     made = _Made(secret=secret, page_url=page_url)
     _record(made, tool, params, locators, result)

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from tabrelay.errors import TabrelayError
 from tabrelay.protocol.urls import InvalidUrl, parse_url
 from tabrelay.tools import child_sessions, effect_facts, page_outline
+from tabrelay.tools.actions import PressKeyParams
 from tabrelay.tools.context import ToolContext, settle
 from tabrelay.tools.effect_facts import Facts
 from tabrelay.tools.guard import origin_of
@@ -46,24 +47,8 @@ PICTURE_MARGIN = 24  # CSS pixels of the page around the element
 MOSTLY_SHOWN = 0.5  # the share of an element that must be on screen for its picture
 MAX_PICTURE_BYTES = 64_000
 HIGHLIGHT_ATTRIBUTE = "data-tabrelay-highlight"
-# What each tool does to an element, for the label in the page ("… wants to click this").
-_ACTIONS = {
-    "browser_click": "click",
-    "browser_type": "type into",
-    "browser_fill_form": "fill in",
-    "browser_select_option": "choose an option in",
-    "browser_hover": "point at",
-    "browser_press_key": "press a key in",
-    "browser_scroll": "scroll to",
-    "browser_drag": "drag",
-    "browser_upload_file": "put files into",
-    "browser_screenshot": "take a picture of",
-    "browser_get_content": "read",
-}
 # Argument pairs that name one element: a ref or a CSS selector, with a prefix for the drag's.
 _PAIRS = (("ref", "selector"), ("source_ref", "source_selector"), ("target_ref", "target_selector"))
-# Tools whose selector is a condition (an element that may not exist yet), not a target.
-_CONDITIONS = frozenset({"browser_wait_for"})
 _SPACES = re.compile(r"\s+")
 # What reading an answer of a shape nobody expected raises (a page's own objects, an old
 # browser): the step is skipped and says so, it never fails the call.
@@ -233,11 +218,13 @@ class Touches:
                 await settle(_unmark(page.ctx, token, marked), page.ctx.background)
 
 
-def named_elements(tool: str, params: BaseModel) -> list[tuple[str, str | None, str | None]]:
-    """Each element the arguments name: (argument path, ref, selector), nested fields too."""
-    if tool in _CONDITIONS:
-        return []
-    return list(_named(params, ""))
+def named_elements(
+    touches: str | None, params: BaseModel
+) -> list[tuple[str, str | None, str | None]]:
+    """Each element the arguments of a call name: (argument path, ref, selector), nested fields
+    too; none for a tool that touches no element (``ToolSpec.touches``: a selector it waits
+    for is a condition, an element that may not exist yet)."""
+    return [] if touches is None else list(_named(params, ""))
 
 
 def _named(params: BaseModel, prefix: str) -> Iterator[tuple[str, str | None, str | None]]:
@@ -255,15 +242,15 @@ def _named(params: BaseModel, prefix: str) -> Iterator[tuple[str, str | None, st
                     yield from _named(item, f"{prefix}{name}.{index}.")
 
 
-def action_of(tool: str, path: str) -> str:
-    """What ``tool`` does to the element at ``path``, as the label in the page says it."""
-    if tool == "browser_drag" and path.startswith("target_"):
-        return "drop something onto"
-    return _ACTIONS.get(tool, "use")
+def action_of(touches: str, path: str) -> str:
+    """What a call does to the element at ``path`` (``touches``: to the elements it names), as
+    the label in the page says it ("… wants to click this")."""
+    return "drop something onto" if path.startswith("target_") else touches
 
 
-async def describe_touches(ctx: ToolContext, tool: str, params: BaseModel) -> Touches:
-    """Describe what a call will touch, before it is approved.
+async def describe_touches(ctx: ToolContext, touches: str | None, params: BaseModel) -> Touches:
+    """Describe what a call will touch (``touches``: what its tool does to the elements it
+    names, ``ToolSpec.touches``), before it is approved.
 
     Each element gets at most ``STEP_TIMEOUT`` seconds, all of them together too; one that
     cannot be described says why.
@@ -272,15 +259,15 @@ async def describe_touches(ctx: ToolContext, tool: str, params: BaseModel) -> To
         NavigationBlocked: the call would open a site the guard refuses (asking is pointless).
     """
     destination = await _destination(ctx, params)
-    named = named_elements(tool, params)
-    if tool == "browser_press_key" and not named:
+    named = named_elements(touches, params)
+    if isinstance(params, PressKeyParams) and not named:
         named = [("focused", None, ":focus")]  # a key goes where the focus is
-    if not named or ctx.tab is None:
+    if touches is None or not named or ctx.tab is None:
         return Touches(destination=destination)
     described = named[:MAX_DESCRIBED]
     async with asyncio.TaskGroup() as group:
         tasks = [
-            group.create_task(_describe(ctx, path, ref, selector, action_of(tool, path)))
+            group.create_task(_describe(ctx, path, ref, selector, action_of(touches, path)))
             for path, ref, selector in described
         ]
     results = [task.result() for task in tasks]
