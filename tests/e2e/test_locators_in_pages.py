@@ -21,7 +21,8 @@ from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from tabrelay.recipes.model import Locator
 from tabrelay.tools.actions import ClickParams, DragParams, PressKeyParams
-from tabrelay.tools.context import ToolContext
+from tabrelay.tools.catalog import BY_NAME
+from tabrelay.tools.context import Params, ToolContext
 from tabrelay.tools.forms import FillFormParams
 from tabrelay.tools.locators import TargetMissing, capture_targets, find, locator_of
 from tabrelay.tools.results import plain
@@ -314,16 +315,21 @@ async def test_find_stops_at_once_when_cancelled(
     await page.close()
 
 
+async def taken(ctx: ToolContext, tool: str, params: Params) -> dict[str, Locator]:
+    """The locators taken before a call of ``tool`` runs (as the endpoint takes them)."""
+    return await capture_targets(ctx, BY_NAME[tool].touches, params)
+
+
 async def test_a_recordable_call_gets_a_locator_for_each_element_it_names(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
 ) -> None:
     tab, page, ctx = await opened(agent, browser, app, pages.url("locators/controls.html"))
     snapshot = await agent.snapshot(tab)
-    click = await capture_targets(
+    click = await taken(
         ctx, "browser_click", ClickParams(ref=ref(snapshot, "button", "Add to cart"))
     )
     assert list(click) == ["ref"] and click["ref"].name == "Add to cart"
-    form = await capture_targets(
+    form = await taken(
         ctx,
         "browser_fill_form",
         FillFormParams(
@@ -337,16 +343,14 @@ async def test_a_recordable_call_gets_a_locator_for_each_element_it_names(
         "fields.0": "Full name",
         "fields.1": "Gift wrap",
     }
-    drag = await capture_targets(
+    drag = await taken(
         ctx, "browser_drag", DragParams(source_selector="#c-tab", target_selector="#c-switch")
     )
     assert {k: v.name for k, v in drag.items()} == {"source": "Shipping", "target": "Dark mode"}
-    key = await capture_targets(
-        ctx, "browser_press_key", PressKeyParams(key="Enter", selector="#c-search")
-    )
+    key = await taken(ctx, "browser_press_key", PressKeyParams(key="Enter", selector="#c-search"))
     assert {k: v.role for k, v in key.items()} == {"element": "searchbox"}
-    assert await capture_targets(ctx, "browser_press_key", PressKeyParams(key="Enter")) == {}
-    assert await capture_targets(ctx, "browser_snapshot", ClickParams(selector="#c-name")) == {}
+    assert await taken(ctx, "browser_press_key", PressKeyParams(key="Enter")) == {}
+    assert await taken(ctx, "browser_snapshot", ClickParams(selector="#c-name")) == {}
     # An element that is not there: no locator, no error.
-    assert await capture_targets(ctx, "browser_click", ClickParams(selector="#gone")) == {}
+    assert await taken(ctx, "browser_click", ClickParams(selector="#gone")) == {}
     await page.close()
