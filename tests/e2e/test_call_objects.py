@@ -164,3 +164,40 @@ async def test_a_snapshot_of_a_code_editor_cancelled_at_any_await_leaves_no_page
     finally:
         stop_watching(relay)
     assert cancelled >= 10, f"only {cancelled} cancellations were injected"
+
+
+async def test_a_call_that_got_no_object_from_the_page_has_nothing_to_release(
+    app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """A release costs a round trip: a snapshot that got no object from the page (nothing left
+    to ask about closed shadow roots) sends none, and a hover, which holds its element, still
+    releases it."""
+    await asyncio.to_thread(allow_everything, app.paths)
+    url = pages.url(f"reach/export.html?run={uuid.uuid4().hex[:6]}")  # no closed root to open
+    runner, relay, tab = await agent_tab(app, url)
+    seen, _ = watch_objects(relay)
+    sent: list[str] = []
+    send = relay.send_command
+
+    async def logged(method: str, params: Any = None, *, timeout: Any = None) -> Any:
+        sent.append(str((params or {}).get("method", method)))
+        return await send(method, params, timeout=timeout)
+
+    relay.send_command = logged  # type: ignore[method-assign]
+    try:
+        # The first read asks about each element that may hide a closed root, once: that holds
+        # elements. The next has nothing left to ask.
+        for _ in range(2):
+            sent.clear()
+            await runner.call(BY_NAME["browser_snapshot"], {"tab_id": tab}, CALLER, no_progress)
+        assert "Runtime.releaseObjectGroup" not in sent, sent
+        assert await alive(relay, tab, set(seen)) == set()
+        sent.clear()
+        await runner.call(
+            BY_NAME["browser_hover"], {"tab_id": tab, "selector": "h1"}, CALLER, no_progress
+        )
+        assert "Runtime.releaseObjectGroup" in sent, sent
+        assert await alive(relay, tab, set(seen)) == set()
+    finally:
+        stop_watching(relay)
+        vars(relay).pop("send_command", None)

@@ -11,7 +11,14 @@ import pytest
 
 from tabrelay.errors import CommandFailed
 from tabrelay.tools import child_sessions, page_outline
-from tabrelay.tools.object_ids import routed, session_of, tag_objects, tagged
+from tabrelay.tools.object_ids import (
+    holds_object,
+    may_make,
+    routed,
+    session_of,
+    tag_objects,
+    tagged,
+)
 from tabrelay.tools.tab_state import FrameWorlds, SessionState
 
 
@@ -142,3 +149,16 @@ def test_where_a_frame_is_drawn_maps_its_points_out_and_back_through_a_transform
     flat = Placement.of(box([5, 5, 5, 5, 5, 5, 5, 5], [5, 5, 5, 5, 5, 5, 5, 5], 400, 200))
     assert flat.into(5, 5) == (float("inf"), float("inf"))
     assert Placement.of(box([1] * 8, [2, 3, 2, 3, 2, 3, 2, 3], 0, 0)).out(4, 5) == (6, 8)
+
+
+def test_a_call_releases_its_group_only_when_a_command_may_have_put_an_object_in_it() -> None:
+    assert may_make({"expression": "x", "objectGroup": "g"})
+    assert may_make({"objectId": "1.2", "functionDeclaration": "f"})  # joins that object's group
+    assert not may_make({"objectId": "1.2", "returnByValue": True})
+    assert not may_make({"executionContextId": 3, "returnByValue": True}) and not may_make(None)
+    assert holds_object({"result": {"type": "object", "objectId": "1.2"}})
+    assert holds_object({"result": [{"name": "0", "value": {"type": "object", "objectId": "4"}}]})
+    assert holds_object({"exceptionDetails": {"exception": {"type": "object", "objectId": "9"}}})
+    assert not holds_object({"result": {"type": "object", "subtype": "null", "value": None}})
+    # The page's own data by value is not looked into, whatever it holds.
+    assert not holds_object({"result": {"type": "object", "value": {"objectId": "page's"}}})

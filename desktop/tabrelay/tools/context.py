@@ -153,8 +153,10 @@ class ToolContext:
     # Argument paths ("text", "fields.2.value") the tool found to be secrets while it ran.
     secrets: set[str] = field(default_factory=set)
     # The page objects this call asked for (elements it acts on) live in one object group,
-    # released when the call ends however it ends; named on first use.
+    # released when the call ends however it ends; named on first use, released only once a
+    # command may have put something in it (an answer with an object, or no answer).
     object_group: str | None = None
+    objects_made: bool = False
     child_sessions: set[str] = field(default_factory=set)  # those this call sent commands to
 
     @property
@@ -214,9 +216,15 @@ class ToolContext:
         session, params = object_ids.routed(session, params)
         if session is not None:  # before sending: what it makes there is released there too
             self.child_sessions.add(session)
-        answer = await self.need_browser().cdp(
-            self.need_tab().id, method, params, session_id=session, **kw
-        )
+        makes = object_ids.may_make(params)
+        try:
+            answer = await self.need_browser().cdp(
+                self.need_tab().id, method, params, session_id=session, **kw
+            )
+        except BaseException:
+            self.objects_made = self.objects_made or makes  # it may have run: not known
+            raise
+        self.objects_made = self.objects_made or (makes and object_ids.holds_object(answer))
         return answer if session is None else object_ids.tag_objects(answer, session)
 
     async def call_on(
@@ -307,7 +315,8 @@ class ToolContext:
         Bounded; a page that is gone freed them itself.
         """
         group, self.object_group = self.object_group, None
-        if group is not None and self.browser is not None and self.tab is not None:
+        made, self.objects_made = self.objects_made, False
+        if group is not None and made and self.browser is not None and self.tab is not None:
             await self.settle(self._release_group(group, [None, *self.child_sessions]))
 
     async def _release_group(self, group: str, sessions: list[str | None]) -> None:

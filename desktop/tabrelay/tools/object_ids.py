@@ -75,3 +75,24 @@ def tag_objects(answer: Any, session: str) -> Any:
         else:
             out[key] = tag_objects(value, session)
     return out
+
+
+def may_make(params: dict[str, Any] | None) -> bool:
+    """Whether a command may leave page objects in an object group: it names one, or it runs
+    on an object and answers by reference (what it returns joins that object's group)."""
+    if not params:
+        return False
+    return "objectGroup" in params or ("objectId" in params and not params.get("returnByValue"))
+
+
+def holds_object(answer: Any) -> bool:
+    """Whether an answer hands back a page object (an object id anywhere in it; a remote
+    object's own value, the page's data, is not looked into)."""
+    if isinstance(answer, list):
+        return any(holds_object(item) for item in answer)
+    if not isinstance(answer, dict):
+        return False
+    if isinstance(answer.get("objectId"), str):
+        return True
+    remote = "type" in answer
+    return any(holds_object(v) for k, v in answer.items() if not (remote and k == "value"))
