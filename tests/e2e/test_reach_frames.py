@@ -356,36 +356,35 @@ async def test_a_frames_control_under_a_banner_of_the_page_around_it_is_not_clic
     )
 
 
+async def paid_where_the_frame_is(
+    agent: Agent, pages: PageServer, placed: str, name: str
+) -> tuple[int, str]:
+    """The card frame placed by ``placed`` (a query of the checkout page): the name typed into
+    it and *Pay now* clicked reach its server. The tab and its snapshot."""
+    url, _ = checkout(pages)
+    tab = await agent.open(f"{url}&{placed}")
+    snapshot = await agent.snapshot(tab)
+    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Name on card"),
+                   text=name)  # fmt: skip
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Pay now"))
+    await wait_until(
+        lambda: posted(pages, "pay-e2e.test", f"/record?paid={name}"),
+        timeout=10,
+        message=f"paid in the frame placed by {placed}",
+    )
+    return tab, snapshot
+
+
 async def test_a_frame_below_the_fold_is_scrolled_into_the_pages_view_before_acting(
     agent: Agent, pages: PageServer
 ) -> None:
-    url, _ = checkout(pages)
-    tab = await agent.open(url + "&low=1")
-    snapshot = await agent.snapshot(tab)
-    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Name on card"),
-                   text="Low")  # fmt: skip
-    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Pay now"))
-    await wait_until(
-        lambda: posted(pages, "pay-e2e.test", "/record?paid=Low"),
-        timeout=10,
-        message="paid in a frame that was out of the page's view",
-    )
+    await paid_where_the_frame_is(agent, pages, "low=1", "Low")
 
 
 async def test_a_frame_drawn_smaller_by_a_transform_is_typed_into_and_clicked_where_it_is_drawn(
     agent: Agent, pages: PageServer
 ) -> None:
-    url, _ = checkout(pages)
-    tab = await agent.open(url + "&scaled=1")
-    snapshot = await agent.snapshot(tab)
-    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Name on card"),
-                   text="Small")  # fmt: skip
-    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Pay now"))
-    await wait_until(
-        lambda: posted(pages, "pay-e2e.test", "/record?paid=Small"),
-        timeout=10,
-        message="paid in a frame a transform draws smaller",
-    )
+    tab, snapshot = await paid_where_the_frame_is(agent, pages, "scaled=1", "Small")
     # Its picture is taken where it is drawn, too: the element's box in the tab's viewport.
     shot = await agent.call(
         "browser_screenshot", tab_id=tab, ref=ref(snapshot, "button", "Pay now")
