@@ -49,15 +49,20 @@ async def blocked_site(app: AppUnderTest) -> AsyncIterator[None]:
     yield
 
 
-def checkout(pages: PageServer, *, inner: bool = False, terms: str = "") -> tuple[str, str]:
+def checkout(
+    pages: PageServer, *, inner: bool = False, terms: str = "", receipt: str = ""
+) -> tuple[str, str]:
     """The checkout page's URL and its card frame's (on pay-e2e.test; with ``inner``, a
-    verification frame of verify-e2e.test inside it; ``terms``: where its terms link goes)."""
+    verification frame of verify-e2e.test inside it; ``terms``: where its terms link goes;
+    ``receipt``: the file its "Save the receipt" link saves)."""
     run = uuid.uuid4().hex[:8]
     query = {"r": run}
     if inner:
         query["inner"] = pages.url(f"reach/verify.html?r={run}", host="verify-e2e.test")
     if terms:
         query["terms"] = terms
+    if receipt:
+        query["receipt"] = receipt
     card = pages.url(f"reach/card.html?{urllib.parse.urlencode(query)}", host="pay-e2e.test")
     return pages.url(f"reach/checkout.html?card={urllib.parse.quote(card)}"), card
 
@@ -392,3 +397,20 @@ async def test_a_frame_drawn_smaller_by_a_transform_is_typed_into_and_clicked_wh
     assert not shot.is_error, shot
     size = (shot.structured_content["width"], shot.structured_content["height"])
     assert 18 <= size[0] <= 120 and 6 <= size[1] <= 36, size
+
+
+async def test_a_link_in_another_sites_frame_that_saves_a_file_is_followed_to_the_file(
+    agent: Agent, pages: PageServer
+) -> None:
+    body = b"Receipt: one teapot, 24.00 EUR\n"
+    path = f"files/{uuid.uuid4().hex[:6]}/receipt"
+    pages.serve(path, body, "text/plain")
+    url, _ = checkout(pages, receipt=pages.url(path, host="pay-e2e.test"))
+    tab = await agent.open(url)
+    snapshot = await agent.snapshot(tab)
+    said = await agent.ok(
+        "browser_click", tab_id=tab, ref=ref(snapshot, "link", "Save the receipt")
+    )
+    match = re.search(r"download (d\d+): receipt[^./]*\.txt \(31 bytes, text/plain\)", said)
+    assert match, said
+    assert "one teapot" in await agent.ok("browser_get_content", download_id=match.group(1))

@@ -196,18 +196,35 @@ async def test_an_extension_without_downloads_says_so(tmp_path: Path, chrome: Pa
 async def test_an_action_follows_each_address_once_and_at_most_three(
     tmp_path: Path, chrome: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    followed: list[str] = []
+    followed: list[tuple[str, float | None]] = []
 
-    async def fake(ctx: Any, url: str, since: float) -> str:
-        followed.append(url)
+    async def fake(ctx: Any, url: str, since: float, *, appear: float | None = None) -> str:
+        followed.append((url, appear))
         return f"followed {url}"
 
     monkeypatch.setattr(download, "follow", fake)
     urls = ["https://a.test/1", "https://a.test/1", "https://a.test/2", "https://a.test/3",
             "https://a.test/4", "https://a.test/5"]  # fmt: skip
-    said = await download.follow_all(Ctx(Browser([[]]), Downloads(tmp_path), chrome), urls, BEGAN)  # type: ignore[arg-type]
-    assert followed == ["https://a.test/1", "https://a.test/2", "https://a.test/3"]
+    said = await download.follow_all(
+        Ctx(Browser([[]]), Downloads(tmp_path), chrome),  # type: ignore[arg-type]
+        urls,
+        BEGAN,
+        unconfirmed=frozenset({"https://a.test/2"}),  # a download link's, no event said so
+    )
+    assert followed == [("https://a.test/1", None), ("https://a.test/2", download.APPEAR_TIMEOUT),
+                        ("https://a.test/3", None)]  # fmt: skip
     assert "2 more download(s)" in plain(said[-1])
+
+
+async def test_a_download_only_expected_that_chrome_never_shows_is_given_up_soon(
+    tmp_path: Path, chrome: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(download, "POLL", 0.02)
+    browser = Browser([[]])  # Chrome shows no download of it, ever
+    ctx = Ctx(browser, Downloads(tmp_path), chrome)
+    said = await download.follow(ctx, "https://a.test/r.txt", BEGAN, appear=0.1)  # type: ignore[arg-type]
+    assert plain(said) == "No download of https://a.test/r.txt began within 0.1 s."
+    assert 2 <= len(browser.asked) <= 20  # asked until the bound, not for FOLLOW_TIMEOUT
 
 
 async def test_a_cancel_while_following_keeps_nothing_and_during_the_move_loses_nothing(

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, CommandTimeout, TabrelayError, ToolError
+from tabrelay.tools import object_ids
 from tabrelay.tools.aftermath import PAGE_FIELDS, ActionWatch, following
 from tabrelay.tools.context import Params, TabParams, ToolContext, ToolResult
 from tabrelay.tools.keys import MODIFIERS, Key, parse_combo
@@ -64,7 +65,8 @@ class ClickParams(TargetParams):
 async def click(ctx: ToolContext, params: ClickParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="click")
     mask = _mask(params.modifiers)
-    async with following(ctx, download_link=target.downloads) as watch:
+    elsewhere = object_ids.session_of(target.object_id) is not None  # a frame's own process
+    async with following(ctx, download=target.download, its_events=not elsewhere) as watch:
         dialog = await click_at(
             ctx,
             target.x,

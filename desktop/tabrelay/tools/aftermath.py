@@ -25,7 +25,7 @@ from tabrelay.tools.results import page_text
 ACTION_LOAD_TIMEOUT = 10.0  # seconds an action waits for the page it started to load
 REQUESTS_TIMEOUT = 2.0  # seconds to wait for fetch/XHR requests an action started
 NEW_TAB_TIMEOUT = 2.0  # seconds to wait for a tab the action opened to name its page
-DOWNLOAD_START_TIMEOUT = 2.0  # seconds to wait for the download a download link begins
+DOWNLOAD_START_TIMEOUT = 2.0  # seconds for the download a download link begins to be seen
 _STARTS = frozenset(
     {
         "Page.frameRequestedNavigation",
@@ -290,12 +290,14 @@ class ActionWatch:
         subscription: Subscription,
         aftermath: Aftermath,
         *,
-        download_link: bool = False,
+        download: str | None = None,
+        its_events: bool = True,
     ) -> None:
         self._ctx = ctx
         self._subscription = subscription
         self.aftermath = aftermath
-        self._download_link = download_link
+        self._download = download
+        self._its_events = its_events
         self._began = time.time()  # the wall clock Chrome dates downloads by
 
     async def after(self, *, timeout: float = ACTION_LOAD_TIMEOUT) -> Followed:
@@ -317,13 +319,20 @@ class ActionWatch:
             if not after.started:
                 await self._probe()
                 self._take()
-        if self._download_link and not after.started and not after.downloads:
+        unconfirmed: frozenset[str] = frozenset()
+        if self._download is not None and not after.started and not after.downloads:
             # A link with a download attribute starts no navigation: Chrome's browser process
             # begins its download after the click, later than the page's own task queue says.
-            await self._gather(
-                until=lambda: after.started or bool(after.downloads),
-                seconds=min(DOWNLOAD_START_TIMEOUT, deadline - time.monotonic()),
-            )
+            # In a frame of another process, whose events are not followed, or when it does not
+            # say so in time, the download is looked for by its address (and may not come).
+            if self._its_events:
+                await self._gather(
+                    until=lambda: after.started or bool(after.downloads),
+                    seconds=min(DOWNLOAD_START_TIMEOUT, deadline - time.monotonic()),
+                )
+            if not after.started and not after.downloads:
+                after.downloads.append(self._download)
+                unconfirmed = frozenset({self._download})
         if after.started or after.frames_loading:
             await self._ctx.progress(0, None, f"waiting for {after.url or 'the new page'}")
             await self._gather(until=lambda: after.settled, seconds=deadline - time.monotonic())
@@ -337,7 +346,9 @@ class ActionWatch:
                 self._ctx.adopt(tab)
         followed = await self._where()
         if after.downloads:
-            said = await download.follow_all(self._ctx, after.downloads, self._began)
+            said = await download.follow_all(
+                self._ctx, after.downloads, self._began, unconfirmed=unconfirmed
+            )
             followed = replace(followed, downloaded=tuple(said))
         return followed
 
@@ -396,10 +407,14 @@ class ActionWatch:
 
 
 @contextlib.asynccontextmanager
-async def following(ctx: ToolContext, *, download_link: bool = False) -> AsyncIterator[ActionWatch]:
+async def following(
+    ctx: ToolContext, *, download: str | None = None, its_events: bool = True
+) -> AsyncIterator[ActionWatch]:
     """Watch the tab while the body acts on it; ``await watch.after()`` then follows what the
-    action started (``download_link``: it clicks a link with a download attribute, whose
-    download is waited for). Subscribed before the body runs, so no event is missed."""
+    action started. Subscribed before the body runs, so no event is missed. ``download``: the
+    address of the link with a download attribute it clicks, whose download is waited for;
+    ``its_events``: the element is in a frame whose events the tab's are (not one of another
+    process)."""
     browser, tab = ctx.need_browser(), ctx.need_tab()
     wanted = frozenset(_FOLLOWED)
 
@@ -418,6 +433,8 @@ async def following(ctx: ToolContext, *, download_link: bool = False) -> AsyncIt
     subscription = ctx.hub.subscribe(maxlen=2000, accept=accept)
     ctx.state.log.stopped = None  # what the guard stops from now on is this action's doing
     try:
-        yield ActionWatch(ctx, subscription, Aftermath(tab.id), download_link=download_link)
+        yield ActionWatch(
+            ctx, subscription, Aftermath(tab.id), download=download, its_events=its_events
+        )
     finally:
         subscription.close()

@@ -39,6 +39,7 @@ from tabrelay.tools.tab_state import PdfPages
 
 FOLLOW_TIMEOUT = 30.0  # seconds a download may take before the answer says it is still going
 POLL = 0.1
+APPEAR_TIMEOUT = 2.0  # seconds an expected download (a download link's) has to show in Chrome
 CLOCK_SLACK = 2.0  # seconds a file's time may lag the action's start (file systems round it)
 MAX_READ_BYTES = 64 * 1024 * 1024
 TEXT_TYPES = re.compile(
@@ -50,11 +51,18 @@ _UNSAFE_NAME = re.compile(r"[^\w.\- ()\[\]]+")
 MAX_FOLLOWED = 3  # downloads one action follows; more are named, not followed
 
 
-async def follow_all(ctx: ToolContext, urls: list[str], since: float) -> list[str]:
+async def follow_all(
+    ctx: ToolContext, urls: list[str], since: float, *, unconfirmed: frozenset[str] = frozenset()
+) -> list[str]:
     """What became of each download an action started (each address once, at most
-    ``MAX_FOLLOWED`` followed; ``since``: time.time() when it began): a sentence each."""
+    ``MAX_FOLLOWED`` followed; ``since``: time.time() when it began): a sentence each.
+    ``unconfirmed``: addresses only expected to download (a download link's, no event said so),
+    given up on when Chrome shows no download of them within ``APPEAR_TIMEOUT``."""
     unique = list(dict.fromkeys(urls))
-    said = [await follow(ctx, url, since) for url in unique[:MAX_FOLLOWED]]
+    said = [
+        await follow(ctx, url, since, appear=APPEAR_TIMEOUT if url in unconfirmed else None)
+        for url in unique[:MAX_FOLLOWED]
+    ]
     if rest := unique[MAX_FOLLOWED:]:
         said.append(
             f"It started {len(rest)} more download(s) that Tabrelay did not follow: "
@@ -64,17 +72,17 @@ async def follow_all(ctx: ToolContext, urls: list[str], since: float) -> list[st
     return said
 
 
-async def follow(ctx: ToolContext, url: str, since: float) -> str:
+async def follow(ctx: ToolContext, url: str, since: float, *, appear: float | None = None) -> str:
     """Follow the download of ``url`` the call's action started to its end; the sentence the
     action's answer adds (the action happened: what became of its download never makes the call
-    fail)."""
+    fail). ``appear``: seconds within which Chrome must show the download, else none began."""
     try:
-        return await _follow(ctx, url, since)
+        return await _follow(ctx, url, since, appear)
     except (ToolError, BrowserError) as error:
         return f"It started downloading {page_text(url[:300])}, and then: {error.message}."
 
 
-async def _follow(ctx: ToolContext, url: str, since: float) -> str:
+async def _follow(ctx: ToolContext, url: str, since: float, appear: float | None) -> str:
     browser = ctx.need_browser()
     if ctx.downloads is None or not browser.supports("downloads.search"):
         return (
@@ -82,7 +90,8 @@ async def _follow(ctx: ToolContext, url: str, since: float) -> str:
             "cannot follow downloads (update it)."
         )
     await ctx.progress(0, None, f"following the download of {url[:200]}")
-    deadline = time.monotonic() + FOLLOW_TIMEOUT
+    began = time.monotonic()
+    deadline = began + FOLLOW_TIMEOUT
     item: dict[str, Any] = {}
     while True:
         found = await browser.send_command(
@@ -104,6 +113,8 @@ async def _follow(ctx: ToolContext, url: str, since: float) -> str:
                 f"It started downloading {page_text(url[:300])}, which stopped "
                 f"({page_text(str(item.get('error') or 'interrupted')[:80])})."
             )
+        if not item and appear is not None and time.monotonic() >= began + appear:
+            return f"No download of {page_text(url[:300])} began within {appear:g} s."
         if time.monotonic() >= deadline:
             got = f" ({_count(item.get('bytesReceived')):,} bytes so far)" if item else ""
             return (

@@ -40,7 +40,8 @@ class Located:
     description: str
     # For typing: the kind of editor or field whose input this is ("CodeMirror 5", "field").
     editor: str | None = None
-    downloads: bool = False  # a link with a download attribute: a click saves, not navigates
+    # A link with a download attribute (a click saves the file, not navigates): its address.
+    download: str | None = None
 
 
 _CONTROL = r"""
@@ -111,7 +112,7 @@ function (action) {
   return {ok: true, tag: control.tagName.toLowerCase(), type: control.type || '', editable,
           editor: editor ? editor.kind : null, boxed: !!editor && editor.box !== el,
           secret: (FIELD_KIND)(control),
-          downloads: !!el.closest('a[href][download], area[href][download]'),
+          download: (el.closest('a[href][download], area[href][download]') || {}).href || null,
           what: describe(control)};
 }
 """.replace("CODE_BOXES", CODE_BOXES)
@@ -187,7 +188,7 @@ async def locate(
         secret=str(result["secret"]) if result.get("secret") else None,
         description=page_text(str(result["what"])) if "what" in result else str(what),
         editor=editor,
-        downloads=result.get("downloads") is True,
+        download=result["download"] if isinstance(result.get("download"), str) else None,
     )
 
 
