@@ -85,6 +85,13 @@ async def persons_tab_with_a_blocked_frame(
     return page, next(int(t["id"]) for t in tabs if t["url"] == own)
 
 
+async def picture_size(agent: Agent, tab: int, element: str) -> tuple[int, int]:
+    """The size of ``browser_screenshot``'s picture of one element (CSS pixels)."""
+    shot = await agent.call("browser_screenshot", tab_id=tab, ref=element)
+    assert not shot.is_error, shot
+    return shot.structured_content["width"], shot.structured_content["height"]
+
+
 async def stopped(app: AppUnderTest, pages: PageServer, tab: int, away: str) -> None:
     """The guard stopped the tab's load of ``away`` (a blocked site), which was never reached."""
     await wait_until(
@@ -167,12 +174,8 @@ async def test_find_content_fill_and_picture_reach_into_the_frame(
         message="the filled name reached the card frame's server",
     )
     # A picture of the button alone (its place is the frame's place in the page plus its own).
-    shot = await agent.call(
-        "browser_screenshot", tab_id=tab, ref=ref(snapshot, "button", "Pay now")
-    )
-    assert not shot.is_error, shot
-    size = (shot.structured_content["width"], shot.structured_content["height"])
-    assert 30 <= size[0] <= 200 and 10 <= size[1] <= 60, size
+    width, height = await picture_size(agent, tab, ref(snapshot, "button", "Pay now"))
+    assert 30 <= width <= 200 and 10 <= height <= 60, (width, height)
 
 
 async def test_a_frame_of_a_blocked_site_is_left_out_and_cannot_be_gone_to(
@@ -391,12 +394,8 @@ async def test_a_frame_drawn_smaller_by_a_transform_is_typed_into_and_clicked_wh
 ) -> None:
     tab, snapshot = await paid_where_the_frame_is(agent, pages, "scaled=1", "Small")
     # Its picture is taken where it is drawn, too: the element's box in the tab's viewport.
-    shot = await agent.call(
-        "browser_screenshot", tab_id=tab, ref=ref(snapshot, "button", "Pay now")
-    )
-    assert not shot.is_error, shot
-    size = (shot.structured_content["width"], shot.structured_content["height"])
-    assert 18 <= size[0] <= 120 and 6 <= size[1] <= 36, size
+    width, height = await picture_size(agent, tab, ref(snapshot, "button", "Pay now"))
+    assert 18 <= width <= 120 and 6 <= height <= 36, (width, height)
 
 
 async def test_a_link_in_another_sites_frame_that_saves_a_file_is_followed_to_the_file(

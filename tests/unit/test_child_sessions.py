@@ -162,3 +162,8 @@ def test_a_call_releases_its_group_only_when_a_command_may_have_put_an_object_in
     assert not holds_object({"result": {"type": "object", "subtype": "null", "value": None}})
     # The page's own data by value is not looked into, whatever it holds.
     assert not holds_object({"result": {"type": "object", "value": {"objectId": "page's"}}})
+
+
+def test_the_box_around_quads_holds_every_corner() -> None:
+    turned = [10, 0, 20, 10, 10, 20, 0, 10]  # a square turned by 45°
+    assert child_sessions.bounds([turned, [30, 5, 31, 5, 31, 6, 30, 6]]) == (0, 0, 31, 20)

@@ -184,8 +184,7 @@ async def _around(ctx: ToolContext, session: str) -> list[tuple[str | None, int,
         frame = frame_of(ctx, session)
         parent = ctx.state.session.parents.get(frame)
         backend = await _owner(ctx, frame, parent)
-        box = await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent)
-        around.append((parent, backend, Placement.of(box["model"])))
+        around.append((parent, backend, Placement.of(await _box(ctx, backend, parent))))
         if parent is None:
             return around
         session = parent
@@ -195,6 +194,12 @@ async def _around(ctx: ToolContext, session: str) -> list[tuple[str | None, int,
 async def _owner(ctx: ToolContext, frame: str, parent: str | None) -> int:
     owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
     return int(owner["backendNodeId"])
+
+
+async def _box(ctx: ToolContext, backend: int, session: str | None) -> dict[str, Any]:
+    """The box model of the node ``backend`` (an <iframe>) in ``session``."""
+    answer = await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=session)
+    return dict(answer["model"])
 
 
 async def scroll_into_view(
@@ -213,9 +218,7 @@ async def scroll_into_view(
         frame = frame_of(ctx, session)
         parent = ctx.state.session.parents.get(frame)
         backend = await _owner(ctx, frame, parent)
-        model = (await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent))[
-            "model"
-        ]
+        model = await _box(ctx, backend, parent)
         # The rect is in the <iframe>'s own border box (untransformed); the frame's viewport
         # starts at its content box.
         place = Placement.of(model)
@@ -228,8 +231,7 @@ async def scroll_into_view(
         )
         if parent is None:
             return
-        moved = await ctx.cdp("DOM.getBoxModel", {"backendNodeId": backend}, session=parent)
-        place = Placement.of(moved["model"])
+        place = Placement.of(await _box(ctx, backend, parent))  # where the scroll left it
         (x, y), (wide, high) = place.out(x, y), place.scale()
         width, height = width * wide, height * high
         session = parent
@@ -279,3 +281,10 @@ async def quads(ctx: ToolContext, object_id: str) -> list[list[float]]:
         return [x, y]
 
     return [[v for i in range(0, 8, 2) for v in out(quad[i], quad[i + 1])] for quad in found]
+
+
+def bounds(quads: list[list[float]]) -> tuple[float, float, float, float]:
+    """The box around ``quads`` (not empty): left, top, right, bottom."""
+    xs = [v for quad in quads for v in quad[0::2]]
+    ys = [v for quad in quads for v in quad[1::2]]
+    return min(xs), min(ys), max(xs), max(ys)

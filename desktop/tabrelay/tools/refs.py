@@ -196,9 +196,8 @@ async def _frame_in_view(ctx: ToolContext, session: str, object_id: str) -> None
     quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id})).get("quads") or []
     if not quads:
         return  # said by _centre
-    xs, ys = [v for q in quads for v in q[0::2]], [v for q in quads for v in q[1::2]]
-    box = (min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
-    await child_sessions.scroll_into_view(ctx, session, box)
+    left, top, right, bottom = child_sessions.bounds(quads)
+    await child_sessions.scroll_into_view(ctx, session, (left, top, right - left, bottom - top))
 
 
 async def _box_of(ctx: ToolContext, object_id: str) -> str:

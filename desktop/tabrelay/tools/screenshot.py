@@ -41,13 +41,13 @@ async def screenshot(ctx: ToolContext, params: ScreenshotParams) -> ToolResult:
     if params.ref or params.selector:
         target = await locate(ctx, ref=params.ref, selector=params.selector, action="hover")
         quads = await child_sessions.quads(ctx, target.object_id)
-        xs, ys = [v for q in quads for v in q[0::2]], [v for q in quads for v in q[1::2]]
+        left, top, right, bottom = child_sessions.bounds(quads)
         css = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]  # after scrolling
         clip = {
-            "x": min(xs) + css["pageX"],
-            "y": min(ys) + css["pageY"],
-            "width": max(xs) - min(xs),
-            "height": max(ys) - min(ys),
+            "x": left + css["pageX"],
+            "y": top + css["pageY"],
+            "width": right - left,
+            "height": bottom - top,
         }
         what, beyond = target.description, False
     elif params.full_page:

@@ -486,19 +486,18 @@ def _clip(quads: list[list[float]], metrics: dict[str, Any]) -> dict[str, float]
     if not quads:
         return None
     view = metrics["cssVisualViewport"]
-    xs = [v for quad in quads for v in quad[0::2]]
-    ys = [v for quad in quads for v in quad[1::2]]
+    x0, y0, x1, y1 = child_sessions.bounds(quads)
     screen_w, screen_h = float(view["clientWidth"]), float(view["clientHeight"])
-    shown_w = min(max(xs), screen_w) - max(min(xs), 0.0)
-    shown_h = min(max(ys), screen_h) - max(min(ys), 0.0)
-    area = (max(xs) - min(xs)) * (max(ys) - min(ys))
+    shown_w = min(x1, screen_w) - max(x0, 0.0)
+    shown_h = min(y1, screen_h) - max(y0, 0.0)
+    area = (x1 - x0) * (y1 - y0)
     shown = max(shown_w, 0.0) * max(shown_h, 0.0)
     if shown <= 0 or shown < MOSTLY_SHOWN * min(area, screen_w * screen_h):
         return None
-    left = max(0.0, min(xs) - PICTURE_MARGIN)
-    top = max(0.0, min(ys) - PICTURE_MARGIN)
-    right = min(screen_w, max(xs) + PICTURE_MARGIN)
-    bottom = min(screen_h, max(ys) + PICTURE_MARGIN)
+    left = max(0.0, x0 - PICTURE_MARGIN)
+    top = max(0.0, y0 - PICTURE_MARGIN)
+    right = min(screen_w, x1 + PICTURE_MARGIN)
+    bottom = min(screen_h, y1 + PICTURE_MARGIN)
     width, height = right - left, bottom - top
     if width < 1 or height < 1:
         return None
