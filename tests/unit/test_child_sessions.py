@@ -19,7 +19,7 @@ from tabrelay.tools.object_ids import (
     tag_objects,
     tagged,
 )
-from tabrelay.tools.tab_state import FrameWorlds, SessionState
+from tabrelay.tools.tab_state import ATTACHED, DETACHED, FrameWorlds, SessionState
 
 
 def test_a_command_naming_an_object_of_a_child_session_goes_there_unmarked() -> None:
@@ -71,16 +71,16 @@ def attached(frame: str, session: str, kind: str = "iframe") -> dict[str, object
 
 def test_frames_come_and_go_with_their_sessions_and_a_fresh_session_forgets_them() -> None:
     state = SessionState()
-    child_sessions.learn(state, child_sessions.ATTACHED, attached("F1", "S1"), None)
-    child_sessions.learn(state, child_sessions.ATTACHED, attached("F2", "S2"), "S1")  # nested
-    child_sessions.learn(state, child_sessions.ATTACHED, attached("W", "S3", "worker"), None)
-    child_sessions.learn(state, child_sessions.ATTACHED, attached("F4", "bad~id"), None)
-    child_sessions.learn(state, child_sessions.ATTACHED, {"sessionId": 5}, None)  # odd: skipped
+    state.learn(ATTACHED, attached("F1", "S1"), None)
+    state.learn(ATTACHED, attached("F2", "S2"), "S1")  # nested
+    state.learn(ATTACHED, attached("W", "S3", "worker"), None)
+    state.learn(ATTACHED, attached("F4", "bad~id"), None)
+    state.learn(ATTACHED, {"sessionId": 5}, None)  # odd: skipped
     assert state.children == {"F1": "S1", "F2": "S2"}
     assert state.parents == {"F1": None, "F2": "S1"}
     state.auto_attached |= {"", "S2"}
     state.within["F3"] = "S2"  # a frame of another origin in F2's process, read through S2
-    child_sessions.learn(state, child_sessions.DETACHED, {"sessionId": "S2"}, "S1")
+    state.learn(DETACHED, {"sessionId": "S2"}, "S1")
     assert state.children == {"F1": "S1"} and state.auto_attached == {""}
     assert state.within == {}
     state.within["F5"] = "S1"

@@ -23,22 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tabrelay.errors import CommandFailed, EventsClosed
-from tabrelay.tools.object_ids import MARK, session_of
-from tabrelay.tools.tab_state import FrameWorlds, SessionState
+from tabrelay.tools.object_ids import session_of
+from tabrelay.tools.tab_state import ATTACHED, AUTO_ATTACH, DETACHED, FrameWorlds
 
 if TYPE_CHECKING:
     from tabrelay.tools.context import ToolContext
 
-ATTACHED = "Target.attachedToTarget"
-DETACHED = "Target.detachedFromTarget"
-# Frames only (not the page's workers, nor its service worker, which other tabs share); the
-# extension lets nothing else through (``denylist.js``).
-AUTO_ATTACH = {
-    "autoAttach": True,
-    "waitForDebuggerOnStart": False,
-    "flatten": True,
-    "filter": [{"type": "iframe"}],
-}
 MAX_DEPTH = 8  # frames in frames of other sites, deeper than any real page nests them
 
 
@@ -69,30 +59,9 @@ async def attach(ctx: ToolContext, session: str | None = None) -> None:
         state.auto_attached.add(key)
         with contextlib.suppress(EventsClosed):
             for event in heard.drain():
-                learn(state, event.method, event.params, event.session_id)
+                state.learn(event.method, event.params, event.session_id)
     finally:
         heard.close()
-
-
-def learn(state: SessionState, method: str, params: dict[str, Any], parent: str | None) -> None:
-    """A child session came (``ATTACHED``, under ``parent``) or went (``DETACHED``)."""
-    if method == ATTACHED:
-        info = params.get("targetInfo") or {}
-        child = params.get("sessionId")
-        if info.get("type") == "iframe" and isinstance(child, str) and MARK not in child:
-            frame = str(info.get("targetId", ""))
-            state.children[frame] = child
-            state.parents[frame] = parent
-    elif method == DETACHED:
-        gone = params.get("sessionId")
-        for frame, child in list(state.children.items()):
-            if child == gone:
-                del state.children[frame]
-                state.parents.pop(frame, None)
-                state.auto_attached.discard(child)
-        for frame, through in list(state.within.items()):
-            if through == gone:
-                del state.within[frame]
 
 
 def session_for(ctx: ToolContext, frame: str) -> str | None:

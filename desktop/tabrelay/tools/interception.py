@@ -29,10 +29,9 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
 from tabrelay.relay.registry import BrowserRegistry
-from tabrelay.tools import child_sessions
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.sessions import GUARD_DOMAIN, GUARD_FEATURE, GUARD_PATTERNS, TabSessions
-from tabrelay.tools.tab_state import Reach, TabStates
+from tabrelay.tools.tab_state import ATTACHED, AUTO_ATTACH, Reach, TabStates
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +76,7 @@ class NavigationInterceptor:
         self._subscription = hub.subscribe(
             maxlen=10_000,
             accept=lambda e: (
-                (e.kind == "cdp" and e.method in (PAUSED, child_sessions.ATTACHED))
+                (e.kind == "cdp" and e.method in (PAUSED, ATTACHED))
                 or (e.kind == "tab" and e.method in ("created", "updated"))
             ),
             # A handed-over tab is muted, but its loads still wait here to pass the guard.
@@ -104,7 +103,7 @@ class NavigationInterceptor:
         browser = self._registry.get(event.browser_id)
         if browser is None or event.tab_id is None:
             return
-        if event.kind == "cdp" and event.method == child_sessions.ATTACHED:
+        if event.kind == "cdp" and event.method == ATTACHED:
             work = self._guard_frame(browser, event.tab_id, event.params)
         elif event.kind == "cdp":
             work = self._answer(browser, event.tab_id, event.params, event.session_id)
@@ -128,9 +127,7 @@ class NavigationInterceptor:
             await browser.cdp(
                 tab_id, f"{GUARD_DOMAIN}.enable", {"patterns": GUARD_PATTERNS}, session_id=child
             )
-            await browser.cdp(
-                tab_id, "Target.setAutoAttach", child_sessions.AUTO_ATTACH, session_id=child
-            )
+            await browser.cdp(tab_id, "Target.setAutoAttach", AUTO_ATTACH, session_id=child)
             state = self._tabs.get(browser.id, tab_id)
             if state is not None:
                 state.session.auto_attached.add(child)

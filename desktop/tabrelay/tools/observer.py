@@ -17,8 +17,9 @@ from typing import Any
 
 from tabrelay.errors import EventsClosed
 from tabrelay.relay.events import EventHub, HubEvent, Subscription
-from tabrelay.tools import child_sessions
 from tabrelay.tools.tab_state import (
+    ATTACHED,
+    DETACHED,
     MAX_REQUESTS,
     ConsoleMessage,
     Dialog,
@@ -53,13 +54,11 @@ class TabObserver:
         if event.tab_id is None or event.kind != "cdp":
             return
         key = (event.browser_id, event.tab_id)
-        if event.method in (child_sessions.ATTACHED, child_sessions.DETACHED):
+        if event.method in (ATTACHED, DETACHED):
             state = self._tabs.get(*key)
             if state is not None:
                 with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
-                    child_sessions.learn(
-                        state.session, event.method, event.params, event.session_id
-                    )
+                    state.session.learn(event.method, event.params, event.session_id)
             return
         if event.session_id is not None:  # a frame in another process: its events are its own
             return

@@ -17,16 +17,29 @@ import re
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from tabrelay.listeners import Listeners
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.registry import BrowserRegistry, Change
+from tabrelay.tools.object_ids import MARK
 
 Key = tuple[str, int]  # (browser id, tab id)
 MAX_REFS_PER_TAB = 20_000
 MAX_CONSOLE = 500
 MAX_REQUESTS = 500
 _REF = re.compile(r"e([1-9][0-9]{0,9})")
+# A tab's frames in other processes come and go as child sessions (``child_sessions.py``).
+ATTACHED = "Target.attachedToTarget"
+DETACHED = "Target.detachedFromTarget"
+# Frames only (not the page's workers, nor its service worker, which other tabs share); the
+# extension lets nothing else through (``denylist.js``).
+AUTO_ATTACH = {
+    "autoAttach": True,
+    "waitForDebuggerOnStart": False,
+    "flatten": True,
+    "filter": [{"type": "iframe"}],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +258,26 @@ class SessionState:
     # Frames of another origin in the process of such a frame (no session of their own): the
     # child session they were read through.
     within: dict[str, str] = field(default_factory=dict)
+
+    def learn(self, method: str, params: dict[str, Any], parent: str | None) -> None:
+        """A child session came (``ATTACHED``, under ``parent``) or went (``DETACHED``)."""
+        if method == ATTACHED:
+            info = params.get("targetInfo") or {}
+            child = params.get("sessionId")
+            if info.get("type") == "iframe" and isinstance(child, str) and MARK not in child:
+                frame = str(info.get("targetId", ""))
+                self.children[frame] = child
+                self.parents[frame] = parent
+        elif method == DETACHED:
+            gone = params.get("sessionId")
+            for frame, child in list(self.children.items()):
+                if child == gone:
+                    del self.children[frame]
+                    self.parents.pop(frame, None)
+                    self.auto_attached.discard(child)
+            for frame, through in list(self.within.items()):
+                if through == gone:
+                    del self.within[frame]
 
     def fresh(self) -> None:
         """A new debugger session: nothing enabled in it, no child session known."""
