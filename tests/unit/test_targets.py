@@ -9,8 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from tabrelay.tools import targets
-from tabrelay.tools.actions import Target
 from tabrelay.tools.catalog import BY_NAME, TOOLS
+from tabrelay.tools.context import Target
 from tabrelay.tools.redaction import mask
 from tabrelay.tools.targets import (
     MAX_PICTURE_BYTES,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from tabrelay.tools import (
-    actions,
     content,
     editor_text,
     editors,
+    input_events,
     page_scripts,
     refs,
     text_entry,
@@ -81,7 +81,7 @@ def test_long_texts_are_quoted_short() -> None:
         text_entry._WRITE,
         text_entry._PLACE,
         text_entry._SET_VALUE,
-        actions._FOCUS_PROBLEM,
+        input_events._FOCUS_PROBLEM,
         refs._CHECK,
     ],
 )

@@ -1,59 +1,33 @@
 """Pointer and keyboard tools: click, hover, drag, scroll, press a key, answer a dialog.
 
-Input is real: ``Input.dispatchMouseEvent`` and ``Input.dispatchKeyEvent`` at the element's
-centre after ``refs.locate`` scrolled it into view and checked it; keys go to what has the
-focus (``focus`` says what keeps it elsewhere). A click that opens a JavaScript dialog returns
-at once and says so, instead of waiting on the blocked page. Otherwise each action follows what
-it started (``aftermath.following``: a new page, a route, a new tab) and its answer says where
-the tab is now. Every press is noted in ``ToolContext.held_input`` until its release is
-answered, so a call that fails or is cancelled half-way never leaves a button or key held down
-(the runner lets go).
+Input is real (``input_events.py``): mouse and key events at the element's centre after
+``refs.locate`` scrolled it into view and checked it; keys go to what has the focus. A click
+that opens a JavaScript dialog returns at once and says so, instead of waiting on the blocked
+page. Otherwise each action follows what it started (``aftermath.following``: a new page, a
+route, a new tab) and its answer says where the tab is now.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
-from collections.abc import Coroutine
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from tabrelay.errors import CommandFailed, CommandTimeout, TabrelayError, ToolError
+from tabrelay.errors import CommandTimeout, TabrelayError, ToolError
 from tabrelay.tools import object_ids
-from tabrelay.tools.aftermath import PAGE_FIELDS, ActionWatch, following
-from tabrelay.tools.context import Params, TabParams, ToolContext, ToolResult
-from tabrelay.tools.keys import MODIFIERS, Key, parse_combo
+from tabrelay.tools.aftermath import after_action, following
+from tabrelay.tools.context import TabParams, Target, TargetParams, ToolContext, ToolResult
+from tabrelay.tools.input_events import click_at, focus, mouse, press
+from tabrelay.tools.keys import MODIFIERS, parse_combo
 from tabrelay.tools.refs import Located, locate, recentre
 from tabrelay.tools.results import page_text
 
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]
 Button = Literal["left", "right", "middle"]
-DIALOG_EVENT = "Page.javascriptDialogOpening"
-MOUSE_EVENT = "Input.dispatchMouseEvent"
 DRAG_EVENT = "Input.dispatchDragEvent"
-KEY_EVENT = "Input.dispatchKeyEvent"
-# Editing shortcuts Chrome runs as commands rather than from the raw key (Puppeteer does this too).
-_EDIT_COMMANDS = {
-    (2, "a"): "selectAll", (4, "a"): "selectAll", (2, "c"): "copy", (4, "c"): "copy",
-    (2, "v"): "paste", (4, "v"): "paste", (2, "x"): "cut", (4, "x"): "cut",
-    (2, "z"): "undo", (4, "z"): "undo",
-}  # fmt: skip
-
-
-class Target(Params):
-    ref: str | None = Field(default=None, description="From browser_snapshot.")
-    selector: str | None = Field(default=None, description="Or a CSS selector.")
-
-
-class TargetParams(TabParams, Target):
-    @model_validator(mode="after")
-    def _one_target(self) -> TargetParams:
-        if (self.ref is None) == (self.selector is None):
-            raise ValueError("give either 'ref' (from browser_snapshot) or 'selector'")
-        return self
 
 
 class ClickParams(TargetParams):
@@ -81,23 +55,6 @@ async def click(ctx: ToolContext, params: ClickParams) -> ToolResult:
         )
 
 
-async def after_action(text: str, watch: ActionWatch, dialog: dict[str, Any] | None) -> ToolResult:
-    """An acting tool's answer: what it did, and where that left the tab — after waiting for
-    the page it started to load — or the dialog that now blocks the page."""
-    if dialog is not None:
-        opened = {"kind": str(dialog.get("type", "")), "message": str(dialog.get("message", ""))}
-        return ToolResult(
-            text + dialog_note(dialog),
-            data={"navigated": False, "dialog": opened},
-            page_fields=PAGE_FIELDS,
-        )
-    followed = await watch.after()
-    note = followed.note()
-    return ToolResult(
-        f"{text} {note}" if note else text, data=followed.data(), page_fields=PAGE_FIELDS
-    )
-
-
 class HoverParams(TargetParams):
     pass
 
@@ -105,7 +62,7 @@ class HoverParams(TargetParams):
 async def hover(ctx: ToolContext, params: HoverParams) -> ToolResult:
     target = await locate(ctx, ref=params.ref, selector=params.selector, action="hover")
     async with following(ctx) as watch:
-        await _mouse(ctx, "mouseMoved", target.x, target.y)
+        await mouse(ctx, "mouseMoved", target.x, target.y)
         return await after_action(
             f"The pointer is over {params.ref or params.selector} ({target.description}).",
             watch,
@@ -131,8 +88,8 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
     await ctx.cdp("Input.setInterceptDrags", {"enabled": True})
     try:
         async with ctx.events("Input.dragIntercepted") as events, following(ctx) as watch:
-            await _mouse(ctx, "mouseMoved", source.x, source.y)
-            await _mouse(ctx, "mousePressed", source.x, source.y, button="left", clickCount=1)
+            await mouse(ctx, "mouseMoved", source.x, source.y)
+            await mouse(ctx, "mousePressed", source.x, source.y, button="left", clickCount=1)
             # Let go of a drag cut short before the button: an intercepted HTML5 drag ignores
             # the mouse until it is dropped or cancelled.
             ctx.held_input["drag"] = (DRAG_EVENT, _drag_event("dragCancel", source, _NO_DATA))
@@ -140,7 +97,7 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
             for step in range(1, steps + 1):
                 x = source.x + (target.x - source.x) * step / steps
                 y = source.y + (target.y - source.y) * step / steps
-                await _mouse(ctx, "mouseMoved", x, y, button="left")
+                await mouse(ctx, "mouseMoved", x, y, button="left")
             try:
                 intercepted = await events.until(lambda e: True, timeout=0.3)
             except CommandTimeout:
@@ -151,7 +108,7 @@ async def drag(ctx: ToolContext, params: DragParams) -> ToolResult:
                 for kind in ("dragEnter", "dragOver", "drop"):
                     await ctx.cdp(DRAG_EVENT, _drag_event(kind, target, data))
             ctx.held_input.pop("drag", None)
-            await _mouse(ctx, "mouseReleased", target.x, target.y, button="left", clickCount=1)
+            await mouse(ctx, "mouseReleased", target.x, target.y, button="left", clickCount=1)
             done = f"Dragged {source.description} onto {target.description}."
             return await after_action(done, watch, None)
     except BaseException:
@@ -214,7 +171,7 @@ async def scroll(ctx: ToolContext, params: ScrollParams) -> ToolResult:
         amount = params.amount or int(metrics["clientHeight"] * 0.8)
         x, y = metrics["clientWidth"] / 2, metrics["clientHeight"] / 2
         delta = amount if direction == "down" else -amount
-        await _mouse(ctx, "mouseWheel", x, y, deltaX=0, deltaY=delta)
+        await mouse(ctx, "mouseWheel", x, y, deltaX=0, deltaY=delta)
     elif direction in ("top", "bottom"):
         end = "0" if direction == "top" else "document.scrollingElement.scrollHeight"
         await _evaluate(ctx, f"window.scrollTo(0, {end})")
@@ -254,26 +211,6 @@ async def press_key(ctx: ToolContext, params: PressKeyParams) -> ToolResult:
                 break
         times = f" {params.repeat} times" if params.repeat > 1 else ""
         return await after_action(f"Pressed {params.key}{times}.", watch, dialog)
-
-
-async def press(ctx: ToolContext, key: Key, modifiers: int = 0) -> dict[str, Any] | None:
-    """Press (and release) one key with modifiers held; the dialog it opened, if any."""
-    held = [name for name, bit in MODIFIERS.items() if modifiers & bit]
-    for name in held:
-        await _key(ctx, "rawKeyDown", parse_combo(name)[1], modifiers)
-    command = _EDIT_COMMANDS.get((modifiers & ~8, key.key.lower()))
-    printable = key.text and not modifiers & ~8  # Shift alone still types
-    down: dict[str, Any] = {}
-    if command:
-        down["commands"] = [command]
-    dialog = await _until_dialog(
-        ctx, _key(ctx, "keyDown" if printable else "rawKeyDown", key, modifiers, **down)
-    )
-    if dialog is None:
-        await _key(ctx, "keyUp", key, modifiers)
-    for name in reversed(held):
-        await _key(ctx, "keyUp", parse_combo(name)[1], 0)
-    return dialog
 
 
 class DialogParams(TabParams):
@@ -322,180 +259,6 @@ async def handle_dialog(ctx: ToolContext, params: DialogParams) -> ToolResult:
             watch,
             None,
         )
-
-
-# --- primitives ------------------------------------------------------------------------------
-
-
-# Why the element does not have the keyboard focus after DOM.focus, or null when it has it.
-_FOCUS_PROBLEM = r"""
-function () {
-  const describe = (el) => {
-    if (!el || !el.tagName) return 'nothing';
-    let text = el.tagName.toLowerCase();
-    if (el.id) text += '#' + el.id;
-    const said = (el.innerText || '').replace(/\s+/g, ' ').trim();
-    return said ? `${text} "${said.length > 60 ? said.slice(0, 59) + '…' : said}"` : text;
-  };
-  // Asked of the element itself: the focus inside a shadow root (closed ones too, which this
-  // world cannot walk down to) is found from where it is.
-  if (this.matches(':focus-within')) return null;
-  const doc = this.ownerDocument;
-  let active = doc.activeElement;
-  while (active && active.shadowRoot && active.shadowRoot.activeElement) {
-    active = active.shadowRoot.activeElement;
-  }
-  let modal = null;
-  try { modal = doc.querySelector('dialog:modal'); } catch (error) { modal = null; }
-  if (modal && !modal.contains(this)) return {why: 'modal', by: describe(modal)};
-  const inert = this.closest('[inert]');
-  if (inert) return {why: 'inert', by: describe(inert)};
-  return {why: 'elsewhere', by: active === doc.body ? 'the page' : describe(active)};
-}
-"""
-
-
-async def focus(ctx: ToolContext, target: Located, what: str) -> None:
-    """Give ``target`` the keyboard focus.
-
-    Raises:
-        ToolError: it cannot take the focus, saying what keeps it (a modal dialog, an inert
-            region, another element).
-    """
-    named = f"{what} ({target.description})"
-    # Not focusable (now): what keeps it is looked for below.
-    with contextlib.suppress(CommandFailed):
-        await ctx.cdp("DOM.focus", {"objectId": target.object_id})
-    answer = await ctx.call_on(target.object_id, _FOCUS_PROBLEM)
-    problem = answer.get("result", {}).get("value")
-    if not isinstance(problem, dict):
-        return
-    by = page_text(str(problem.get("by", "something")))
-    match problem.get("why"):
-        case "modal":
-            raise ToolError(
-                f"{named} cannot take the keyboard: the modal dialog {by} is open over the page; "
-                "answer or close it first"
-            )
-        case "inert":
-            raise ToolError(f"{named} takes no input now: it is inside {by}, which is inert")
-        case _:
-            raise ToolError(
-                f"{named} did not take the keyboard focus (it stayed on {by}), so nothing can "
-                "be typed there; click it first, or check that it is where text goes"
-            )
-
-
-async def click_at(
-    ctx: ToolContext,
-    x: float,
-    y: float,
-    *,
-    button: str = "left",
-    clicks: int = 1,
-    modifiers: int = 0,
-) -> dict[str, Any] | None:
-    """Move to (x, y) and click; the JavaScript dialog the click opened, if any."""
-    await _mouse(ctx, "mouseMoved", x, y, modifiers=modifiers)
-    for count in range(1, clicks + 1):
-        base = {"button": button, "clickCount": count, "modifiers": modifiers}
-        await _mouse(ctx, "mousePressed", x, y, **base)
-        dialog = await _until_dialog(ctx, _mouse(ctx, "mouseReleased", x, y, **base))
-        if dialog is not None:
-            return dialog
-    return None
-
-
-async def _until_dialog(
-    ctx: ToolContext, command: Coroutine[Any, Any, None]
-) -> dict[str, Any] | None:
-    """Await an input command, unless the page opens a JavaScript dialog first.
-
-    The input event is only acknowledged after its handlers ran, and a handler blocked on
-    alert() or confirm() waits for an answer: the command then keeps running in the background
-    (bounded by the command timeout) and the dialog is returned. Whatever else happens — an
-    error, the tab closing, the call being cancelled — neither task outlives this function.
-    """
-    async with ctx.events(DIALOG_EVENT) as events:
-        sent = asyncio.ensure_future(command)
-        # The command's own timeout bounds this wait: whichever comes first ends it.
-        opened = asyncio.ensure_future(events.until(lambda e: True, timeout=3600))
-        keep_sent = False
-        try:
-            await asyncio.wait({sent, opened}, return_when=asyncio.FIRST_COMPLETED)
-            if sent.done():
-                sent.result()
-                return None
-            event = opened.result()
-            keep_sent = True
-            ctx.background.add(sent)
-            sent.add_done_callback(_forget(ctx.background))
-            return dict(event.params)
-        finally:
-            opened.cancel()
-            if not keep_sent:
-                sent.cancel()
-            # Collect what was cancelled (or failed) so no task is left unretrieved, even when
-            # this call is being cancelled itself.
-            await ctx.settle(_collect(opened, *(() if keep_sent else (sent,))))
-
-
-async def _collect(*tasks: asyncio.Future[Any]) -> None:
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _forget(tasks: set[asyncio.Future[Any]]) -> Any:
-    def done(task: asyncio.Future[Any]) -> None:
-        tasks.discard(task)
-        if not task.cancelled():
-            with contextlib.suppress(TabrelayError):
-                task.result()
-
-    return done
-
-
-def dialog_note(dialog: dict[str, Any] | None) -> str:
-    if dialog is None:
-        return ""
-    kind, message = dialog.get("type", "dialog"), dialog.get("message", "")
-    return (
-        f" The page opened a {kind} dialog: {page_text(repr(message))}. Answer it with "
-        "browser_handle_dialog before anything else."
-    )
-
-
-async def _mouse(ctx: ToolContext, kind: str, x: float, y: float, **extra: Any) -> None:
-    event = {"type": kind, "x": x, "y": y, **extra}
-    held = f"mouse:{extra.get('button', 'none')}"
-    if kind == "mousePressed":
-        release = {**event, "type": "mouseReleased", "clickCount": extra.get("clickCount", 1)}
-        ctx.held_input[held] = (MOUSE_EVENT, release)
-    await ctx.cdp(MOUSE_EVENT, event)
-    if kind == "mouseReleased":
-        ctx.held_input.pop(held, None)
-
-
-async def _key(ctx: ToolContext, kind: str, key: Key, modifiers: int, **extra: Any) -> None:
-    event: dict[str, Any] = {
-        "type": kind,
-        "key": key.key,
-        "code": key.code,
-        "windowsVirtualKeyCode": key.key_code,
-        "nativeVirtualKeyCode": key.key_code,
-        "modifiers": modifiers,
-        **extra,
-    }
-    if kind == "keyDown" and key.text:
-        event["text"] = event["unmodifiedText"] = key.text
-    held = f"key:{key.code or key.key}"
-    if kind in ("keyDown", "rawKeyDown"):
-        release = {
-            k: v for k, v in event.items() if k not in ("text", "unmodifiedText", "commands")
-        }
-        ctx.held_input[held] = (KEY_EVENT, {**release, "type": "keyUp", "modifiers": 0})
-    await ctx.cdp(KEY_EVENT, event)
-    if kind == "keyUp":
-        ctx.held_input.pop(held, None)
 
 
 async def _evaluate(ctx: ToolContext, expression: str) -> Any:

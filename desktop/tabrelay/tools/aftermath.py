@@ -19,7 +19,7 @@ from typing import Any
 from tabrelay.errors import EventsClosed, TabrelayError
 from tabrelay.relay.events import HubEvent, Subscription
 from tabrelay.tools import download
-from tabrelay.tools.context import ToolContext
+from tabrelay.tools.context import ToolContext, ToolResult
 from tabrelay.tools.results import page_text
 
 ACTION_LOAD_TIMEOUT = 10.0  # seconds an action waits for the page it started to load
@@ -438,3 +438,30 @@ async def following(
         )
     finally:
         subscription.close()
+
+
+async def after_action(text: str, watch: ActionWatch, dialog: dict[str, Any] | None) -> ToolResult:
+    """An acting tool's answer: what it did, and where that left the tab — after waiting for
+    the page it started to load — or the dialog that now blocks the page."""
+    if dialog is not None:
+        opened = {"kind": str(dialog.get("type", "")), "message": str(dialog.get("message", ""))}
+        return ToolResult(
+            text + dialog_note(dialog),
+            data={"navigated": False, "dialog": opened},
+            page_fields=PAGE_FIELDS,
+        )
+    followed = await watch.after()
+    note = followed.note()
+    return ToolResult(
+        f"{text} {note}" if note else text, data=followed.data(), page_fields=PAGE_FIELDS
+    )
+
+
+def dialog_note(dialog: dict[str, Any] | None) -> str:
+    if dialog is None:
+        return ""
+    kind, message = dialog.get("type", "dialog"), dialog.get("message", "")
+    return (
+        f" The page opened a {kind} dialog: {page_text(repr(message))}. Answer it with "
+        "browser_handle_dialog before anything else."
+    )

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tabrelay.config.settings import Settings
 from tabrelay.errors import CommandFailed, CommandTimeout, EventsClosed, TabrelayError, ToolError
@@ -91,6 +91,20 @@ class BrowserParams(Params):
 class TabParams(BrowserParams):
     # Without it, the active tab (browser_status says so once, for every tool).
     tab_id: int | None = None
+
+
+# An element a tool acts on: a ref from a snapshot, or a CSS selector.
+class Target(Params):
+    ref: str | None = Field(default=None, description="From browser_snapshot.")
+    selector: str | None = Field(default=None, description="Or a CSS selector.")
+
+
+class TargetParams(TabParams, Target):
+    @model_validator(mode="after")
+    def _one_target(self) -> TargetParams:
+        if (self.ref is None) == (self.selector is None):
+            raise ValueError("give either 'ref' (from browser_snapshot) or 'selector'")
+        return self
 
 
 @dataclass

@@ -16,16 +16,9 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools.actions import (
-    Target,
-    TargetParams,
-    after_action,
-    click_at,
-    dialog_note,
-    press,
-)
-from tabrelay.tools.aftermath import following
-from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.aftermath import after_action, dialog_note, following
+from tabrelay.tools.context import TabParams, Target, TargetParams, ToolContext, ToolResult
+from tabrelay.tools.input_events import click_at, press
 from tabrelay.tools.keys import key_for
 from tabrelay.tools.refs import Located, locate, node_id_of, secret_kind
 from tabrelay.tools.results import page_text

@@ -12,8 +12,7 @@ from pydantic import Field
 
 from tabrelay.errors import ToolError
 from tabrelay.tools import child_sessions
-from tabrelay.tools.actions import Target
-from tabrelay.tools.context import Image, TabParams, ToolContext, ToolResult
+from tabrelay.tools.context import Image, TabParams, Target, ToolContext, ToolResult
 from tabrelay.tools.refs import locate
 
 Format = Literal["jpeg", "png", "webp"]

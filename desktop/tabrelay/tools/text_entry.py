@@ -19,9 +19,9 @@ import random
 from typing import Any
 
 from tabrelay.errors import ToolError
-from tabrelay.tools.actions import focus, press
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.editors import EDITOR
+from tabrelay.tools.input_events import focus, press
 from tabrelay.tools.keys import MODIFIERS, Key, key_for
 from tabrelay.tools.refs import Located
 from tabrelay.tools.results import page_text
