@@ -18,14 +18,14 @@ from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.protocol.messages import uncollected
-from tabrelay.tools import editor_text, page_outline, page_tools
+from tabrelay.tools import editor_text, page_outline, webmcp
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.loading import until_parsed
 from tabrelay.tools.outline import Outline, build_outline, search
 from tabrelay.tools.page_scripts import withheld_note
 from tabrelay.tools.results import page_text
 from tabrelay.tools.tab_state import RefTarget
-from tabrelay.tools.wait import until_parsed
 
 
 class SnapshotParams(TabParams):
@@ -66,7 +66,7 @@ async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
     # The tools the page declares are asked for alongside (no time of their own).
     (outline, drawing), tools = await asyncio.gather(
         drawn(ctx, viewport=params.scope == "viewport", depth=params.depth),
-        page_tools.declared(ctx),
+        webmcp.declared(ctx),
     )
     tab = ctx.need_tab()
     # Tabrelay's notes first, then the page's words in one boundary: the page, then its outline.
@@ -83,7 +83,7 @@ async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
     if outline.withheld:
         notes += "\n" + withheld_note(outline.withheld)
     if tools:
-        notes += page_tools.listing(tools)
+        notes += webmcp.listing(tools)
     body = outline.text.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
     fitted = fit_text(
         body,

@@ -16,8 +16,8 @@ from pydantic import Field
 from tabrelay.errors import RelayError
 from tabrelay.protocol.messages import TabInfo
 from tabrelay.relay.browser import Browser
-from tabrelay.tools import navigation
 from tabrelay.tools.context import BrowserParams, Params, ToolContext, ToolResult
+from tabrelay.tools.loading import open_url
 from tabrelay.tools.results import page_text
 
 TABRELAY_GROUP = "Tabrelay"
@@ -154,7 +154,7 @@ async def new_tab(ctx: ToolContext, params: NewTabParams) -> ToolResult:
     ctx.tab = tab
     if ctx.sessions is not None:  # guarded before its first page, so no redirect slips by
         await ctx.sessions.prepare(browser, tab.id, guard=True)
-    loaded = await navigation.open_url(ctx, params.url, wait_until="load", timeout=30.0)
+    loaded = await open_url(ctx, params.url, wait_until="load", timeout=30.0)
     return ToolResult(
         f"Opened tab {tab.id}: {loaded.text}",
         data={"tab_id": tab.id, **(loaded.data or {})},

@@ -2,8 +2,7 @@
 
 Conditions on the page are checked in the page (every 100 ms) inside one awaited evaluation,
 retried when a navigation replaces the document. Cancelling the MCP call stops the wait at
-once. A condition not met in time is an error that says what was seen. ``until_parsed`` lets a
-reader (browser_snapshot) wait briefly for a document still arriving, or say it is.
+once. A condition not met in time is an error that says what was seen.
 """
 
 from __future__ import annotations
@@ -155,35 +154,3 @@ async def _sleep(ctx: ToolContext, seconds: float) -> None:
     while (left := end - time.monotonic()) > 0:
         await ctx.progress(seconds - left, seconds, "waiting")
         await asyncio.sleep(min(1.0, left))
-
-
-PARSE_WAIT = 3.0  # seconds a snapshot waits for a document still being parsed
-STILL_LOADING = (
-    "(The page is still loading: this is what has arrived so far. browser_wait_for "
-    "load_state='domcontentloaded' waits for the rest.)"
-)
-
-
-async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> str:
-    """Wait (at most ``timeout``) until the tab's document is parsed, for a reader such as
-    browser_snapshot; ``""`` then, or ``STILL_LOADING`` for the reader to put first.
-
-    A document between navigations has no context to ask: that counts as loading.
-    """
-    async with ctx.events("Page.domContentEventFired") as events:
-        try:
-            answer = await ctx.cdp(
-                "Runtime.evaluate",
-                {"expression": "document.readyState", "returnByValue": True},
-                timeout=timeout,
-            )
-            state = answer.get("result", {}).get("value")
-        except CommandFailed:
-            state = "loading"
-        if state != "loading":
-            return ""
-        try:
-            await events.until(lambda e: True, timeout=timeout)
-        except CommandTimeout:
-            return STILL_LOADING
-    return ""
