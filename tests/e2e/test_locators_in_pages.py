@@ -24,8 +24,9 @@ from tabrelay.tools.actions import ClickParams, DragParams, PressKeyParams
 from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.context import Params, ToolContext
 from tabrelay.tools.forms import FillFormParams
-from tabrelay.tools.locators import TargetMissing, capture_targets, find, locator_of
+from tabrelay.tools.locators import TargetMissing, find, locator_of
 from tabrelay.tools.results import plain
+from tabrelay.tools.targets import capture_targets
 
 pytestmark = E2E
 

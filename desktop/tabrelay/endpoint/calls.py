@@ -61,13 +61,12 @@ from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
 from tabrelay.tools.downloads import Downloads
 from tabrelay.tools.guard import NavigationGuard, origin_of
 from tabrelay.tools.handoffs import Handoffs, refusal
-from tabrelay.tools.locators import capture_targets
 from tabrelay.tools.recording import final_text_of_call, record_call
 from tabrelay.tools.redaction import redact, redact_all, secret_values
 from tabrelay.tools.sessions import TabSessions
 from tabrelay.tools.tab_state import Reach, TabStates
 from tabrelay.tools.tabs import in_scope
-from tabrelay.tools.targets import Touches, describe_touches
+from tabrelay.tools.targets import Touches, capture_targets, describe_touches
 
 logger = logging.getLogger(__name__)
 

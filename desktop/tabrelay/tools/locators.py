@@ -19,17 +19,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from tabrelay.errors import CommandFailed, TabrelayError, ToolError
 from tabrelay.recipes.model import Locator
 from tabrelay.tools import child_sessions, page_outline
-from tabrelay.tools.actions import PressKeyParams
-from tabrelay.tools.context import Params, ToolContext
+from tabrelay.tools.context import ToolContext
 from tabrelay.tools.refs import frame_loaders, held_of, object_for
 from tabrelay.tools.results import page_text
 from tabrelay.tools.tab_state import RefTarget
-from tabrelay.tools.targets import named_elements
 
 CAPTURE_TIMEOUT = 2.0  # seconds for one element's locator; a hung page gives none
 POLL_INTERVAL = 0.2  # between looks while find waits for the element
@@ -556,44 +554,6 @@ def locator_from(value: Any) -> Locator | None:
         return Locator.model_validate(fields)
     except ValidationError:
         return None
-
-
-async def capture_targets(
-    ctx: ToolContext, touches: str | None, params: Params
-) -> dict[str, Locator]:
-    """The locators of the elements a recorded call names (``touches``: what it does to them,
-    ``ToolSpec.touches``), taken before it runs: ``ref`` (a ref or selector),
-    ``source``/``target`` (drag), ``fields.<i>`` (fill form), ``element`` (press key's optional
-    target). Empty for a tool that names no element.
-
-    Never raises (but a cancel); bounded by ``CAPTURE_TIMEOUT`` altogether.
-    """
-    if ctx.tab is None:
-        return {}
-    named = _named(touches, params)
-    if not named:
-        return {}
-    found: dict[str, Locator] = {}
-    tasks: dict[str, asyncio.Task[Locator | None]] = {}
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(CAPTURE_TIMEOUT * 1.5):
-            async with asyncio.TaskGroup() as group:
-                for key, ref, selector in named:
-                    tasks[key] = group.create_task(locator_of(ctx, ref=ref, selector=selector))
-    for key, task in tasks.items():
-        if task.done() and not task.cancelled() and (locator := task.result()) is not None:
-            found[key] = locator
-    return found
-
-
-def _named(touches: str | None, params: BaseModel) -> list[tuple[str, str | None, str | None]]:
-    """The elements the call names (``targets.named_elements``) under their recipe keys:
-    "ref", "source"/"target" (drag), "fields.<i>", and "element" for press_key's target."""
-    named = []
-    for path, ref, selector in named_elements(touches, params):
-        key = path.removesuffix("selector").removesuffix("ref").rstrip("_.") or "ref"
-        named.append(("element" if isinstance(params, PressKeyParams) else key, ref, selector))
-    return named
 
 
 async def find(ctx: ToolContext, locator: Locator, *, timeout: float = 10.0) -> str:

@@ -94,7 +94,7 @@ def record_call(
     """The steps a successful call of ``tool`` stands for, the parameters they use, and what
     it did that no step stands for (see the module docstring).
 
-    ``locators`` are those ``tools.locators.capture_targets`` captured before the call ran
+    ``locators`` are those ``tools.targets.capture_targets`` captured before the call ran
     (keys "ref", "element" for press_key's target, "fields.<i>"); ``secret(path)`` says
     whether an argument holds a secret; ``page_url`` is where the call ran; ``result`` is
     what it returned. A tool that is not recorded gives nothing.

@@ -8,7 +8,8 @@ the command log. ``Touches.shown`` takes a small picture of each element on scre
 elements in the page with a label while the person is asked, and takes the outlines away
 afterwards, whatever ends the question. Neither reads what a field holds (it may be a
 secret), neither clicks, types or scrolls, and neither fails a call: an element that cannot
-be described says so. Every step is bounded.
+be described says so. Every step is bounded. ``capture_targets`` takes the locators of the
+elements a recorded call names, before it runs, for the recipe.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from pydantic import BaseModel
 
 from tabrelay.errors import TabrelayError
 from tabrelay.protocol.urls import InvalidUrl, parse_url
-from tabrelay.tools import child_sessions, effect_facts, page_outline
+from tabrelay.recipes.model import Locator
+from tabrelay.tools import child_sessions, effect_facts, locators, page_outline
 from tabrelay.tools.actions import PressKeyParams
 from tabrelay.tools.context import ToolContext, settle
 from tabrelay.tools.effect_facts import Facts
@@ -240,6 +242,48 @@ def _named(params: BaseModel, prefix: str) -> Iterator[tuple[str, str | None, st
             for index, item in enumerate(value):
                 if isinstance(item, BaseModel):
                     yield from _named(item, f"{prefix}{name}.{index}.")
+
+
+async def capture_targets(
+    ctx: ToolContext, touches: str | None, params: BaseModel
+) -> dict[str, Locator]:
+    """The locators of the elements a recorded call names (``touches``: what it does to them,
+    ``ToolSpec.touches``), taken before it runs: ``ref`` (a ref or selector),
+    ``source``/``target`` (drag), ``fields.<i>`` (fill form), ``element`` (press key's optional
+    target). Empty for a tool that names no element.
+
+    Never raises (but a cancel); bounded by ``locators.CAPTURE_TIMEOUT`` altogether.
+    """
+    if ctx.tab is None:
+        return {}
+    named = _recipe_keys(touches, params)
+    if not named:
+        return {}
+    found: dict[str, Locator] = {}
+    tasks: dict[str, asyncio.Task[Locator | None]] = {}
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(locators.CAPTURE_TIMEOUT * 1.5):
+            async with asyncio.TaskGroup() as group:
+                for key, ref, selector in named:
+                    tasks[key] = group.create_task(
+                        locators.locator_of(ctx, ref=ref, selector=selector)
+                    )
+    for key, task in tasks.items():
+        if task.done() and not task.cancelled() and (locator := task.result()) is not None:
+            found[key] = locator
+    return found
+
+
+def _recipe_keys(
+    touches: str | None, params: BaseModel
+) -> list[tuple[str, str | None, str | None]]:
+    """The elements the call names (``named_elements``) under their recipe keys:
+    "ref", "source"/"target" (drag), "fields.<i>", and "element" for press_key's target."""
+    named = []
+    for path, ref, selector in named_elements(touches, params):
+        key = path.removesuffix("selector").removesuffix("ref").rstrip("_.") or "ref"
+        named.append(("element" if isinstance(params, PressKeyParams) else key, ref, selector))
+    return named
 
 
 def action_of(touches: str, path: str) -> str:
