@@ -27,12 +27,15 @@ from tabrelay.errors import NavigationBlocked, TabrelayError, ToolError
 from tabrelay.recipes.model import Locator, Param, Recipe, RecipeError, Step
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
+from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.guard import NavigationGuard
-from tabrelay.tools.recipes import ListRecipesParams, RunRecipeParams, list_recipes, run_recipe
+from tabrelay.tools.recipes import ListRecipesParams, RunRecipeParams, list_recipes
 from tabrelay.tools.results import plain
 
 pytestmark = E2E
+
+run_recipe = BY_NAME["browser_run_recipe"].run  # as the endpoint runs it: steps via the catalog
 
 NAME_CANARY = "Ada-canary-7f3e"  # a parameter's value: never in a result, error or log
 PASSWORD_CANARY = "pw-canary-91c2d"

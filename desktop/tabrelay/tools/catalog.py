@@ -21,8 +21,8 @@ structured content (``{}`` when it has nothing to add, see ``endpoint/server.py`
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from tabrelay.tools import (
@@ -42,11 +42,10 @@ from tabrelay.tools import (
     wait,
 )
 from tabrelay.tools.access import Action
-from tabrelay.tools.context import Params, TargetKind, ToolContext, ToolResult
+from tabrelay.tools.context import Params, Runner, TargetKind
 from tabrelay.tools.redaction import SecretFields
 from tabrelay.tools.results import HOW_TO_READ
 
-Runner = Callable[[ToolContext, Any], Awaitable[ToolResult]]
 Schema = dict[str, Any]
 
 
@@ -136,6 +135,12 @@ PAGE = _object(tab_id="integer", url="string", title="string")
 # The acting tools answer an object (navigated, url, new tabs, a dialog…), declared bare: each
 # property named would cost every client's tools/list ~60 bytes a tool.
 AFTER_ACTION: Schema = {"type": "object"}
+
+
+def _tool(name: str) -> ToolSpec:
+    """A tool by name, for a recipe's steps (each runs the tool an agent would call)."""
+    return BY_NAME[name]
+
 
 TOOLS: tuple[ToolSpec, ...] = (
     # --- status and tabs ----------------------------------------------------------------------
@@ -294,7 +299,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     _spec("browser_run_recipe", "Run a recipe",
           "Replay a recipe the person saved instead of doing its steps yourself; stops at the "
           "first step that fails, saying why.",
-          recipes.RunRecipeParams, recipes.run_recipe, destructive=True,
+          recipes.RunRecipeParams, partial(recipes.run_recipe, tools=_tool), destructive=True,
           output=_object(steps="integer", url="string"),
           secrets=SecretFields(frozenset({"params"}), recipes.clear_nothing),
           read_only=False, while_dialog=False, leaves_page=False, judged="recipe",

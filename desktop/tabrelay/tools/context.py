@@ -130,6 +130,10 @@ class ToolResult:
         return len(self.text.encode("utf-8")) + (len(self.image.data) if self.image else 0)
 
 
+# A tool's function: its context and parameters in, what happened out.
+Runner = Callable[["ToolContext", Any], Awaitable[ToolResult]]
+
+
 @dataclass(frozen=True, slots=True)
 class PageElements:
     """What a page script that lists elements found (``ToolContext.page_elements``)."""

@@ -1,5 +1,5 @@
 """browser_run_recipe and browser_list_recipes: replay a saved recipe in a tab, step by step,
-through the same tool functions agents call, and list the saved ones.
+through the tools agents call (the catalog's, by name), and list the saved ones.
 
 Each step finds its element again with ``tools.locators.find`` (waiting for it as an acting tool
 does) and runs the tool an agent would have run on it; after each step the tab must not be on a
@@ -13,17 +13,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, Protocol
 from urllib.parse import urlsplit
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints, ValidationError, field_validator
 
-from tabrelay.errors import CommandFailed, NavigationBlocked, TabrelayError, ToolError
+from tabrelay.errors import (
+    CommandFailed,
+    NavigationBlocked,
+    TabrelayError,
+    ToolError,
+    validation_text,
+)
 from tabrelay.protocol.constants import ErrorCode
 from tabrelay.recipes.model import MAX_TEXT, Recipe, Step
 from tabrelay.recipes.store import RecipeStore
-from tabrelay.tools import actions, forms, navigation, wait
-from tabrelay.tools.context import Params, Progress, TabParams, ToolContext, ToolResult
+from tabrelay.tools.context import Params, Progress, Runner, TabParams, ToolContext, ToolResult
 from tabrelay.tools.locators import find
 from tabrelay.tools.redaction import mask, scrub
 from tabrelay.tools.results import page_text
@@ -36,6 +42,19 @@ MAX_NAME_GIVEN = 100  # a recipe name longer than this is refused before the sto
 
 _Value = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 _Name = Annotated[str, StringConstraints(max_length=100)]
+
+
+class StepTool(Protocol):
+    """A tool a step runs, as the catalog has it (``catalog.ToolSpec``)."""
+
+    @property
+    def params(self) -> type[Params]: ...
+
+    @property
+    def run(self) -> Runner: ...
+
+
+Tools = Callable[[str], StepTool]  # the catalog's tools by name
 
 
 class RunRecipeParams(TabParams):
@@ -68,8 +87,9 @@ class ListRecipesParams(Params):
     pass
 
 
-async def run_recipe(ctx: ToolContext, params: RunRecipeParams) -> ToolResult:
-    """Run the saved recipe ``params.name`` in the tab, step by step.
+async def run_recipe(ctx: ToolContext, params: RunRecipeParams, *, tools: Tools) -> ToolResult:
+    """Run the saved recipe ``params.name`` in the tab, step by step, each through the tool
+    an agent would call (``tools``: the catalog's, by name).
 
     Raises:
         RecipeError: no such recipe, or a parameter is missing or unknown.
@@ -80,7 +100,7 @@ async def run_recipe(ctx: ToolContext, params: RunRecipeParams) -> ToolResult:
     steps = recipe.filled(dict(params.params))  # RecipeError names what is missing
     hidden = frozenset(params.params.values())
     try:
-        return await _run(ctx, recipe, steps, params.timeout, hidden)
+        return await _run(ctx, tools, recipe, steps, params.timeout, hidden)
     except BaseException:
         await ctx.release_input()  # a step cut short may hold a key or a button down
         raise
@@ -133,7 +153,12 @@ def _store(ctx: ToolContext) -> RecipeStore:
 
 
 async def _run(
-    ctx: ToolContext, recipe: Recipe, steps: list[Step], timeout: float, hidden: frozenset[str]
+    ctx: ToolContext,
+    tools: Tools,
+    recipe: Recipe,
+    steps: list[Step],
+    timeout: float,
+    hidden: frozenset[str],
 ) -> ToolResult:
     started = time.monotonic()
     total = len(steps)
@@ -146,7 +171,7 @@ async def _run(
         ctx.progress = _StepProgress(report, number - 1, units, message)
         try:
             await _prepare(ctx)
-            await _step(ctx, step, timeout, secret=bool(shown.params()))
+            await _step(ctx, tools, step, timeout, secret=bool(shown.params()))
             await _guard(ctx)
         except asyncio.CancelledError:
             raise
@@ -181,7 +206,7 @@ async def _run(
         await report(total, units, message)
         ctx.progress = _StepProgress(report, total, units, message)
         try:
-            await wait.wait_for(ctx, wait.WaitParams(text=recipe.final_text, timeout=timeout))
+            await _call(ctx, tools, "browser_wait_for", text=recipe.final_text, timeout=timeout)
         except asyncio.CancelledError:
             raise
         except TabrelayError as exc:
@@ -233,7 +258,9 @@ async def _prepare(ctx: ToolContext) -> None:
         await ctx.sessions.prepare(ctx.need_browser(), ctx.need_tab().id, guard=True)
 
 
-async def _step(ctx: ToolContext, step: Step, timeout: float, *, secret: bool) -> None:
+async def _step(
+    ctx: ToolContext, tools: Tools, step: Step, timeout: float, *, secret: bool
+) -> None:
     """Run one filled step through the tool an agent would call.
 
     Raises:
@@ -248,48 +275,52 @@ async def _step(ctx: ToolContext, step: Step, timeout: float, *, secret: bool) -
     ref = await find(ctx, step.target, timeout=timeout) if step.target is not None else None
     match step.action:
         case "navigate":
-            await navigation.navigate(
-                ctx, navigation.NavigateParams(url=step.url, action=step.history)
-            )
+            await _call(ctx, tools, "browser_navigate", url=step.url, action=step.history)
         case "click":
-            await actions.click(
-                ctx,
-                actions.ClickParams(
-                    ref=ref, button=step.button, double=step.double, modifiers=step.modifiers
-                ),
-            )
+            await _call(
+                ctx, tools, "browser_click",
+                ref=ref, button=step.button, double=step.double, modifiers=step.modifiers,
+            )  # fmt: skip
         case "type":
-            await forms.type_text(
-                ctx,
-                forms.TypeParams(
-                    ref=ref,
-                    text=step.text or "",
-                    submit=step.submit,
-                    append=step.append,
-                    secret=secret,
-                ),
-            )
+            await _call(
+                ctx, tools, "browser_type",
+                ref=ref, text=step.text or "", submit=step.submit, append=step.append,
+                secret=secret,
+            )  # fmt: skip
         case "select":
-            await forms.select_option(ctx, forms.SelectParams(ref=ref, values=step.options))
+            await _call(ctx, tools, "browser_select_option", ref=ref, values=step.options)
         case "check":
-            field = forms.FormField(ref=ref, value=bool(step.checked))
-            await forms.fill_form(ctx, forms.FillFormParams(fields=[field]))
+            field = {"ref": ref, "value": bool(step.checked)}
+            await _call(ctx, tools, "browser_fill_form", fields=[field])
         case "press":
-            await actions.press_key(
-                ctx, actions.PressKeyParams(key=step.key or "", repeat=step.repeat, ref=ref)
+            await _call(
+                ctx, tools, "browser_press_key", key=step.key or "", repeat=step.repeat, ref=ref
             )
         case "hover":
-            await actions.hover(ctx, actions.HoverParams(ref=ref))
+            await _call(ctx, tools, "browser_hover", ref=ref)
         case "dialog":
             await _dialog_shown(ctx, timeout)
-            await actions.handle_dialog(
-                ctx,
-                actions.DialogParams(
-                    accept=bool(step.accept), prompt_text=step.text, secret=secret
-                ),
-            )
+            await _call(
+                ctx, tools, "browser_handle_dialog",
+                accept=bool(step.accept), prompt_text=step.text, secret=secret,
+            )  # fmt: skip
         case "expect_text":
-            await wait.wait_for(ctx, wait.WaitParams(text=step.text, timeout=timeout))
+            await _call(ctx, tools, "browser_wait_for", text=step.text, timeout=timeout)
+
+
+async def _call(ctx: ToolContext, tools: Tools, name: str, **arguments: Any) -> None:
+    """Run the tool ``name`` with ``arguments``, validated as an agent's call of it is.
+
+    Raises:
+        ToolError: the tool refuses the arguments (a recipe file edited by hand, a parameter's
+            value too long for the field), saying why.
+    """
+    tool = tools(name)
+    try:
+        params = tool.params.model_validate(arguments)
+    except ValidationError as exc:
+        raise ToolError(f"{name} refuses the step's arguments: {validation_text(exc)}") from None
+    await tool.run(ctx, params)
 
 
 async def _dialog_shown(ctx: ToolContext, timeout: float) -> None:
