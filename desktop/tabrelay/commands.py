@@ -36,7 +36,7 @@ from tabrelay.system.clients import CLIENTS, Endpoint, merge_into_config
 from tabrelay.system.doctor import Doctor, running_instance
 from tabrelay.system.launcher import tabrelay_command
 from tabrelay.tools.catalog import BY_NAME
-from tabrelay.tools.guard import origin_of
+from tabrelay.tools.state.guard import origin_of
 
 # --- token ----------------------------------------------------------------------------------
 

@@ -45,14 +45,14 @@ from tabrelay.relay.registry import BrowserRegistry, Change
 from tabrelay.relay.server import RelayServer
 from tabrelay.store.commandlog import CommandLog
 from tabrelay.system.logs import Redactor
-from tabrelay.tools.demonstration import Demonstrations
-from tabrelay.tools.downloads import Downloads
-from tabrelay.tools.guard import NavigationGuard
-from tabrelay.tools.handoffs import Handoffs
-from tabrelay.tools.interception import NavigationInterceptor
-from tabrelay.tools.observer import TabObserver
-from tabrelay.tools.sessions import TabSessions
-from tabrelay.tools.tab_state import TabStates
+from tabrelay.tools.recorders.demonstration import Demonstrations
+from tabrelay.tools.state.downloads import Downloads
+from tabrelay.tools.state.guard import NavigationGuard
+from tabrelay.tools.state.handoffs import Handoffs
+from tabrelay.tools.state.interception import NavigationInterceptor
+from tabrelay.tools.state.observer import TabObserver
+from tabrelay.tools.state.sessions import TabSessions
+from tabrelay.tools.state.tab_state import TabStates
 
 logger = logging.getLogger(__name__)
 

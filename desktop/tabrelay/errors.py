@@ -113,7 +113,7 @@ class CommandFailed(BrowserError):
     """A browser command failed; ``code`` says why, when known: an ``ErrorCode`` of the
     protocol when the extension answered with an error (a method it did not announce is its
     ``unknown_method`` too), or the app's own for what Chrome answered without one
-    (``tools.loading.LoadCode``). Decide by it, never by the message's words."""
+    (``tools.acting.loading.LoadCode``). Decide by it, never by the message's words."""
 
     title = "Browser command failed"
 

@@ -31,7 +31,7 @@ from stats import Row, row, verdict
 
 from support.harness import running_core
 from support.mcp import mcp_client
-from tabrelay.tools.outline import MAX_NAME  # longer names are shortened with "…"
+from tabrelay.tools.page.outline import MAX_NAME  # longer names are shortened with "…"
 
 PAGES = ("form", "widgets", "article", "long", "dialogs", "activity", "slow", "huge")
 SETTLE = {"slow": 1.0}  # seconds: slow.html reveals its content over 700 ms

@@ -31,8 +31,8 @@ from stats import Row, row, verdict
 from e2e.harness import ExtensionBrowser, Page
 from support.mcp import mcp_client
 from tabrelay.protocol.messages import decode_json, uncollected
-from tabrelay.tools import page_outline
-from tabrelay.tools.outline import build_outline
+from tabrelay.tools.page import page_outline
+from tabrelay.tools.page.outline import build_outline
 
 SIZES = (500, 2000, 8000)
 TARGET_SIZE = 2000  # issue 16's page: no slower than Playwright MCP, ≤ 0.5x its bytes

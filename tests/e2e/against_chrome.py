@@ -18,7 +18,8 @@ from e2e.corpus import Corpus, CorpusPage
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, wait_until
 from e2e.sight import unseen_nodes
 from support.outline_diff import ChromeFrame, Item, Report, chrome_items, chrome_text, compare
-from tabrelay.tools import editor_text, outline, page_outline, snapshot
+from tabrelay.tools.groups import snapshot
+from tabrelay.tools.page import editor_text, outline, page_outline
 
 HELD_ID = """function () {
   const held = globalThis.__tabrelayHeld;

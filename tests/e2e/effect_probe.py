@@ -23,7 +23,7 @@ from tabrelay.approval.effects import Kind
 from tabrelay.approval.gate import ApprovalRequest, Choice
 from tabrelay.approval.policy import normalize_origin
 from tabrelay.config.settings import PolicyRule
-from tabrelay.tools.guard import origin_of
+from tabrelay.tools.state.guard import origin_of
 
 GRANTED = (
     "browser_click", "browser_type", "browser_press_key", "browser_select_option",

@@ -16,7 +16,7 @@ import pytest
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import PAGES_DIR, AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
-from tabrelay.tools.outline import PARTIAL_EDITOR
+from tabrelay.tools.page.outline import PARTIAL_EDITOR
 
 pytestmark = E2E
 

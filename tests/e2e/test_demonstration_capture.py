@@ -19,7 +19,7 @@ from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from tabrelay.recipes.model import Step
 from tabrelay.recipes.recorder import Recorder
-from tabrelay.tools.demonstration import Demonstrations
+from tabrelay.tools.recorders.demonstration import Demonstrations
 
 pytestmark = E2E
 CANARY = "CANARY-DEMO-PW-5521"

@@ -19,7 +19,7 @@ from e2e.test_handoff_module import trusted_click
 from e2e.test_recipes_for_agents import cli
 from support.mcp import text_of
 from tabrelay.config.paths import Paths
-from tabrelay.tools.handoffs import REFUSAL, OpenHandoff
+from tabrelay.tools.state.handoffs import REFUSAL, OpenHandoff
 
 pytestmark = E2E
 

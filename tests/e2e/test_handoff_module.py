@@ -1,7 +1,7 @@
-"""browser_handoff's run (tools/handoff.py) in real Chromium with the real extension, called with a
-ToolContext as the endpoint makes one: the banner's Done pressed by a real (trusted) click, ended
-from the tray, by the timeout, by closing the tab, by cancelling the call at each await; a page
-script cannot end, read or hide the banner; nothing the person types reaches the tab's observer
+"""browser_handoff's run (tools/groups/handoff.py) in real Chromium with the real extension, called
+with a ToolContext as the endpoint makes one: the banner's Done pressed by a real (trusted) click,
+ended from the tray, by the timeout, by closing the tab, by cancelling the call at each await; a
+page script cannot end, read or hide the banner; nothing the person types reaches the tab's observer
 log or the dashboard's events; the tab is held against the idle detach while it is handed over.
 """
 
@@ -23,9 +23,9 @@ from tabrelay.errors import ToolError
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import HubEvent
 from tabrelay.tools.context import ToolContext, ToolResult
-from tabrelay.tools.handoff import BANNER_ATTRIBUTE, HandoffParams, handoff
-from tabrelay.tools.handoffs import REFUSAL, Handoffs
-from tabrelay.tools.page_world import PageWorld
+from tabrelay.tools.groups.handoff import BANNER_ATTRIBUTE, HandoffParams, handoff
+from tabrelay.tools.page.page_world import PageWorld
+from tabrelay.tools.state.handoffs import REFUSAL, Handoffs
 
 pytestmark = E2E
 
@@ -152,8 +152,8 @@ async def test_the_person_presses_done_on_the_banner(
     # the tab is muted), then presses Done.
     interceptor = app.harness.core.interceptor._subscription
     assert interceptor.hears_muted, (
-        "tools/interception.py must subscribe with hears_muted=True, else a handed-over tab's "
-        "loads wait for the guard forever"
+        "tools/state/interception.py must subscribe with hears_muted=True, else a handed-over "
+        "tab's loads wait for the guard forever"
     )
     second = pages.url("second.html")
     await handed.page.click("#next")
@@ -329,7 +329,7 @@ async def test_closing_the_tab_ends_it(
 async def test_a_second_handoff_of_the_tab_fails_and_agent_calls_are_refused(
     app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    from tabrelay.tools.handoffs import refusal
+    from tabrelay.tools.state.handoffs import refusal
 
     handed = await hand_over(app, browser, pages)
     params = HandoffParams(reason="again", tab_id=handed.tab_id)

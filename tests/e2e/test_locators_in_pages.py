@@ -1,4 +1,4 @@
-"""Locators in real pages: what ``tools/locators.py`` captures of each kind of control (checked
+"""Locators in real pages: what ``tools/page/locators.py`` captures of each kind of control (checked
 against Chrome's accessibility tree and Playwright's own locators), and ``find`` bringing the
 element back after a re-render, in a frame, once it appears, or saying what is near instead.
 
@@ -20,11 +20,11 @@ from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from tabrelay.recipes.model import Locator
-from tabrelay.tools.actions import ClickParams, DragParams, PressKeyParams
 from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.context import Params, ToolContext
-from tabrelay.tools.forms import FillFormParams
-from tabrelay.tools.locators import TargetMissing, find, locator_of
+from tabrelay.tools.groups.actions import ClickParams, DragParams, PressKeyParams
+from tabrelay.tools.groups.forms import FillFormParams
+from tabrelay.tools.page.locators import TargetMissing, find, locator_of
 from tabrelay.tools.results import plain
 from tabrelay.tools.targets import capture_targets
 

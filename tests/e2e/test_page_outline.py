@@ -1,5 +1,5 @@
 """The snapshot's outline is computed in the page, in a world of Tabrelay's own
-(``tools/page_outline.py``): what the page's scripts do in their world does not change it, the
+(``tools/page/page_outline.py``): what the page's scripts do in their world does not change it, the
 page sees nothing of it, its refs name elements that world holds (stale once the element is
 gone), and that world lets go of elements the page let go. Real Chromium, the real extension, a
 real MCP client."""
@@ -18,7 +18,8 @@ from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer
 from tabrelay.errors import CommandFailed
-from tabrelay.tools import page_outline, snapshot
+from tabrelay.tools.groups import snapshot
+from tabrelay.tools.page import page_outline
 
 pytestmark = E2E
 

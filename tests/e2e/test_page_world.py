@@ -1,7 +1,7 @@
-"""Tabrelay's own code in a tab (tools/page_world.py), in real Chromium with the real extension:
-it runs in an isolated world the page's scripts cannot reach, its messages come back through a
-binding only that world can call, it survives navigations, and removing it (or cancelling its
-install at any await) leaves nothing behind.
+"""Tabrelay's own code in a tab (tools/page/page_world.py), in real Chromium with the real
+extension: it runs in an isolated world the page's scripts cannot reach, its messages come back
+through a binding only that world can call, it survives navigations, and removing it (or cancelling
+its install at any await) leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from tabrelay.errors import ToolError
 from tabrelay.relay.browser import Browser
-from tabrelay.tools.page_world import MESSAGE_BURST, PageWorld
+from tabrelay.tools.page.page_world import MESSAGE_BURST, PageWorld
 
 pytestmark = E2E
 

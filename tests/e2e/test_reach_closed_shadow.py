@@ -16,7 +16,7 @@ from typing import Any
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
-from tabrelay.tools.shadow_roots import MAX_ROUNDS
+from tabrelay.tools.page.shadow_roots import MAX_ROUNDS
 
 pytestmark = E2E
 

@@ -3,7 +3,7 @@ provider's frame, with a verification frame of a third site inside it, as an age
 
 Each site is its own (``*-e2e.test`` resolves to the tests' page server: tests/e2e/chromium.py),
 so Chrome runs each frame in a process of its own and Tabrelay reaches it through a child
-session of the tab's (``tools/child_sessions.py``). Snapshot, find, content by ref, typing,
+session of the tab's (``tools/page/child_sessions.py``). Snapshot, find, content by ref, typing,
 clicking, filling, pictures, approvals, locators (and their Playwright ``frame_locator`` chains)
 and the guard work there as they do in the page itself; and in a frame of another origin of the
 same site, which Chrome keeps in the page's process.
@@ -28,8 +28,8 @@ from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_u
 from e2e.images import jpeg_size
 from tabrelay.config.settings import SettingsStore
 from tabrelay.recipes.model import Locator
-from tabrelay.tools.actions import ClickParams
-from tabrelay.tools.locators import TargetMissing, find, locator_of
+from tabrelay.tools.groups.actions import ClickParams
+from tabrelay.tools.page.locators import TargetMissing, find, locator_of
 from tabrelay.tools.targets import describe_touches
 
 pytestmark = E2E

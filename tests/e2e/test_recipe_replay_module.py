@@ -1,8 +1,8 @@
-"""Replaying a recipe in real Chromium (tools/recipes.py), called at module level as the endpoint
-will call it: a hand-built recipe runs through a multi-step page (typing, a select, a checkbox,
-a key press, a click, a confirm dialog, a navigation, a text to see); a changed page stops it at
-step 3 with what it looked for and what is near; a cancel anywhere leaves nothing held down; no
-parameter value shows in a result, an error, a progress message or the log.
+"""Replaying a recipe in real Chromium (tools/groups/recipes.py), called at module level as the
+endpoint will call it: a hand-built recipe runs through a multi-step page (typing, a select, a
+checkbox, a key press, a click, a confirm dialog, a navigation, a text to see); a changed page stops
+it at step 3 with what it looked for and what is near; a cancel anywhere leaves nothing held down;
+no parameter value shows in a result, an error, a progress message or the log.
 
 Pages under tests/e2e/pages/replay/. The ToolContext is made of the running app's own parts, as
 ``endpoint.calls`` makes it.
@@ -29,9 +29,9 @@ from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.context import ToolContext
-from tabrelay.tools.guard import NavigationGuard
-from tabrelay.tools.recipes import ListRecipesParams, RunRecipeParams, list_recipes
+from tabrelay.tools.groups.recipes import ListRecipesParams, RunRecipeParams, list_recipes
 from tabrelay.tools.results import plain
+from tabrelay.tools.state.guard import NavigationGuard
 
 pytestmark = E2E
 

@@ -1,9 +1,9 @@
 """browser_snapshot reads the page in two scripts: the outline, in Tabrelay's own world, which
-also tells secret fields apart (``tools/page_outline.py``), and code editors' text, through their
-API in the page's world (``tools/editor_text.py``). The page's own scripts can break the second
-(the editor is then what the outline says) but never the first: a page that breaks what a script
-in its world would use still has each secret field hidden by its kind. Real Chromium, the real
-extension, a real MCP client; the page is a real CodeMirror 5."""
+also tells secret fields apart (``tools/page/page_outline.py``), and code editors' text, through
+their API in the page's world (``tools/page/editor_text.py``). The page's own scripts can break the
+second (the editor is then what the outline says) but never the first: a page that breaks what a
+script in its world would use still has each secret field hidden by its kind. Real Chromium, the
+real extension, a real MCP client; the page is a real CodeMirror 5."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from e2e.agent import Agent
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
-from tabrelay.tools import editor_text, page_outline
-from tabrelay.tools.outline import EditorText
+from tabrelay.tools.page import editor_text, page_outline
+from tabrelay.tools.page.outline import EditorText
 
 pytestmark = E2E
 

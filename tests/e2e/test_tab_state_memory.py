@@ -1,4 +1,4 @@
-"""Per-tab state dies with what it describes (tools/tab_state.py), through a real MCP client,
+"""Per-tab state dies with what it describes (tools/state/tab_state.py), through a real MCP client,
 real Chromium and the real extension: a thousand navigations with snapshots of a large page, in
 tabs an agent opens and closes, leave the app's memory flat, and a ref of a page the tab no
 longer shows is refused as stale.
@@ -20,7 +20,7 @@ import pytest
 from e2e.agent import Agent
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, PageServer, wait_until
-from tabrelay.tools.refs import STALE
+from tabrelay.tools.page.refs import STALE
 
 pytestmark = [*E2E, pytest.mark.timeout(1800)]  # a thousand navigations on a busy machine
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
 from gui.conftest import DesktopFactory, expect, within
-from tabrelay.tools.handoffs import Handoffs, OpenHandoff
+from tabrelay.tools.state.handoffs import Handoffs, OpenHandoff
 from tabrelay.ui.bridge import ChangeSignal
 from tabrelay.ui.handoffs_view import HandoffsBanner, handoff_headline, time_left
 from tabrelay.ui.icons import TrayState

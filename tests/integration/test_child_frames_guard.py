@@ -11,7 +11,7 @@ from typing import Any
 from support.harness import allow_everything, running_core
 from support.mcp import mcp_client, text_of
 from tabrelay.config.paths import Paths
-from tabrelay.tools.tab_state import AUTO_ATTACH
+from tabrelay.tools.state.tab_state import AUTO_ATTACH
 
 
 def attached(session: str, kind: str) -> dict[str, Any]:

@@ -116,7 +116,7 @@ async def test_with_only_shared_tabs_in_scope_status_counts_only_those(
 async def test_a_browser_that_does_not_list_its_tabs_still_gets_a_status_that_says_so(
     app: RelayHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("tabrelay.tools.tabs.STATUS_TABS_TIMEOUT", 0.2)
+    monkeypatch.setattr("tabrelay.tools.groups.tabs.STATUS_TABS_TIMEOUT", 0.2)
     extension = await app.extension()
     await app.browser_count(1)
     [known] = app.core.registry.all()

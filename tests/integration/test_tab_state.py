@@ -1,4 +1,4 @@
-"""One owner for per-tab state (tools/tab_state.py), against the relay with the scripted
+"""One owner for per-tab state (tools/state/tab_state.py), against the relay with the scripted
 extension: a tab's state goes when the tab closes or its browser disconnects, a document's refs
 when its frame shows a new one, and a call cancelled at any await brings none of it back."""
 
@@ -16,9 +16,9 @@ from support.mcp import mcp_client, text_of
 from tabrelay.endpoint.calls import Caller
 from tabrelay.relay.browser import Browser
 from tabrelay.tools.catalog import BY_NAME
-from tabrelay.tools.refs import STALE
-from tabrelay.tools.sessions import TOOL_DOMAINS
-from tabrelay.tools.tab_state import RefTarget, TabStates
+from tabrelay.tools.page.refs import STALE
+from tabrelay.tools.state.sessions import TOOL_DOMAINS
+from tabrelay.tools.state.tab_state import RefTarget, TabStates
 
 
 async def no_progress(done: float, total: float | None, message: str | None) -> None:

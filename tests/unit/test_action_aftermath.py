@@ -1,4 +1,4 @@
-"""What an action led to, from the tab's events (tools/aftermath.py), and how an
+"""What an action led to, from the tab's events (tools/acting/aftermath.py), and how an
 acting tool's answer says it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tabrelay.relay.events import HubEvent
-from tabrelay.tools.aftermath import Aftermath, Followed
+from tabrelay.tools.acting.aftermath import Aftermath, Followed
 from tabrelay.tools.results import plain
 
 TAB = 7

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from tabrelay.errors import CommandFailed
-from tabrelay.tools import child_sessions, page_outline
-from tabrelay.tools.object_ids import (
+from tabrelay.tools.page import child_sessions, page_outline
+from tabrelay.tools.state.object_ids import (
     holds_object,
     may_make,
     routed,
@@ -19,7 +19,7 @@ from tabrelay.tools.object_ids import (
     tag_objects,
     tagged,
 )
-from tabrelay.tools.tab_state import ATTACHED, DETACHED, FrameWorlds, SessionState
+from tabrelay.tools.state.tab_state import ATTACHED, DETACHED, FrameWorlds, SessionState
 
 
 def test_a_command_naming_an_object_of_a_child_session_goes_there_unmarked() -> None:

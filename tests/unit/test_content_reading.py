@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from tabrelay.tools.content import ContentParams, to_markdown, to_text
+from tabrelay.tools.groups.content import ContentParams, to_markdown, to_text
 
 CODE = "<pre><code>def copy(src, dst):\n    if src:\n\n        return dst\n</code></pre>"
 

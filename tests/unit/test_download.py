@@ -1,6 +1,6 @@
-"""Downloads (tools/download.py and its store, tools/downloads.py) against a scripted extension
-and real files: following one to its end, what lands on disk (where, under what name, modes
-0700/0600, never outside the folder), what each session may see, what a download that fails,
+"""Downloads (tools/acting/download.py and its store, tools/state/downloads.py) against a scripted
+extension and real files: following one to its end, what lands on disk (where, under what name,
+modes 0700/0600, never outside the folder), what each session may see, what a download that fails,
 lasts, vanishes or is not text says, and what a forged answer cannot make Tabrelay take.
 End to end in real Chromium: tests/e2e/test_reach_downloads.py."""
 
@@ -17,10 +17,10 @@ import pytest
 
 from tabrelay.config.settings import Settings
 from tabrelay.errors import CommandFailed, ToolError
-from tabrelay.tools import download
+from tabrelay.tools.acting import download
 from tabrelay.tools.context import ToolContext
-from tabrelay.tools.downloads import Downloads
 from tabrelay.tools.results import plain
+from tabrelay.tools.state.downloads import Downloads
 
 URL = "https://shop.test/export?format=csv"
 BEGAN = 1_700_000_000.0  # the action's start: earlier than every file the tests write

@@ -17,7 +17,7 @@ from tabrelay.approval.effects import (
     of_typing,
     parse_rule_kind,
 )
-from tabrelay.tools.effect_facts import Facts, FormFacts, read
+from tabrelay.tools.page.effect_facts import Facts, FormFacts, read
 from tabrelay.tools.results import plain, render
 
 

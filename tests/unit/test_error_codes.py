@@ -1,6 +1,6 @@
 """Errors carry codes callers decide by, and every code has a home: the wire's in
 ``protocol.constants.ErrorCode``, the app's own in an enum beside the code that raises them
-(``tools.loading.LoadCode``). No ``CommandFailed`` is raised with a loose string."""
+(``tools.acting.loading.LoadCode``). No ``CommandFailed`` is raised with a loose string."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import tabrelay
 from tabrelay.errors import CommandFailed
 from tabrelay.protocol.constants import ErrorCode
-from tabrelay.tools.loading import LoadCode
+from tabrelay.tools.acting.loading import LoadCode
 
 PACKAGE = Path(tabrelay.__file__).parent
 

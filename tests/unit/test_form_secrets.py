@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tabrelay.errors import ToolError
-from tabrelay.tools import forms
-from tabrelay.tools.refs import Located
+from tabrelay.tools.groups import forms
+from tabrelay.tools.page.refs import Located
 from tabrelay.tools.results import page_text
 
 CANARY = "12/29-CANARY"

@@ -139,7 +139,7 @@ async def test_headless_the_denial_says_what_would_happen_and_which_rule_allows_
 def test_a_redirect_on_the_way_may_go_where_a_rule_or_the_plan_lets_the_tool_go(
     home: Paths,
 ) -> None:
-    """What a server's redirect is judged by (``tools/interception.py``): there is no one to
+    """What a server's redirect is judged by (``tools/state/interception.py``): there is no one to
     ask mid-flight, so only a rule, or the caller's plan, lets the call go on to that site."""
     elsewhere = "http://localhost:8000"
     gate, _, store = gate_for(home, granted("browser_navigate"))

@@ -1,5 +1,6 @@
-"""The open handoffs (tools/handoff.py's ``Handoffs``), the refusal agents get on a handed-over
-tab, the tool's parameters, and the event hub's muting of a handed-over tab (relay/events.py)."""
+"""The open handoffs (tools/groups/handoff.py's ``Handoffs``), the refusal agents get on a
+handed-over tab, the tool's parameters, and the event hub's muting of a handed-over tab
+(relay/events.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pydantic import ValidationError
 
 from tabrelay.errors import ToolError
 from tabrelay.relay.events import EventHub, HubEvent
-from tabrelay.tools.handoff import DEFAULT_TIMEOUT, HandoffParams, banner_source
-from tabrelay.tools.handoffs import REFUSAL, Handoffs, refusal
+from tabrelay.tools.groups.handoff import DEFAULT_TIMEOUT, HandoffParams, banner_source
+from tabrelay.tools.state.handoffs import REFUSAL, Handoffs, refusal
 
 
 def begin(handoffs: Handoffs, tab_id: int = 7, browser_id: str = "b1") -> str:

@@ -50,13 +50,15 @@ def layer(module_path: Path) -> str:
     return relative.parts[0] if len(relative.parts) > 1 else relative.stem
 
 
-def imports(module_path: Path) -> list[str]:
+def imported_modules(path: Path) -> list[str]:
+    """Every module ``path`` imports, deferred and type-only ones too; ``from a import b`` names
+    ``a.b`` (b may be a module of package a)."""
     found = []
-    for node in ast.walk(ast.parse(module_path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append(node.module)
+            found += [f"{node.module}.{alias.name}" for alias in node.names]
     return found
 
 
@@ -69,7 +71,7 @@ def test_the_map_names_every_room_of_the_package_and_nothing_else() -> None:
 def test_each_room_is_called_only_by_the_rooms_the_map_names() -> None:
     importers: dict[str, set[str]] = {}
     for path in PACKAGE.rglob("*.py"):
-        for name in imports(path):
+        for name in imported_modules(path):
             parts = name.split(".")
             if parts[0] == "tabrelay" and len(parts) > 1 and parts[1] in RANKS:
                 importers.setdefault(parts[1], set()).add(layer(path))
@@ -88,12 +90,12 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
     violations = []
     for path in sorted(PACKAGE.rglob("*.py")):
         own = RANKS[layer(path)]
-        for name in imports(path):
+        for name in imported_modules(path):
             parts = name.split(".")
-            if parts[0] != "tabrelay" or len(parts) < 2:
+            # ``from tabrelay import __version__`` names no room (every room is on the map)
+            if parts[0] != "tabrelay" or len(parts) < 2 or parts[1] not in RANKS:
                 continue
-            target = parts[1]
-            if RANKS[target] > own:
+            if RANKS[parts[1]] > own:
                 violations.append(f"{path.relative_to(PACKAGE)} imports {name}")
     assert violations == []
 
@@ -102,7 +104,7 @@ def test_only_the_ui_imports_qt_and_only_the_endpoint_imports_mcp() -> None:
     violations = []
     for path in sorted(PACKAGE.rglob("*.py")):
         where = layer(path)
-        for name in imports(path):
+        for name in imported_modules(path):
             top = name.split(".")[0]
             if top in GUI_ONLY and where not in ("ui", "app"):
                 violations.append(f"{path.relative_to(PACKAGE)} imports {name}")
@@ -114,7 +116,7 @@ def test_only_the_ui_imports_qt_and_only_the_endpoint_imports_mcp() -> None:
 def test_protocol_does_no_io() -> None:
     forbidden = {"asyncio", "socket", "websockets", "os", "pathlib", "subprocess", "threading"}
     for path in (PACKAGE / "protocol").rglob("*.py"):
-        assert not {n.split(".")[0] for n in imports(path)} & forbidden, path.name
+        assert not {n.split(".")[0] for n in imported_modules(path)} & forbidden, path.name
 
 
 def test_the_core_imports_and_starts_with_qt_blocked() -> None:
@@ -232,3 +234,108 @@ def test_no_module_imports_itself_back_through_others() -> None:
     graph = import_graph()
     assert "tabrelay.relay.registry" in graph["tabrelay.core"]  # the graph is read, not empty
     assert cycles(graph) == []
+
+
+# --- inside tools/: its layers (docs/architecture.md, "The tools room, in layers") -------------
+
+TOOLS = PACKAGE / "tools"
+
+
+def rows_of_the_tools_map() -> list[tuple[set[str], int, set[str]]]:
+    """The tool layers table: (layers, rank, the rooms outside tools/ that may import them)."""
+    text = MAP.read_text()
+    table = text.split("<!-- tool rooms:begin")[1].split("<!-- tool rooms:end -->")[0]
+    rows = []
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or not cells[1].isdigit():
+            continue
+        callers = set(re.findall(r"`([^`]+)`", cells[3].split(":")[0])) - {"tools.catalog"}
+        rows.append((set(re.findall(r"`([^`]+)`", cells[0])), int(cells[1]),
+                     callers | (ROOTS if "the roots" in cells[3] else set())))  # fmt: skip
+    return rows
+
+
+TOOL_RANKS = {layer: rank for layers, rank, _ in rows_of_the_tools_map() for layer in layers}
+# Layers of one row are one layer (``budget`` marks words with ``results``); rows of one rank are
+# not (the acting engine and the recorders never import each other).
+TOOL_ROW = {
+    layer: n for n, (layers, _, _) in enumerate(rows_of_the_tools_map()) for layer in layers
+}
+
+
+def tool_layer(dotted: str) -> str | None:
+    """The layer of ``tabrelay.tools.<…>`` ("tools.page", "tools.catalog"), None for the package
+    itself or a name outside it."""
+    parts = dotted.split(".")
+    if parts[:2] != ["tabrelay", "tools"] or len(parts) < 3:
+        return None
+    return f"tools.{parts[2]}"
+
+
+def test_the_tools_map_names_every_layer_of_tools_and_nothing_else() -> None:
+    layers = {tool_layer(module_name(path)) for path in TOOLS.rglob("*.py")} - {None}
+    assert set(TOOL_RANKS) == layers
+    assert TOOL_RANKS["tools.groups"] > TOOL_RANKS["tools.page"] > TOOL_RANKS["tools.state"]
+
+
+def layer_breaches(package: Path) -> list[str]:
+    """Imports in ``package`` (a copy of the tabrelay package's layout) that the tools map does
+    not allow: a layer above or of its rank, another group, a closed layer from outside."""
+    tools = package / "tools"
+    groups = {path.stem for path in (tools / "groups").glob("*.py")} - {"__init__"}
+    opened = {layer: callers for layers, _, callers in rows_of_the_tools_map() for layer in layers}
+    breaches = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package).with_suffix("").parts
+        room = parts[0]
+        own = tool_layer(".".join(("tabrelay", *parts))) if room == "tools" else None
+        for name in imported_modules(path):
+            target = tool_layer(name)
+            if target is None:
+                continue
+            where = f"{path.relative_to(package)} imports {name}"
+            if room != "tools" and room not in opened[target]:
+                breaches.append(f"{where}: {target} is closed to {room}")
+            elif own is not None and TOOL_ROW[target] != TOOL_ROW[own]:
+                if TOOL_RANKS[target] >= TOOL_RANKS[own]:
+                    breaches.append(f"{where}: {target} is not below {own}")
+            elif own == "tools.groups" == target:
+                other = name.split(".")[3:4]
+                if other and other[0] in groups and other[0] != path.stem:
+                    breaches.append(f"{where}: a group imports another group")
+    return breaches
+
+
+def test_each_import_of_a_tools_layer_is_one_the_map_allows() -> None:
+    assert layer_breaches(PACKAGE) == []
+
+
+def test_a_breach_of_the_tools_map_is_named(tmp_path: Path) -> None:
+    """A tree with one import of each kind the map forbids, and ones it allows."""
+    files = {
+        "tools/page/refs.py": "from tabrelay.tools.groups.actions import click\n"
+        "from tabrelay.tools.state import tab_state\n",
+        "tools/acting/keys.py": "from tabrelay.tools.recorders import recording\n",
+        "tools/groups/forms.py": "from tabrelay.tools.groups import actions\n"
+        "from tabrelay.tools.groups.forms import x\nfrom tabrelay.tools.page import refs\n",
+        "tools/groups/actions.py": "",
+        "tools/budget.py": "from tabrelay.tools.results import page_text\n",
+        "endpoint/calls.py": "from tabrelay.tools.groups.tabs import in_scope\n"
+        "from tabrelay.tools.catalog import BY_NAME\n",
+        "core.py": "def later():\n    from tabrelay.tools.page import outline\n",
+    }
+    for name, source in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source)
+    assert layer_breaches(tmp_path) == [
+        "core.py imports tabrelay.tools.page.outline: tools.page is closed to core",
+        "endpoint/calls.py imports tabrelay.tools.groups.tabs.in_scope: tools.groups is closed "
+        "to endpoint",
+        "tools/acting/keys.py imports tabrelay.tools.recorders.recording: tools.recorders is not "
+        "below tools.acting",
+        "tools/groups/forms.py imports tabrelay.tools.groups.actions: a group imports another "
+        "group",
+        "tools/page/refs.py imports tabrelay.tools.groups.actions.click: tools.groups is not "
+        "below tools.page",
+    ]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from support.scale import examples
 from tabrelay.config.settings import NavigationSettings
 from tabrelay.errors import NavigationBlocked
-from tabrelay.tools.guard import NavigationGuard, origin_of
+from tabrelay.tools.state.guard import NavigationGuard, origin_of
 
 
 def guard(**settings: object) -> NavigationGuard:

@@ -38,8 +38,8 @@ def fixed_groups(source: str) -> list[int]:
 
 def test_every_tool_asks_for_page_objects_in_its_calls_group() -> None:
     found = {
-        path.name: lines
-        for path in sorted(TOOLS.glob("*.py"))
+        str(path.relative_to(TOOLS)): lines
+        for path in sorted(TOOLS.rglob("*.py"))
         if (lines := fixed_groups(path.read_text(encoding="utf-8")))
     }
     assert found == {}

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tabrelay.tools.outline import (
+from tabrelay.tools.page.outline import (
     HIDDEN_VALUE,
     MAX_NAME,
     MAX_OPTIONS,

@@ -12,8 +12,9 @@ import pytest
 
 from support.js import assert_scripts_parse
 from tabrelay.errors import CommandFailed
-from tabrelay.tools import page_outline, page_scripts
-from tabrelay.tools.outline import build_outline
+from tabrelay.tools.page import page_outline
+from tabrelay.tools.page.outline import build_outline
+from tabrelay.tools.scripts import page_scripts
 
 
 def answer(

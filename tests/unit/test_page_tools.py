@@ -1,5 +1,5 @@
-"""Tools a page declares (tools/page_tools.py): what the snapshot says of them, what a call is
-judged to do, and what an answer of another shape gives, against scripted CDP answers. In real
+"""Tools a page declares (tools/groups/page_tools.py): what the snapshot says of them, what a call
+is judged to do, and what an answer of another shape gives, against scripted CDP answers. In real
 Chromium with WebMCP: tests/e2e/test_reach_page_tools.py."""
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import pytest
 from support.js import assert_scripts_parse
 from tabrelay.approval.effects import Kind, decide
 from tabrelay.errors import CommandFailed, CommandTimeout
-from tabrelay.tools import page_tools, webmcp
 from tabrelay.tools.catalog import BY_NAME
-from tabrelay.tools.page_tools import PageToolParams
+from tabrelay.tools.groups import page_tools
+from tabrelay.tools.groups.page_tools import PageToolParams
+from tabrelay.tools.page import webmcp
+from tabrelay.tools.page.webmcp import PageTool
 from tabrelay.tools.results import plain
-from tabrelay.tools.webmcp import PageTool
 
 
 class Tab:

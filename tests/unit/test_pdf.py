@@ -1,4 +1,4 @@
-"""Reading the PDF a tab shows (tools/pdf.py): parsing real PDFs (made here by ReportLab and
+"""Reading the PDF a tab shows (tools/page/pdf.py): parsing real PDFs (made here by ReportLab and
 pypdf), and fetching against scripted CDP answers: what a failed or oversized fetch says, that
 the stream is always closed (a cancel included), and that the tab's state keeps the pages for
 the document they came from. End to end in real Chromium: tests/e2e/test_reach_pdf.py."""
@@ -17,9 +17,9 @@ from reportlab.pdfgen import canvas
 
 from support.scripted import ScriptedTab
 from tabrelay.errors import CommandFailed, ToolError
-from tabrelay.tools import pdf
 from tabrelay.tools.context import ToolContext
-from tabrelay.tools.tab_state import PdfPages, TabState
+from tabrelay.tools.page import pdf
+from tabrelay.tools.state.tab_state import PdfPages, TabState
 
 
 def made(pages: int) -> bytes:

@@ -1,5 +1,5 @@
 """A recipe's step runs the tool an agent would call, looked up in the catalog by name and its
-arguments validated as an agent's call of it is (tools/recipes.py): every kind of step, and
+arguments validated as an agent's call of it is (tools/groups/recipes.py): every kind of step, and
 only tools a recipe repeats (``ToolSpec.recorded``). End to end: tests/e2e/test_recipes*.py."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pydantic import BaseModel
 
 from tabrelay.errors import ToolError
 from tabrelay.recipes.model import Action, Locator, Step
-from tabrelay.tools import recipes
 from tabrelay.tools.catalog import BY_NAME
 from tabrelay.tools.context import ToolResult
+from tabrelay.tools.groups import recipes
 
 STEPS = {
     "navigate": Step(action="navigate", url="https://example.com/"),

@@ -110,7 +110,7 @@ def test_a_tab_going_finishes_its_agents_recordings_and_no_other(recorder: Recor
     recorder.finish_tab("b1", 1)
     recorder.finish_tab("b2", 2)  # another browser's tab of the same id: nothing of b1's
     live = {i.id: i.live for i in Recorder(recorder.folder).recordings()}
-    # A demonstration ends by its own owner (tools/demonstration.py), not here.
+    # A demonstration ends by its own owner (tools/recorders/demonstration.py), not here.
     assert live == {one: False, two: False, other_tab: True, demo: True}
     assert agent(recorder, tab_id=1) not in (one, two)  # a finished one takes no more steps
 

@@ -1,5 +1,5 @@
-"""Opening closed shadow roots to Tabrelay's world (tools/shadow_roots.py), against scripted CDP
-answers: what is asked, in what order, and what an answer of another shape does (nothing is
+"""Opening closed shadow roots to Tabrelay's world (tools/page/shadow_roots.py), against scripted
+CDP answers: what is asked, in what order, and what an answer of another shape does (nothing is
 opened, nothing raised). The scripts themselves run in real Chromium in
 tests/e2e/test_reach_closed_shadow.py; here they only have to parse."""
 
@@ -13,8 +13,8 @@ import pytest
 from support.js import assert_scripts_parse
 from support.scripted import ScriptedTab
 from tabrelay.errors import CommandFailed, CommandTimeout
-from tabrelay.tools import shadow_roots
 from tabrelay.tools.context import ToolContext
+from tabrelay.tools.page import shadow_roots
 
 WORLD = 7
 

@@ -1,5 +1,5 @@
-"""What an agent's successful call adds to its recording (tools/recording.py): the steps of
-every recorded tool, none for the others, secrets as named parameters with no value anywhere,
+"""What an agent's successful call adds to its recording (tools/recorders/recording.py): the steps
+of every recorded tool, none for the others, secrets as named parameters with no value anywhere,
 gaps for elements that could not be described, and the text to check at the end."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from tabrelay.recipes.recorder import Recorder
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.tools import catalog
 from tabrelay.tools.context import ToolResult
-from tabrelay.tools.recording import final_text_of_call, record_call
+from tabrelay.tools.recorders.recording import final_text_of_call, record_call
 
 RECORDED = frozenset(spec.name for spec in catalog.TOOLS if spec.recorded)
 PAGE = "http://127.0.0.1:1/form.html"
@@ -199,7 +199,7 @@ def test_tools_that_are_not_recorded_give_no_step(tool: str, arguments: dict[str
 def test_every_tool_is_either_recorded_or_named_as_not() -> None:
     names = {spec.name for spec in catalog.TOOLS}
     assert names >= RECORDED
-    import tabrelay.tools.recording as recording
+    import tabrelay.tools.recorders.recording as recording
 
     doc = recording.__doc__ or ""
     for name in names - RECORDED:
@@ -365,7 +365,7 @@ def test_steps_from_two_calls_with_secrets_save_as_a_recipe_without_their_values
 
 
 async def test_values_given_to_a_recipe_run_are_all_masked_by_its_secret_fields() -> None:
-    from tabrelay.tools.recipes import RunRecipeParams, clear_nothing
+    from tabrelay.tools.groups.recipes import RunRecipeParams, clear_nothing
     from tabrelay.tools.redaction import redact
 
     arguments = {"name": "login", "params": {"password": CANARY, "user": "ada-lovelace"}}
@@ -381,7 +381,7 @@ async def test_values_given_to_a_recipe_run_are_all_masked_by_its_secret_fields(
 def test_a_recipe_run_takes_at_most_100_values_of_at_most_10000_characters() -> None:
     from pydantic import ValidationError
 
-    from tabrelay.tools.recipes import RunRecipeParams
+    from tabrelay.tools.groups.recipes import RunRecipeParams
 
     RunRecipeParams(name="r", params={f"p{i}": "x" * 10_000 for i in range(100)})
     with pytest.raises(ValidationError, match="at most 100 items"):

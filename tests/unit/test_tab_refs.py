@@ -1,12 +1,12 @@
-"""A tab's refs (tools/tab_state.py ``TabRefs``): stable per node, released with their
+"""A tab's refs (tools/state/tab_state.py ``TabRefs``): stable per node, released with their
 document, never handed out twice, bounded."""
 
 from __future__ import annotations
 
 import pytest
 
-from tabrelay.tools import tab_state
-from tabrelay.tools.tab_state import RefTarget, TabRefs
+from tabrelay.tools.state import tab_state
+from tabrelay.tools.state.tab_state import RefTarget, TabRefs
 
 
 def test_the_same_node_keeps_its_ref_across_snapshots() -> None:

@@ -1,6 +1,6 @@
 """When a field holds what was asked, and what the error says when it does not
-(tools/text_entry.py); the editor scripts are valid JavaScript (tools/editors.py and the
-scripts that compose it)."""
+(tools/acting/text_entry.py); the editor scripts are valid JavaScript (tools/scripts/editors.py and
+the scripts that compose it)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tabrelay.tools import (
-    content,
-    editor_text,
-    editors,
-    input_events,
-    page_scripts,
-    refs,
-    text_entry,
-)
+from tabrelay.tools.acting import input_events, text_entry
+from tabrelay.tools.acting.text_entry import mismatch, same_text
+from tabrelay.tools.groups import content
+from tabrelay.tools.page import editor_text, refs
 from tabrelay.tools.results import plain
-from tabrelay.tools.text_entry import mismatch, same_text
+from tabrelay.tools.scripts import editors, page_scripts
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,8 @@ import pytest
 from tabrelay.approval.plans import TOOLS_OF
 from tabrelay.approval.policy import NEVER_ALWAYS_TOOLS, READ_ONLY_TOOLS
 from tabrelay.tools import catalog
-from tabrelay.tools.access import Action
 from tabrelay.tools.catalog import BY_NAME, TOOLS, Judged, _spec
-from tabrelay.tools.context import Params, ToolContext, ToolResult
+from tabrelay.tools.context import Action, Params, ToolContext, ToolResult
 
 GATES = ("read_only", "while_dialog", "leaves_page", "judged", "touches", "recorded", "plan",
          "always")  # fmt: skip

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from tabrelay.errors import ToolError
+from tabrelay.tools.acting.keys import key_for, parse_combo
 from tabrelay.tools.budget import TRUNCATION_MARKER, fit_text
-from tabrelay.tools.content import to_markdown, to_text
-from tabrelay.tools.forms import allowed_file
-from tabrelay.tools.keys import key_for, parse_combo
+from tabrelay.tools.groups.content import to_markdown, to_text
+from tabrelay.tools.groups.forms import allowed_file
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,9 @@ from support.schema_rules import (
 )
 from tabrelay.endpoint.server import tool_schema
 from tabrelay.tools.catalog import BY_NAME, TOOLS, ToolSpec
-from tabrelay.tools.forms import FillFormParams, FormField
-from tabrelay.tools.navigation import NavigateParams
-from tabrelay.tools.recipes import MAX_NAME_GIVEN, RunRecipeParams
+from tabrelay.tools.groups.forms import FillFormParams, FormField
+from tabrelay.tools.groups.navigation import NavigateParams
+from tabrelay.tools.groups.recipes import MAX_NAME_GIVEN, RunRecipeParams
 from tabrelay.tools.schema import decode_json_text, portable
 
 # Arguments each tool accepts: the smallest valid call. A tool added to the catalog needs one.

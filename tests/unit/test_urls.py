@@ -26,7 +26,7 @@ from tabrelay.protocol.urls import (
     site_origin,
     url_scheme,
 )
-from tabrelay.tools.guard import origin_of
+from tabrelay.tools.state.guard import origin_of
 
 # -- the host parser ---------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """What an acting call will most likely do (its effect), decided before it runs (DESIGN §6).
 
 Pure: from the tool, its arguments and what the page says on and around the element it acts on
-(``tools.effect_facts.Facts``: label, accessible name, tooltip, icon, the form it submits and
+(``tools.page.effect_facts.Facts``: label, accessible name, tooltip, icon, the form it submits and
 that form's fields, the dialog or section it is in, where a link goes), in the languages agents
 meet (English, German, French, Spanish, Italian, Portuguese, Dutch, Polish, Russian, Japanese,
 Chinese, Korean). Consequential effects ask the person under any tool-and-site grant unless a
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from tabrelay.tools.catalog import Judged
-from tabrelay.tools.effect_facts import Facts
+from tabrelay.tools.page.effect_facts import Facts
 from tabrelay.tools.results import page_text
 from tabrelay.tools.targets import TargetView
 

@@ -33,8 +33,8 @@ from tabrelay.config.settings import PolicyRule, Settings, SettingsStore
 from tabrelay.errors import ApprovalDenied
 from tabrelay.listeners import Listeners
 from tabrelay.tools.context import Progress
-from tabrelay.tools.guard import origin_of
 from tabrelay.tools.results import page_text
+from tabrelay.tools.state.guard import origin_of
 from tabrelay.tools.targets import TargetView, Touches
 
 logger = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ from typing import get_args
 
 from tabrelay.approval.policy import normalize_origin
 from tabrelay.listeners import Listeners
-from tabrelay.tools.access import Action
 from tabrelay.tools.catalog import TOOLS
+from tabrelay.tools.context import Action
 
 ACTIONS: tuple[Action, ...] = get_args(Action)
 # The tools each kind of action lets run (the catalog's ``plan``; reading tools never need a

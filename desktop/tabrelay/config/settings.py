@@ -240,7 +240,7 @@ class Settings(_Model):
     upload_dirs: list[str] = Field(default_factory=list)
     # Where files an agent's action downloaded are kept; "" is a private folder of Tabrelay's
     # data. Downloads are taken only from the browser's download folder: "" is the system's
-    # (tools/download.py).
+    # (tools/acting/download.py).
     download_dir: str = Field(default="", max_length=4096)
     browser_download_dir: str = Field(default="", max_length=4096)
     enable_cdp_tool: bool = False

@@ -55,17 +55,15 @@ from tabrelay.relay.events import EventHub
 from tabrelay.relay.registry import BrowserRegistry
 from tabrelay.store.commandlog import CommandEntry, CommandLog, Status
 from tabrelay.tools import results
-from tabrelay.tools.access import Action
 from tabrelay.tools.catalog import ToolSpec
-from tabrelay.tools.context import Params, Progress, ToolContext, ToolResult
-from tabrelay.tools.downloads import Downloads
-from tabrelay.tools.guard import NavigationGuard, origin_of
-from tabrelay.tools.handoffs import Handoffs, refusal
-from tabrelay.tools.recording import final_text_of_call, record_call
+from tabrelay.tools.context import Action, Params, Progress, ToolContext, ToolResult
+from tabrelay.tools.recorders.recording import final_text_of_call, record_call
 from tabrelay.tools.redaction import redact, redact_all, secret_values
-from tabrelay.tools.sessions import TabSessions
-from tabrelay.tools.tab_state import Reach, TabStates
-from tabrelay.tools.tabs import in_scope
+from tabrelay.tools.state.downloads import Downloads
+from tabrelay.tools.state.guard import NavigationGuard, origin_of
+from tabrelay.tools.state.handoffs import Handoffs, refusal
+from tabrelay.tools.state.sessions import TabSessions
+from tabrelay.tools.state.tab_state import Reach, TabStates
 from tabrelay.tools.targets import Touches, capture_targets, describe_touches
 
 logger = logging.getLogger(__name__)
@@ -334,9 +332,9 @@ class ToolRunner:
         locators: dict[str, Locator],
         result: ToolResult,
     ) -> None:
-        """Add what a successful call did to its session's recording (``tools/recording.py``):
-        secrets become parameters there, so none reaches the recording's file. Never fails the
-        call: a recording that cannot be written is logged."""
+        """Add what a successful call did to its session's recording
+        (``tools/recorders/recording.py``): secrets become parameters there, so none reaches the
+        recording's file. Never fails the call: a recording that cannot be written is logged."""
         assert self.recorder is not None
         browser = ctx.need_browser()
         data = result.data or {}
@@ -469,7 +467,7 @@ class ToolRunner:
                 raise ToolError(f"{browser.name} has no active tab; pass tab_id")
         else:
             tab = await _fresh(browser, tab_id)
-        if not in_scope(ctx, tab):
+        if not ctx.in_scope(tab):
             raise ToolError(_no_tab(tab.id))
         return tab
 

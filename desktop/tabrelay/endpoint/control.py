@@ -25,7 +25,7 @@ from starlette.routing import Route
 from tabrelay import __version__
 from tabrelay.endpoint import MCP_PATH
 from tabrelay.endpoint.auth import client_of
-from tabrelay.tools.handoffs import Handoffs
+from tabrelay.tools.state.handoffs import Handoffs
 
 CLI_CLIENT = "tabrelay-cli"  # the command line's MCP client and control identity
 CONTROL_PATH = "/control"

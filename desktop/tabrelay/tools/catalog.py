@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from tabrelay.tools import (
+from tabrelay.tools.context import Action, Params, Runner, TargetKind
+from tabrelay.tools.groups import (
     access,
     actions,
     content,
@@ -41,8 +42,6 @@ from tabrelay.tools import (
     tabs,
     wait,
 )
-from tabrelay.tools.access import Action
-from tabrelay.tools.context import Params, Runner, TargetKind
 from tabrelay.tools.redaction import SecretFields
 from tabrelay.tools.results import HOW_TO_READ
 
@@ -74,7 +73,7 @@ class ToolSpec:
     - ``touches``: what it does to an element it names (ref, selector, a form's fields), as the
       label in the page says it while the person is asked ("click", "read"), None when it names
       no element to act on or read (a selector it waits for is a condition);
-    - ``recorded``: a recipe repeats it (``tools.recording``);
+    - ``recorded``: a recipe repeats it (``tools.recorders.recording``);
     - ``plan``: the kind of action a task's plan names for it (``browser_request_access``), None
       when no plan covers it (reads need none; code, uploads, dialogs and recipes ask);
     - ``always``: the person may allow it for good on a site from its question (not for code

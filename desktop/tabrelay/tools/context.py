@@ -25,15 +25,17 @@ from tabrelay.protocol.messages import TabInfo
 from tabrelay.recipes.store import RecipeStore
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent
-from tabrelay.tools import object_ids
-from tabrelay.tools.downloads import Downloads, Owner
-from tabrelay.tools.guard import NavigationGuard
-from tabrelay.tools.handoffs import Handoffs
-from tabrelay.tools.sessions import TabSessions
-from tabrelay.tools.tab_state import Reach, TabState, TabStates
+from tabrelay.tools.state import object_ids
+from tabrelay.tools.state.downloads import Downloads, Owner
+from tabrelay.tools.state.guard import NavigationGuard
+from tabrelay.tools.state.handoffs import Handoffs
+from tabrelay.tools.state.sessions import TabSessions
+from tabrelay.tools.state.tab_state import Reach, TabState, TabStates
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 TargetKind = Literal["none", "browser", "tab"]  # what the endpoint resolves for a tool
+# The kinds of action a task's plan names (``browser_request_access``, ``ToolSpec.plan``).
+Action = Literal["navigate", "click", "type", "select", "press_key", "scroll", "hover", "drag"]
 BYTES_PER_TOKEN = 4  # a rough, conservative ratio for English text and markup
 RELEASE_TIMEOUT = 2.0  # releasing input a failed call left held; a dialog may block it
 _groups = itertools.count(1)
@@ -215,6 +217,17 @@ class ToolContext:
     def need_tab(self) -> TabInfo:
         assert self.tab is not None, "the endpoint resolves the tab for this tool"
         return self.tab
+
+    def in_scope(self, tab: TabInfo, *, browser: Browser | None = None) -> bool:
+        """Whether agents may see and use ``tab`` (of ``browser``, default the call's) under the
+        person's tab-scope setting."""
+        if self.settings.tab_scope == "all":
+            return True
+        owner = browser or self.need_browser()
+        if tab.shared:
+            return True
+        state = self.tabs.get(owner.id, tab.id)
+        return state is not None and state.agent_opened
 
     async def cdp(
         self,

@@ -28,15 +28,15 @@ from pydantic import BaseModel
 from tabrelay.errors import TabrelayError
 from tabrelay.protocol.urls import InvalidUrl, parse_url
 from tabrelay.recipes.model import Locator
-from tabrelay.tools import child_sessions, effect_facts, locators, page_outline
-from tabrelay.tools.actions import PressKeyParams
 from tabrelay.tools.context import ToolContext, settle
-from tabrelay.tools.effect_facts import Facts
-from tabrelay.tools.guard import origin_of
-from tabrelay.tools.navigation import NavigateParams
+from tabrelay.tools.groups.actions import PressKeyParams
+from tabrelay.tools.groups.navigation import NavigateParams
+from tabrelay.tools.groups.tabs import NewTabParams
+from tabrelay.tools.page import child_sessions, effect_facts, locators, page_outline
+from tabrelay.tools.page.effect_facts import Facts
+from tabrelay.tools.page.refs import held_of, node_id_of
 from tabrelay.tools.redaction import scrub
-from tabrelay.tools.refs import held_of, node_id_of
-from tabrelay.tools.tabs import NewTabParams
+from tabrelay.tools.state.guard import origin_of
 
 STEP_TIMEOUT = 2.0  # seconds for each step (describe, outline, picture): a hung page is skipped
 MAX_DESCRIBED = 20  # elements described per call; a form may name a hundred

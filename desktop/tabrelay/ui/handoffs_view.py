@@ -16,7 +16,7 @@ from typing import Literal
 from PySide6.QtCore import Qt, QTimer, SignalInstance, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from tabrelay.tools.handoffs import EndedBy, Handoffs, OpenHandoff
+from tabrelay.tools.state.handoffs import EndedBy, Handoffs, OpenHandoff
 from tabrelay.ui.text import one_line
 
 BANNER_STYLE = "background: #E8F0FE; color: #174EA6; padding: 6px; border-radius: 4px;"

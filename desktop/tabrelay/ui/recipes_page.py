@@ -69,7 +69,7 @@ SavePath = Callable[[str, str, list[str]], Awaitable[str | None]]
 
 
 class Demonstrations(Protocol):
-    """What the page needs of ``tools.demonstration.Demonstrations``."""
+    """What the page needs of ``tools.recorders.demonstration.Demonstrations``."""
 
     async def start(self, browser_id: str, tab_id: int) -> str: ...
     async def stop(self, recording_id: str) -> None: ...

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 
 from tabrelay.core import Core
 from tabrelay.protocol.messages import TabInfo
-from tabrelay.tools.guard import origin_of
-from tabrelay.tools.sessions import DEFAULT_DOMAINS
+from tabrelay.tools.state.guard import origin_of
+from tabrelay.tools.state.sessions import DEFAULT_DOMAINS
 from tabrelay.ui.bridge import CoreBridge
 from tabrelay.ui.table_model import ModelIndex, RowsModel, rows_view
 from tabrelay.ui.tasks import BackgroundTasks

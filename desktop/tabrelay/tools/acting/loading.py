@@ -1,0 +1,140 @@
+"""Loading a page: open a URL through the guard and wait for the load (or the arrival that
+has none), and wait briefly for a document still being parsed.
+
+Navigation goes through CDP (``Page.navigate``) rather than ``chrome.tabs.update`` so network
+errors come back as errors and the load can be awaited from the tab's own events. The final
+URL is checked again after redirects: a redirect to a refused site stops on about:blank.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from tabrelay.errors import CommandFailed, CommandTimeout, NavigationBlocked
+from tabrelay.relay.events import HubEvent
+from tabrelay.tools.context import ToolContext, ToolResult
+from tabrelay.tools.page.pdf import MIME_TYPE
+from tabrelay.tools.results import page_text
+
+WaitUntil = Literal["load", "domcontentloaded", "none"]
+_EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
+_ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
+BLOCKED = "net::ERR_BLOCKED_BY_CLIENT"  # what Chrome says of a request the guard failed
+
+
+class LoadCode(enum.StrEnum):
+    """The ``CommandFailed.code`` of a page that did not load: the app's own, not a wire code
+    (``protocol.constants.ErrorCode``): Chrome answered ``Page.navigate``, with ``errorText``."""
+
+    NET_ERROR = "net_error"  # the network or the server failed the load (net::ERR_…)
+
+
+async def open_url(
+    ctx: ToolContext, url: str, *, wait_until: WaitUntil, timeout: float
+) -> ToolResult:
+    """Navigate the target tab to ``url`` (checked by the guard) and wait."""
+    url = ctx.guard.check(url)
+
+    log = ctx.state.log
+    log.stopped = None
+
+    async def go() -> Any:
+        result = await ctx.cdp("Page.navigate", {"url": url})
+        error = result.get("errorText")
+        if error == BLOCKED and log.stopped is not None:  # a redirect hop the guard stopped
+            stopped, why = log.stopped
+            raise NavigationBlocked(
+                f"blocked after a redirect to {page_text(stopped[:200])}: {why}"
+            )
+        if error:
+            raise CommandFailed(f"could not open {url}: {error}", code=LoadCode.NET_ERROR)
+        return result
+
+    return await until_loaded(ctx, go, wait_until, timeout)
+
+
+async def until_loaded(
+    ctx: ToolContext, start: Callable[[], Awaitable[Any]], wait_until: WaitUntil, timeout: float
+) -> ToolResult:
+    await ctx.cdp("Page.enable")  # the load events come from the Page domain
+    async with ctx.events(*_EVENT.values(), *_ARRIVALS) as events:
+        started = await start()
+        same_document = (
+            isinstance(started, dict) and "loaderId" not in started and "frameId" in started
+        )
+        if wait_until != "none" and not same_document:
+            await ctx.progress(0, None, f"waiting for {wait_until}")
+            await events.until(lambda e: _arrived_at(e, wait_until), timeout=timeout)
+        shown = [
+            e.params.get("frame", {})
+            for e in events.seen
+            if e.method == "Page.frameNavigated" and not e.params.get("frame", {}).get("parentId")
+        ]
+    return await _arrived(ctx, pdf=bool(shown) and shown[-1].get("mimeType") == MIME_TYPE)
+
+
+def _arrived_at(event: HubEvent, wait_until: WaitUntil) -> bool:
+    """The awaited load event, or an arrival that has none (a page restored from the
+    back/forward cache, a same-document history step, a PDF: Chrome's viewer, another
+    extension, takes the tab's debugger away while it loads, and its load is never told)."""
+    if event.method == _EVENT[wait_until]:
+        return True
+    if event.method == "Page.navigatedWithinDocument":
+        return True
+    frame = event.params.get("frame", {})
+    restored = event.params.get("type") == "BackForwardCacheRestore"
+    pdf = frame.get("mimeType") == MIME_TYPE
+    return event.method == "Page.frameNavigated" and (restored or pdf) and not frame.get("parentId")
+
+
+async def _arrived(ctx: ToolContext, *, pdf: bool) -> ToolResult:
+    browser = ctx.need_browser()
+    tab = await browser.get_tab(ctx.need_tab().id)
+    ctx.tab = tab
+    try:
+        ctx.guard.check(tab.url)
+    except NavigationBlocked as blocked:
+        await ctx.cdp("Page.navigate", {"url": "about:blank"})
+        raise NavigationBlocked(
+            f"blocked after a redirect: {blocked.message}; the tab was left on about:blank"
+        ) from None
+    kind = " (a PDF: browser_get_content reads its text)" if pdf else ""
+    return ToolResult(
+        page_text(f"{tab.title or '(no title)'} — {tab.url}") + kind,
+        data={"tab_id": tab.id, "url": tab.url, "title": tab.title},
+        page_fields=("url", "title"),
+    )
+
+
+PARSE_WAIT = 3.0  # seconds a snapshot waits for a document still being parsed
+STILL_LOADING = (
+    "(The page is still loading: this is what has arrived so far. browser_wait_for "
+    "load_state='domcontentloaded' waits for the rest.)"
+)
+
+
+async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> str:
+    """Wait (at most ``timeout``) until the tab's document is parsed, for a reader such as
+    browser_snapshot; ``""`` then, or ``STILL_LOADING`` for the reader to put first.
+
+    A document between navigations has no context to ask: that counts as loading.
+    """
+    async with ctx.events("Page.domContentEventFired") as events:
+        try:
+            answer = await ctx.cdp(
+                "Runtime.evaluate",
+                {"expression": "document.readyState", "returnByValue": True},
+                timeout=timeout,
+            )
+            state = answer.get("result", {}).get("value")
+        except CommandFailed:
+            state = "loading"
+        if state != "loading":
+            return ""
+        try:
+            await events.until(lambda e: True, timeout=timeout)
+        except CommandTimeout:
+            return STILL_LOADING
+    return ""

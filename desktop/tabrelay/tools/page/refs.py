@@ -1,0 +1,345 @@
+"""Refs and targets: from an agent's ``ref`` or CSS selector to a live element it may act on.
+
+A ref names a backend DOM node of one document (the frame's loader id at snapshot time). It
+resolves only while that document is still shown and the node is still in it; otherwise the
+agent is told to take a new snapshot. Before any input the target is scrolled into view and
+checked like a person would: visible, enabled, and not covered by something else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.tools.context import ToolContext
+from tabrelay.tools.page import child_sessions, page_outline
+from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
+from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY
+from tabrelay.tools.state import object_ids
+
+STALE = (
+    "ref {ref} is from an earlier version of the page (it navigated or re-rendered); take a new "
+    "snapshot with browser_snapshot and use its refs"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A live element, checked and scrolled into view; ``x``/``y`` is its centre in viewport px."""
+
+    object_id: str
+    x: float
+    y: float
+    tag: str
+    input_type: str
+    editable: bool
+    secret: str | None  # "password", "one-time code", "card detail": what the field takes
+    description: str
+    # For typing: the kind of editor or field whose input this is ("CodeMirror 5", "field").
+    editor: str | None = None
+    # A link with a download attribute (a click saves the file, not navigates): its address.
+    download: str | None = None
+
+
+_CONTROL = r"""
+(node) => {
+  const el = node.nodeType === 1 ? node : node.parentElement;
+  return el && el.tagName === 'LABEL' && el.control ? el.control : el;
+}
+"""
+_KIND_OF = f"function () {{ return ({FIELD_KIND})(({_CONTROL})(this)); }}"
+
+# Runs on the element itself (Runtime.callFunctionOn). Scrolls it into view, then checks it
+# the way a person would see it: present, visible, enabled, and the topmost thing at its centre.
+_CHECK = (
+    r"""
+function (action) {
+  const describe = (el) => {
+    if (!el || !el.tagName) return String(el);
+    let text = el.tagName.toLowerCase();
+    if (el.id) text += '#' + el.id;
+    if (typeof el.className === 'string' && el.className.trim())
+      text += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
+    return text;
+  };
+  let el = this;
+  if (!el.isConnected) return {error: 'stale'};
+  if (el.nodeType !== 1) el = el.parentElement;
+  // Typing goes to what takes the keys (a code editor's own input); it needs focus, not a
+  // clear path for the pointer, and the editor a person sees, not its hidden input, in view.
+  const editor = action === 'type' || action === 'fill' ? (EDITOR)(el) : null;
+  if (editor && editor.input !== el) return {retarget: 'input'};
+  const visible = (node) => {
+    const r = node.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return false;
+    if (!node.checkVisibility) return true;
+    return node.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  };
+  if (!visible(el) && el.labels && Array.from(el.labels).some(visible) && action !== 'type') {
+    return {retarget: 'label'};  // a styled control hides its input; a person clicks the label
+  }
+  const shown = editor ? editor.box : el;
+  shown.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
+  if (!visible(shown)) return {error: 'hidden', what: describe(el)};
+  const control = el.tagName === 'LABEL' && el.control ? el.control : el;
+  const disabled = control.disabled === true || !!control.closest('[aria-disabled="true"]')
+    || !!control.closest('fieldset:disabled');
+  if (disabled && action !== 'hover') return {error: 'disabled', what: describe(control)};
+  const rect = el.getBoundingClientRect();
+  const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
+  const root = el.getRootNode();
+  const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
+  // A code editor draws its text over its own input: that is the editor, not in the way.
+  const box = el.closest(CODE_BOXES);
+  const covered = hit && hit !== el && !el.contains(hit)
+    && !(hit.shadowRoot && hit.shadowRoot.contains(el))
+    && !(hit.contains && hit.contains(el) && hit.tagName === 'LABEL')
+    && !(box && box.contains(hit));
+  if (covered && !editor && action !== 'hover') {
+    // Name what a person sees in the way: the outermost box over it that does not hold it.
+    let over = hit;
+    while (over.parentElement && !over.parentElement.contains(el)) over = over.parentElement;
+    const text = (over.innerText || '').replace(/\s+/g, ' ').trim();
+    const said = text ? ' "' + (text.length > 60 ? text.slice(0, 59) + '…' : text) + '"' : '';
+    return {error: 'obscured', what: describe(el), by: describe(over) + said};
+  }
+  const editable = !!editor || control.isContentEditable || control.tagName === 'TEXTAREA'
+    || (control.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset',
+      'file', 'image', 'range', 'color'].includes(control.type));
+  return {ok: true, tag: control.tagName.toLowerCase(), type: control.type || '', editable,
+          editor: editor ? editor.kind : null, boxed: !!editor && editor.box !== el,
+          secret: (FIELD_KIND)(control),
+          download: (el.closest('a[href][download], area[href][download]') || {}).href || null,
+          what: describe(control)};
+}
+""".replace("CODE_BOXES", CODE_BOXES)
+    .replace("FIELD_KIND", FIELD_KIND.strip())
+    .replace("EDITOR", EDITOR.strip())
+)
+
+_VISIBLE_LABEL = """
+function () {
+  return Array.from(this.labels).find((l) => l.getBoundingClientRect().width > 0);
+}
+"""
+
+
+async def locate(
+    ctx: ToolContext, *, ref: str | None, selector: str | None, action: str
+) -> Located:
+    """The element a tool acts on, checked and in view.
+
+    Raises:
+        ToolError: no ref or selector, an unknown or stale ref, nothing matches, or the element
+            is hidden, disabled or covered (each with what to do next).
+    """
+    object_id = await object_for(ctx, ref=ref, selector=selector)
+    result = await _check(ctx, object_id, action, ref)
+    if result.get("retarget") in ("label", "input"):
+        retarget = _VISIBLE_LABEL if result["retarget"] == "label" else INPUT_OF
+        found = await ctx.call_on(object_id, retarget, by_value=False)
+        object_id = str(found["result"]["objectId"])
+        result = await _check(ctx, object_id, action, ref)
+    what = ref or selector
+    match result.get("error"):
+        case "stale":
+            raise ToolError(STALE.format(ref=ref) if ref else f"{selector!r} went away")
+        case "hidden":
+            raise ToolError(
+                f"{what} ({page_text(str(result.get('what')))}) is not visible, so a person "
+                "could not use it; scroll, open the menu or dialog that holds it, or wait for it"
+            )
+        case "disabled":
+            raise ToolError(
+                f"{what} ({page_text(str(result.get('what')))}) is disabled; complete what "
+                "enables it first"
+            )
+        case "obscured":
+            raise ToolError(
+                f"{what} ({page_text(str(result.get('what')))}) is covered by "
+                f"{page_text(str(result.get('by')))}; close or dismiss that first (a banner, "
+                "dialog or overlay)"
+            )
+    editor = str(result["editor"]) if result.get("editor") else None
+    shown = await _box_of(ctx, object_id) if result.get("boxed") else object_id
+    session = object_ids.session_of(object_id)
+    if session is not None:  # in view in its own frame: now its frame in the page's view
+        await _frame_in_view(ctx, session, shown)
+    x, y = await _centre(ctx, shown)
+    if (
+        session is not None
+        and action != "hover"
+        and not await child_sessions.reaches(ctx, session, x, y)
+    ):
+        raise ToolError(
+            f"{what} is covered by something of the page around its frame; close or dismiss "
+            "that first (a banner, dialog or overlay), or scroll it into view"
+        )
+    return Located(
+        object_id=object_id,
+        x=x,
+        y=y,
+        tag=str(result.get("tag", "")),
+        input_type=str(result.get("type", "")),
+        editable=bool(result.get("editable")),
+        secret=str(result["secret"]) if result.get("secret") else None,
+        description=page_text(str(result["what"])) if "what" in result else str(what),
+        editor=editor,
+        download=result["download"] if isinstance(result.get("download"), str) else None,
+    )
+
+
+async def _frame_in_view(ctx: ToolContext, session: str, object_id: str) -> None:
+    quads = (await ctx.cdp("DOM.getContentQuads", {"objectId": object_id})).get("quads") or []
+    if not quads:
+        return  # said by _centre
+    left, top, right, bottom = child_sessions.bounds(quads)
+    await child_sessions.scroll_into_view(ctx, session, (left, top, right - left, bottom - top))
+
+
+async def _box_of(ctx: ToolContext, object_id: str) -> str:
+    """What a person sees of the editor whose input this is (its input may have no area)."""
+    found = await ctx.call_on(object_id, BOX_OF, by_value=False)
+    return str(found.get("result", {}).get("objectId") or object_id)
+
+
+async def _check(ctx: ToolContext, object_id: str, action: str, ref: str | None) -> dict[str, Any]:
+    try:
+        checked = await ctx.call_on(object_id, _CHECK, action)
+    except CommandFailed as failed:
+        raise ToolError(STALE.format(ref=ref) if ref else str(failed)) from None
+    value = checked.get("result", {}).get("value")
+    return value if isinstance(value, dict) else {}
+
+
+async def secret_kind(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str | None:
+    """What kind of secret the target takes (``"password"``…), or ``None`` for plain text.
+
+    Raises:
+        ToolError: the ref or selector finds no element (as ``locate`` would say).
+    """
+    object_id = await object_for(ctx, ref=ref, selector=selector)
+    found = await ctx.call_on(object_id, _KIND_OF)
+    if found.get("exceptionDetails"):
+        raise ToolError(f"could not inspect {ref or selector} (a script error in the page)")
+    kind = found.get("result", {}).get("value")
+    return str(kind) if kind else None
+
+
+def held_of(ctx: ToolContext, ref: str | None) -> int | None:
+    """The held id ``ref`` names (``page_outline.adopt`` reads it), None for none."""
+    target = ctx.state.refs.get(ref) if ref is not None else None
+    return None if target is None else target.held_id
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A target's backend node id, and the child session it is good in (a frame in another
+    process: ``child_sessions``; None: the tab's own)."""
+
+    backend: int
+    session: str | None
+
+
+async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None) -> Node:
+    """The backend node of a target, without the actionability checks (file inputs)."""
+    object_id = await object_for(ctx, ref=ref, selector=selector)
+    described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+    return Node(int(described["node"]["backendNodeId"]), object_ids.session_of(object_id))
+
+
+async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str:
+    """The page object (in the call's object group) of the element a ref or selector names,
+    without the actionability checks; ToolError when there is none."""
+    if (ref is None) == (selector is None):
+        raise ToolError("give either 'ref' (from browser_snapshot) or 'selector' (CSS)")
+    if ref is not None:
+        return await _object_for_ref(ctx, ref)
+    assert selector is not None
+    found = await ctx.cdp(
+        "Runtime.evaluate",
+        {
+            "expression": f"{QUERY}({json.dumps(selector)})",
+            "returnByValue": False,
+            "objectGroup": ctx.objects,
+        },
+    )
+    if found.get("exceptionDetails"):
+        raise ToolError(f"{selector!r} is not a valid CSS selector")
+    obj = found.get("result", {})
+    if obj.get("subtype") == "null" or "objectId" not in obj:
+        raise ToolError(f"nothing on the page matches the selector {selector!r}")
+    return str(obj["objectId"])
+
+
+async def _object_for_ref(ctx: ToolContext, ref: str) -> str:
+    tab = ctx.need_tab()
+    refs = ctx.state.refs
+    target = refs.get(ref)
+    if target is None and refs.issued(ref):  # of a document the tab no longer shows
+        raise ToolError(STALE.format(ref=ref))
+    if target is None:
+        raise ToolError(
+            f"there is no ref {ref!r} for tab {tab.id}; take a snapshot (browser_snapshot) first"
+        )
+    # A frame in another process is reached through its child session (``child_sessions``).
+    session = child_sessions.holder_session(ctx, target.held_id)
+    # resolveNode needs the document requested; both reads go out together.
+    try:
+        loaders, _ = await asyncio.gather(
+            frame_loaders(ctx, session),
+            ctx.cdp("DOM.getDocument", {"depth": 0}, session=session),
+        )
+    except CommandFailed:  # its frame went away
+        raise ToolError(STALE.format(ref=ref)) from None
+    if loaders.get(target.frame_id) != target.loader_id:
+        raise ToolError(STALE.format(ref=ref))
+    try:
+        backend = refs.node_of(ref)
+        if backend is None:
+            held = await page_outline.element(ctx, next(iter(loaders)), target.held_id)
+            if held is None:
+                raise ToolError(STALE.format(ref=ref))
+            described = await ctx.cdp("DOM.describeNode", {"objectId": held})
+            backend = int(described["node"]["backendNodeId"])
+            refs.learn_node(ref, backend)
+        # The page's own object for it: tools run their scripts in the page's world.
+        resolved = await ctx.cdp(
+            "DOM.resolveNode",
+            {"backendNodeId": backend, "objectGroup": ctx.objects},
+            session=session,
+        )
+    except CommandFailed:
+        raise ToolError(STALE.format(ref=ref)) from None
+    return str(resolved["object"]["objectId"])
+
+
+async def frame_loaders(ctx: ToolContext, session: str | None = None) -> dict[str, str]:
+    """Every frame's current loader id (which document it shows), the top frame first: the
+    tab's, or those of the frame in another process that child ``session`` reaches."""
+    tree = await ctx.cdp("Page.getFrameTree", session=session)
+    return page_outline.loaders_of(tree["frameTree"])
+
+
+async def recentre(ctx: ToolContext, located: Located) -> Located:
+    """The same element with its centre measured again (after the page scrolled)."""
+    x, y = await _centre(ctx, located.object_id)
+    return replace(located, x=x, y=y)
+
+
+async def _centre(ctx: ToolContext, object_id: str) -> tuple[float, float]:
+    """The element's centre in the top frame's viewport (iframes included)."""
+    quads = await child_sessions.quads(ctx, object_id)
+    if not quads:
+        raise ToolError("the element has no area on screen; scroll to it or wait for it")
+    quad = max(quads, key=_area)
+    return sum(quad[0::2]) / 4, sum(quad[1::2]) / 4
+
+
+def _area(quad: list[float]) -> float:
+    xs, ys = quad[0::2], quad[1::2]
+    return abs(sum(xs[i] * ys[(i + 1) % 4] - xs[(i + 1) % 4] * ys[i] for i in range(4)) / 2)

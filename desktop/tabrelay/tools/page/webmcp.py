@@ -1,0 +1,100 @@
+"""Tools a page declares for agents (WebMCP, issue 26), read for ``browser_snapshot``.
+
+A page registers tools with ``document.modelContext.registerTool`` (Chromium behind
+``--enable-features=WebMCP``); Tabrelay's own world asks ``getTools()``, so a page cannot fake
+the list by redefining globals of its own world. Every word of a declared tool is the page's
+(its name, description, input schema and annotations): all are marked as data. Bounded:
+``MAX_TOOLS`` tools, each part cut short, a listing of ``MAX_LISTING`` bytes.
+``page_tools.py`` calls one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from tabrelay.errors import BrowserError
+from tabrelay.tools.context import ToolContext
+from tabrelay.tools.page import page_outline
+from tabrelay.tools.results import page_text
+
+MAX_TOOLS = 50
+MAX_LISTING = 8_000  # bytes of the snapshot's list of them
+
+# The tools the page declares, as JSON text (names, descriptions and schemas cut short), or
+# null when it declares none (or the browser has no WebMCP).
+_LIST = r"""
+(async () => {
+  const context = document.modelContext;
+  if (!context || typeof context.getTools !== 'function') return null;
+  const cut = (text, n) => String(text ?? '').slice(0, n);
+  const tools = await context.getTools();
+  return JSON.stringify(Array.from(tools).slice(0, MAX_TOOLS).map((tool) => {
+    let schema = '';
+    try { schema = JSON.stringify(tool.inputSchema ?? {}); } catch (error) { schema = ''; }
+    const hints = tool.annotations || {};
+    return {
+      name: cut(tool.name, 100),
+      description: cut(tool.description, 500),
+      schema: cut(schema, 1000),
+      readOnly: hints.readOnlyHint === true,
+    };
+  }));
+})()
+""".replace("MAX_TOOLS", str(MAX_TOOLS))
+
+
+@dataclass(frozen=True, slots=True)
+class PageTool:
+    name: str
+    description: str
+    schema: str
+    read_only: bool  # as the page says
+
+
+async def declared(ctx: ToolContext) -> list[PageTool]:
+    """The tools the tab's page declares (none when it declares none, or cannot be asked)."""
+    try:
+        tree = await ctx.cdp("Page.getFrameTree")
+        answer = await ctx.cdp(
+            "Runtime.evaluate",
+            {
+                "expression": _LIST,
+                "contextId": await page_outline.world(ctx, tree["frameTree"]["frame"]["id"]),
+                "awaitPromise": True,
+                "returnByValue": True,
+            },
+            timeout=5.0,
+        )
+        value = answer.get("result", {}).get("value")
+        listed = json.loads(value) if isinstance(value, str) else []
+        return [
+            PageTool(str(t["name"]), str(t["description"]), str(t["schema"]), t["readOnly"] is True)
+            for t in listed
+            if isinstance(t, dict) and t.get("name")
+        ]
+    # Unasked for want of an answer in time (a busy page) or of a document: the snapshot goes on.
+    except (BrowserError, ValueError, KeyError, TypeError):
+        return []
+
+
+def listing(tools: list[PageTool]) -> str:
+    """The section ``browser_snapshot`` adds for them (the page's words marked), at most
+    ``MAX_LISTING`` bytes."""
+    lines: list[str] = []
+    size = 0
+    for tool in tools:
+        line = (
+            f"- {page_text(tool.name)}: {page_text(tool.description)} "
+            f"(input: {page_text(tool.schema or '{}')})"
+            + (" (the page says it only reads)" if tool.read_only else "")
+        )
+        size += len(line.encode())
+        if size > MAX_LISTING:
+            lines.append(f"({len(tools) - len(lines)} more not shown)")
+            break
+        lines.append(line)
+    return (
+        "\nTools this page declares (browser_page_tool calls one; the person is asked each "
+        "time):\n" + "\n".join(lines)
+    )
