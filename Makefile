@@ -71,7 +71,7 @@ serve: $(RUN_STAMP)
 	$(BIN)/tabrelay serve
 
 test: system-test node $(TEST_STAMP) lint editors typescript-check corpus
-	node --test extension/test/
+	node --test extension/test/ tests/page_scripts/
 	$(BIN)/pytest
 
 lint: $(TEST_STAMP)

@@ -28,6 +28,7 @@ from product import (  # noqa: E402
     EXTENSION,
     MACOS_EXECUTABLE,
     PACKAGE,
+    PACKAGE_INIT,
     PUBLISHER,
     RESOURCES,
     ROOT,
@@ -83,8 +84,12 @@ class Layout:
 
 
 def data_files() -> tuple[tuple[str, str], ...]:
-    """(source file, folder in the bundle) for ``resources/`` and the unpacked extension."""
+    """(source file, folder in the bundle) for ``resources/``, the unpacked extension and the
+    package's in-page scripts (``tabrelay/tools/scripts/*.js``, where the package reads them)."""
     found: list[tuple[str, str]] = []
+    source = PACKAGE_INIT.parent
+    for path in sorted(source.rglob("*.js")):
+        found.append((str(path), ("tabrelay" / path.parent.relative_to(source)).as_posix()))
     for path in sorted(RESOURCES.rglob("*")):
         if path.is_file() and path.suffix not in RESOURCE_SKIP_SUFFIXES:
             relative = path.relative_to(ROOT)

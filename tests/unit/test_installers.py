@@ -27,6 +27,7 @@ from support.installers import INSTALLERS, ROOT, load_installer_module, parse_is
 from tabrelay import __version__
 from tabrelay.config import paths as paths_module
 from tabrelay.system import autostart, launcher, resources
+from tabrelay.tools import scripts as tools_scripts
 
 product = load_installer_module("product")
 layout_module = load_installer_module("pyinstaller/layout")
@@ -202,6 +203,10 @@ def test_the_bundled_data_lands_where_the_app_looks_for_it(
     assert resources.resources_dir() == contents / "resources"
     for size in resources.APP_ICON_SIZES:
         assert resources.app_icon_file(size) == contents / f"resources/icons/tabrelay-{size}.png"
+    scripts = contents / "tabrelay" / "tools" / "scripts"
+    assert sorted(p.name for p in scripts.glob("*.js")) == sorted(
+        p.name for p in (Path(tools_scripts.__file__).parent).glob("*.js")
+    )
     extension = resources.extension_dir()
     assert extension == contents / "extension"
     assert sorted(p.relative_to(extension).as_posix() for p in extension.rglob("*.*")) == sorted(

@@ -5,12 +5,10 @@ real pages in tests/e2e (test_page_outline.py, the snapshot tests)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support.js import assert_scripts_parse
 from tabrelay.errors import CommandFailed
 from tabrelay.tools.page import page_outline
 from tabrelay.tools.page.outline import build_outline
@@ -135,7 +133,3 @@ def test_what_a_person_cannot_see_is_counted_and_flagged() -> None:
 def test_an_answer_of_another_shape_is_refused_whole(text: Any) -> None:
     with pytest.raises(CommandFailed, match="malformed"):
         page_outline.decode(text, "main-frame", [501])
-
-
-def test_the_scripts_parse(tmp_path: Path) -> None:
-    assert_scripts_parse(tmp_path, page_outline.OUTLINE, page_outline.ELEMENT)

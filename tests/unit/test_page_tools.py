@@ -5,16 +5,13 @@ Chromium with WebMCP: tests/e2e/test_reach_page_tools.py."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support.js import assert_scripts_parse
 from tabrelay.approval.effects import Kind, decide
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools.catalog import BY_NAME
-from tabrelay.tools.groups import page_tools
 from tabrelay.tools.groups.page_tools import PageToolParams
 from tabrelay.tools.page import webmcp
 from tabrelay.tools.page.webmcp import PageTool
@@ -67,7 +64,3 @@ def test_a_call_is_judged_unknown_whatever_the_page_says() -> None:
     effect = decide(BY_NAME["browser_page_tool"].judged, PageToolParams(name="get_weather"), [])
     assert effect.kind is Kind.UNKNOWN and effect.consequential
     assert "get_weather" in plain(effect.why)
-
-
-def test_the_scripts_parse(tmp_path: Path) -> None:
-    assert_scripts_parse(tmp_path, webmcp._LIST, page_tools._CALL)

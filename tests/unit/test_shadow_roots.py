@@ -5,12 +5,10 @@ tests/e2e/test_reach_closed_shadow.py; here they only have to parse."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support.js import assert_scripts_parse
 from support.scripted import ScriptedTab
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools.context import ToolContext
@@ -180,7 +178,3 @@ async def test_a_page_between_documents_raises_command_failed() -> None:
     page = Page(Runtime_callFunctionOn=CommandFailed("Cannot find context with specified id"))
     with pytest.raises(CommandFailed):
         await opened(page)
-
-
-def test_the_scripts_parse(tmp_path: Path) -> None:
-    assert_scripts_parse(tmp_path, shadow_roots.CANDIDATES, shadow_roots.REMEMBER)

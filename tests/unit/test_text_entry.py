@@ -1,21 +1,12 @@
 """When a field holds what was asked, and what the error says when it does not
-(tools/acting/text_entry.py); the editor scripts are valid JavaScript (tools/scripts/editors.py and
-the scripts that compose it)."""
+(tools/acting/text_entry.py). The scripts are checked with the others (test_page_scripts_js.py)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
-from tabrelay.tools.acting import input_events, text_entry
 from tabrelay.tools.acting.text_entry import mismatch, same_text
-from tabrelay.tools.groups import content
-from tabrelay.tools.page import editor_text, refs
 from tabrelay.tools.results import plain
-from tabrelay.tools.scripts import editors, page_scripts
 
 
 @pytest.mark.parametrize(
@@ -57,34 +48,3 @@ def test_a_secret_field_holding_something_else_never_shows_its_text() -> None:
 def test_long_texts_are_quoted_short() -> None:
     said = mismatch("e1 (textarea)", "x" * 500, "y" * 500, secret=None, max_length=-1)
     assert len(said) < 300 and "…" in said
-
-
-@pytest.mark.parametrize(
-    "script",
-    [
-        editors.CODE_EDITOR,
-        editors.EDITOR,
-        editors.INPUT_OF,
-        editors.BOX_OF,
-        editor_text.EDITOR_OF,
-        editor_text.SCRIPT,
-        content._READ,
-        content._READ_THIS,
-        content._READ_PART,
-        page_scripts.SIGHT,
-        text_entry._FACTS,
-        text_entry._WRITE,
-        text_entry._PLACE,
-        text_entry._SET_VALUE,
-        input_events._FOCUS_PROBLEM,
-        refs._CHECK,
-    ],
-)
-def test_the_page_scripts_parse(script: str, tmp_path: Path) -> None:
-    source = tmp_path / "script.js"
-    source.write_text(f"const f = ({script.strip()});\n")
-    node = shutil.which("node")
-    assert node, "node is not installed; make test installs it"
-    checked = subprocess.run([node, "--check", str(source)], capture_output=True, text=True,
-                             check=False)  # fmt: skip
-    assert checked.returncode == 0, checked.stderr

@@ -36,6 +36,7 @@ from tabrelay.tools.page import child_sessions, effect_facts, locators, page_out
 from tabrelay.tools.page.effect_facts import Facts
 from tabrelay.tools.page.refs import held_of, node_id_of
 from tabrelay.tools.redaction import scrub
+from tabrelay.tools.scripts import script
 from tabrelay.tools.state.guard import origin_of
 
 STEP_TIMEOUT = 2.0  # seconds for each step (describe, outline, picture): a hung page is skipped
@@ -58,70 +59,11 @@ _ODD_ANSWERS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 
 # Runs on the element (Runtime.callFunctionOn). Fields give what labels them, never their
 # value; other elements their visible text without what fields inside them hold.
-_FACTS = r"""
-function () {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  if (!el) return {};
-  const SKIP = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'SCRIPT', 'STYLE', 'TEMPLATE', 'NOSCRIPT']);
-  const isField = (node) => node.isContentEditable || ['TEXTAREA', 'SELECT'].includes(node.tagName)
-    || (node.tagName === 'INPUT' && !['button', 'submit', 'reset', 'image', 'checkbox', 'radio',
-      'range', 'color', 'file', 'hidden'].includes(String(node.type).toLowerCase()));
-  const textOf = (root) => {
-    let text = '';
-    const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT
-      | NodeFilter.SHOW_TEXT, {acceptNode: (node) => node.nodeType === 1
-        ? (SKIP.has(node.tagName) || node.isContentEditable ? NodeFilter.FILTER_REJECT
-          : NodeFilter.FILTER_SKIP)
-        : NodeFilter.FILTER_ACCEPT});
-    for (let node = walker.nextNode(); node && text.length < 300; node = walker.nextNode()) {
-      text += node.data + ' ';
-    }
-    return text;
-  };
-  const type = el.tagName === 'INPUT' ? String(el.type || 'text').toLowerCase() : '';
-  if (isField(el)) {
-    const label = el.labels && el.labels.length ? textOf(el.labels[0]) : '';
-    const hint = el.getAttribute('placeholder') || el.getAttribute('aria-label') || label
-      || el.getAttribute('title') || el.getAttribute('name') || '';
-    return {field: true, type, text: String(hint).slice(0, 300)};
-  }
-  const holdsFields = Array.from(el.querySelectorAll('input, textarea, select, [contenteditable]'))
-    .some(isField);
-  // A button's value is its caption; other inputs' values (hidden, file) are no text to show.
-  const caption = ['button', 'submit', 'reset'].includes(type) ? el.value
-    : el.getAttribute('alt') || '';
-  return {field: false, type, holdsFields, text: type ? String(caption).slice(0, 300)
-    : textOf(el)};
-}
-"""
+_FACTS = script("target_facts.js")
 # Outlines the element in its own document, with a label above it (below at the very top).
 # Built with the DOM alone (no innerHTML, no <style>), so strict CSP and Trusted Types pages
 # show it too; it removes itself after ``ttl`` ms should the removal never come.
-_OUTLINE = r"""
-function (token, label, ttl) {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  if (!el || !el.isConnected) return false;
-  const doc = el.ownerDocument, win = doc.defaultView;
-  const r = el.getBoundingClientRect();
-  const host = doc.createElement('tabrelay-highlight');
-  host.setAttribute('ATTRIBUTE', token);
-  host.style.cssText = 'all: initial; position: absolute; z-index: 2147483647; '
-    + 'pointer-events: none; box-sizing: border-box; border: 3px solid #E8710A; '
-    + 'border-radius: 4px; box-shadow: 0 0 0 4px rgba(232, 113, 10, 0.3); '
-    + `left: ${r.left + win.scrollX - 4}px; top: ${r.top + win.scrollY - 4}px; `
-    + `width: ${r.width + 8}px; height: ${r.height + 8}px;`;
-  const root = host.attachShadow({mode: 'open'});
-  const tag = doc.createElement('span');
-  tag.textContent = label;
-  tag.style.cssText = 'all: initial; position: absolute; left: -3px; white-space: nowrap; '
-    + 'background: #E8710A; color: white; font: bold 12px/18px sans-serif; padding: 0 6px; '
-    + 'border-radius: 3px; ' + (r.top > 24 ? 'bottom: 100%;' : 'top: 100%;');
-  root.appendChild(tag);
-  doc.documentElement.appendChild(host);
-  win.setTimeout(() => host.remove(), ttl);
-  return true;
-}
-""".replace("ATTRIBUTE", HIGHLIGHT_ATTRIBUTE)
+_OUTLINE = script("target_outline.js").replace("ATTRIBUTE", HIGHLIGHT_ATTRIBUTE)
 _UNOUTLINE = f"""
 function (token) {{
   const doc = this.nodeType === 9 ? this : this.ownerDocument;

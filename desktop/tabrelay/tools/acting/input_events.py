@@ -19,6 +19,7 @@ from tabrelay.tools.acting.keys import MODIFIERS, Key, parse_combo
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.page.refs import Located
 from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts import script
 
 DIALOG_EVENT = "Page.javascriptDialogOpening"
 MOUSE_EVENT = "Input.dispatchMouseEvent"
@@ -55,31 +56,7 @@ async def press(ctx: ToolContext, key: Key, modifiers: int = 0) -> dict[str, Any
 
 
 # Why the element does not have the keyboard focus after DOM.focus, or null when it has it.
-_FOCUS_PROBLEM = r"""
-function () {
-  const describe = (el) => {
-    if (!el || !el.tagName) return 'nothing';
-    let text = el.tagName.toLowerCase();
-    if (el.id) text += '#' + el.id;
-    const said = (el.innerText || '').replace(/\s+/g, ' ').trim();
-    return said ? `${text} "${said.length > 60 ? said.slice(0, 59) + '…' : said}"` : text;
-  };
-  // Asked of the element itself: the focus inside a shadow root (closed ones too, which this
-  // world cannot walk down to) is found from where it is.
-  if (this.matches(':focus-within')) return null;
-  const doc = this.ownerDocument;
-  let active = doc.activeElement;
-  while (active && active.shadowRoot && active.shadowRoot.activeElement) {
-    active = active.shadowRoot.activeElement;
-  }
-  let modal = null;
-  try { modal = doc.querySelector('dialog:modal'); } catch (error) { modal = null; }
-  if (modal && !modal.contains(this)) return {why: 'modal', by: describe(modal)};
-  const inert = this.closest('[inert]');
-  if (inert) return {why: 'inert', by: describe(inert)};
-  return {why: 'elsewhere', by: active === doc.body ? 'the page' : describe(active)};
-}
-"""
+_FOCUS_PROBLEM = script("focus_problem.js")
 
 
 async def focus(ctx: ToolContext, target: Located, what: str) -> None:

@@ -24,70 +24,19 @@ from tabrelay.tools.acting.keys import MODIFIERS, Key, key_for
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.page.refs import Located
 from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import EDITOR
 
 SHOWN_TEXT = 80  # characters of a field's text an error quotes
 # Editors whose text is rich (paragraphs, not lines): compared with whitespace collapsed.
 RICH = frozenset({"ProseMirror", "contenteditable"})
 
-_FACTS = r"""
-function () {
-  const editor = (EDITOR)(this);
-  if (!editor) return null;
-  let text = null;
-  try { text = editor.read ? String(editor.read()) : null; } catch (error) { text = null; }
-  return {kind: editor.kind, code: editor.code, readOnly: !!editor.readOnly, text,
-    writable: !!editor.write, single: this.tagName === 'INPUT',
-    maxLength: typeof this.maxLength === 'number' ? this.maxLength : -1,
-    mac: /Mac|iPhone|iPad|iPod/.test(navigator.platform)};
-}
-""".replace("EDITOR", EDITOR.strip())
-_WRITE = r"""
-function (text) {
-  const editor = (EDITOR)(this);
-  if (!editor || !editor.write) return false;
-  editor.write(text);
-  return true;
-}
-""".replace("EDITOR", EDITOR.strip())
+_FACTS = script("field_facts.js").replace("EDITOR", EDITOR.strip())
+_WRITE = script("write_text.js").replace("EDITOR", EDITOR.strip())
 # A plain field's or contenteditable host's selection: all of it, or the caret at its end.
-_PLACE = r"""
-function (atEnd) {
-  if (this.tagName === 'INPUT' || this.tagName === 'TEXTAREA') {
-    try {
-      if (atEnd) this.setSelectionRange(this.value.length, this.value.length);
-      else this.select();
-      return true;
-    } catch (error) {  // email and number inputs have no selection to set
-      if (!atEnd) { this.select(); return true; }
-      return false;
-    }
-  }
-  const range = this.ownerDocument.createRange();
-  range.selectNodeContents(this);
-  if (atEnd) range.collapse(false);
-  const selection = this.ownerDocument.getSelection();
-  selection.removeAllRanges();
-  selection.addRange(range);
-  return true;
-}
-"""
+_PLACE = script("place_caret.js")
 # Date, time, colour, range: the value at once, as the page's own picker would set it.
-_SET_VALUE = r"""
-function (value) {
-  const win = this.ownerDocument.defaultView;
-  const set = Object.getOwnPropertyDescriptor(win.HTMLInputElement.prototype, 'value').set;
-  const before = this.value;
-  set.call(this, value);
-  if (this.value !== value) {  // not a value this field takes: it keeps the one it had
-    set.call(this, before);
-    return false;
-  }
-  this.dispatchEvent(new win.Event('input', {bubbles: true}));
-  this.dispatchEvent(new win.Event('change', {bubbles: true}));
-  return true;
-}
-"""
+_SET_VALUE = script("set_value.js")
 
 
 async def enter_text(

@@ -23,6 +23,7 @@ from tabrelay.tools.acting.keys import MODIFIERS, parse_combo
 from tabrelay.tools.context import TabParams, Target, TargetParams, ToolContext, ToolResult
 from tabrelay.tools.page.refs import Located, locate, recentre
 from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts import script
 from tabrelay.tools.state import object_ids
 
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]
@@ -144,20 +145,7 @@ class ScrollParams(TabParams, Target):
     )
 
 
-_SCROLL_TO_TEXT = r"""
-((needle) => {
-  const lower = needle.toLowerCase();
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    if (node.textContent.toLowerCase().includes(lower) && node.parentElement
-        && node.parentElement.getClientRects().length) {
-      node.parentElement.scrollIntoView({block: 'center', behavior: 'instant'});
-      return node.parentElement.innerText.trim().slice(0, 120);
-    }
-  }
-  return null;
-})
-"""
+_SCROLL_TO_TEXT = script("scroll_to_text.js")
 _POSITION = (
     "JSON.stringify([Math.round(scrollY), Math.round(document.scrollingElement.scrollHeight), "
     "Math.round(innerHeight)])"

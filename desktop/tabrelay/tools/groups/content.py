@@ -25,6 +25,7 @@ from tabrelay.tools.page import child_sessions, editor_text, page_outline, pdf
 from tabrelay.tools.page.refs import STALE, held_of, object_for
 from tabrelay.tools.page.shadow_roots import open_closed_roots
 from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import CODE_BOXES
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
 
@@ -32,100 +33,7 @@ from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SIGHT, withhe
 # (or the body). Run in Tabrelay's world, where the page cannot redefine what it calls (how a
 # style or a box is measured): ``editors`` are the code editors the page's world read
 # (``editor_text``): [{input, box, text}].
-_READ = r"""
-(start, mode, editors) => {
-  const root = start && start.nodeType === Node.DOCUMENT_NODE ? start.body : start;
-  if (!root) return {missing: true};
-  if (root.nodeType === Node.TEXT_NODE) return {value: root.textContent, code: false};
-  const editorOf = (el) => editors.find((e) => e.input === el || e.box === el
-    || (e.box && (e.box.contains(el) || el.contains(e.box))));
-  const field = ['TEXTAREA', 'INPUT', 'SELECT'].includes(root.tagName);
-  // A secret field is not read in any form: its html may carry a value the server filled in.
-  const secret = field && (FIELD_KIND)(root);
-  if (secret) return {secret};
-  if (mode === 'html') return {html: root.outerHTML};
-  const editor = editorOf(root);
-  if (editor) return {value: editor.text, code: true};
-  if (field) {
-    if (root.tagName === 'SELECT') {
-      return {value: Array.from(root.options).map((o) => (o.selected ? '[selected] ' : '')
-        + o.label).join('\n'), code: false};
-    }
-    return {value: root.value, code: false};
-  }
-  const DROP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'CANVAS', 'OBJECT',
-    'EMBED', 'NAV', 'ASIDE', 'DIALOG', 'BUTTON', 'SELECT', 'INPUT', 'TEXTAREA', 'HEAD',
-    'LINK', 'META']);
-  const DROP_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search',
-    'dialog', 'alertdialog', 'menu', 'menubar', 'toolbar']);
-  const BOILERPLATE = new RegExp('(^|[\\s_-])(cookies?|consent|gdpr|advert|advertisement|ads?|'
-    + 'adslot|sponsor(ed)?|promo|newsletter|popup|social|share|breadcrumbs?)([\\s_-]|$)', 'i');
-  const KEEP = {A: ['href', 'title'], IMG: ['src', 'alt'], TD: ['colspan', 'rowspan'],
-    TH: ['colspan', 'rowspan'], OL: ['start'], CODE: ['class'], PRE: ['class']};
-  const ENTITIES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'};
-  const escape = (s) => s.replace(/[&<>"]/g, (c) => ENTITIES[c]);
-  const inArticle = (el) => !!el.parentElement
-    && !!el.parentElement.closest('article, main, section');
-  const skip = (el) => {
-    if (el === root) return false;
-    if (DROP.has(el.tagName)) return true;
-    if ((el.tagName === 'HEADER' || el.tagName === 'FOOTER') && !inArticle(el)) return true;
-    if (DROP_ROLES.has(el.getAttribute('role'))) return true;
-    if (el.getAttribute('aria-hidden') === 'true' || el.hidden) return true;
-    const marks = `${el.id} ${typeof el.className === 'string' ? el.className : ''}`;
-    if (BOILERPLATE.test(marks)) return true;
-    if (el.checkVisibility && !el.checkVisibility({checkVisibilityCSS: true})) return true;
-    return false;
-  };
-  // What a sighted person cannot see is left out, counted by why (see page_scripts).
-  const sight = (SIGHT)();
-  const styleOf = sight.style;
-  const out = [];
-  const walk = (node, parent, above) => {
-    if (node.nodeType === Node.TEXT_NODE) {
-      const why = parent && sight.text(node, parent, above, styleOf(parent));
-      if (why) sight.withhold(why);
-      else out.push(escape(node.textContent));
-      return;
-    }
-    if (node.nodeType !== Node.ELEMENT_NODE) return;
-    if (skip(node)) return;
-    const seen = sight.of(node, styleOf(node), above);
-    if (seen.own) {
-      sight.withhold(seen.own);
-      return;
-    }
-    if (node.matches(BOXES) && !node.contains(root)) {  // it draws only some lines: all of them
-      const editor = editorOf(node);
-      if (editor) { out.push(`<pre><code>${escape(editor.text)}</code></pre>`); return; }
-    }
-    const tag = node.tagName.toLowerCase();
-    const attrs = (KEEP[node.tagName] || []).map((name) => {
-      let value = name === 'href' ? node.href : name === 'src' ? node.src : node.getAttribute(name);
-      return value ? ` ${name}="${escape(String(value))}"` : '';
-    }).join('');
-    out.push(`<${tag}${attrs}>`);
-    if (node.tagName === 'IFRAME') {
-      let doc = null;
-      try { doc = node.contentDocument; } catch (error) { doc = null; }
-      if (doc && doc.body) walk(doc.body, null, inside(doc.body));
-    } else {
-      for (const child of (node.shadowRoot || node).childNodes) walk(child, node, seen);
-    }
-    if (!['img', 'br', 'hr'].includes(tag)) out.push(`</${tag}>`);
-  };
-  // The state of sight the part starts in: its ancestors', from its document's root down.
-  const inside = (el) => {
-    const chain = [];
-    for (let n = el.parentElement; n; n = n.parentElement) chain.unshift(n);
-    let state = sight.root(el.ownerDocument);
-    for (const n of chain) state = sight.of(n, styleOf(n), state);
-    return state;
-  };
-  walk(root, root.parentElement, inside(root));
-  return {html: out.join(''), withheld: sight.withheld};
-}
-""".replace("FIELD_KIND", FIELD_KIND.strip())
+_READ = script("read_content.js").replace("FIELD_KIND", FIELD_KIND.strip())
 _READ = _READ.replace("SIGHT", SIGHT.strip()).replace("BOXES", CODE_BOXES)
 # The editors handed in: their texts, and their inputs and boxes as [input, box, input, box…].
 _EDITORS = "texts.map((text, i) => ({input: els[2 * i], box: els[2 * i + 1], text}))"

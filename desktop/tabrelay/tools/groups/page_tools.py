@@ -20,26 +20,13 @@ from tabrelay.tools.acting.aftermath import PAGE_FIELDS, following
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult, exception_text
 from tabrelay.tools.page import page_outline, webmcp
 from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts import script
 
 MAX_RESULT = 20_000
 CALL_TIMEOUT = 30.0
 
 # Runs the declared tool ``name`` with the JSON text ``input``: {result} (as text) or {error}.
-_CALL = r"""
-(async (name, input) => {
-  const context = document.modelContext;
-  if (!context || typeof context.getTools !== 'function') return {error: 'none'};
-  const tool = Array.from(await context.getTools()).find((t) => t.name === name);
-  if (!tool) return {error: 'unknown'};
-  try {
-    const answer = await context.executeTool(tool, JSON.parse(input));
-    const text = typeof answer === 'string' ? answer : JSON.stringify(answer ?? null);
-    return {result: String(text).slice(0, MAX_RESULT + 1)};
-  } catch (error) {
-    return {error: 'threw', message: String(error && error.message || error).slice(0, 300)};
-  }
-})
-""".replace("MAX_RESULT", str(MAX_RESULT))
+_CALL = script("webmcp_call.js").replace("MAX_RESULT", str(MAX_RESULT))
 
 
 class PageToolParams(TabParams):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from tabrelay.tools.context import PageElements, ToolContext
 from tabrelay.tools.page.outline import EditorText
+from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import CODE_BOXES, CODE_EDITOR
 from tabrelay.tools.scripts.page_scripts import EACH_ROOT
 
@@ -20,41 +21,14 @@ from tabrelay.tools.scripts.page_scripts import EACH_ROOT
 # holds the drawing; ``complete`` is false when only the drawn lines could be read (the editor's
 # API is out of reach); ``label`` names an editor made from a labelled textarea (CodeMirror 5's
 # fromTextArea).
-EDITOR_OF = r"""
-(start) => {
-  const el = start && (start.nodeType === 1 ? start : start.parentElement);
-  const editor = el && (CODE_EDITOR)(el);
-  if (!editor) return null;
-  const {input, box, read, source} = editor;
-  const label = source ? source.getAttribute('aria-label')
-    || Array.from(source.labels || []).map((l) => l.textContent.trim()).join(' ') : '';
-  if (read) return {input, box, text: read(), complete: true, label};
-  return {input, box, text: editor.drawn(), complete: editor.drawsAll, label};
-}
-""".replace("CODE_EDITOR", CODE_EDITOR.strip())
+EDITOR_OF = script("editor_of.js").replace("CODE_EDITOR", CODE_EDITOR.strip())
 
 # Every code editor on the page: an array of their inputs and boxes by reference (input, box,
 # input, box…) carrying ``facts``: each editor's text, completeness and label; null for none
 # (most pages: one round trip). The editor's API runs here, in the page's world.
 SCRIPT = (
-    r"""
-(() => {
-  EACH_ROOT
-  const editorOf = EDITOR_OF;
-  const elements = [], facts = [];
-  eachRoot(document, (root) => {
-    for (const box of root.querySelectorAll(BOXES)) {
-      const found = editorOf(box);
-      if (!found || !found.input || elements.includes(found.input)) continue;
-      elements.push(found.input, found.box);
-      facts.push([found.text, found.complete, found.label]);
-    }
-  });
-  if (!elements.length) return null;
-  elements.facts = facts;
-  return elements;
-})()
-""".replace("EACH_ROOT", EACH_ROOT.strip())
+    script("read_editors.js")
+    .replace("EACH_ROOT", EACH_ROOT.strip())
     .replace("EDITOR_OF", EDITOR_OF.strip())
     .replace("BOXES", CODE_BOXES)
 )

@@ -32,6 +32,7 @@ from tabrelay.errors import BrowserError, EventsClosed, TabrelayError, ToolError
 from tabrelay.relay.browser import Browser
 from tabrelay.relay.events import EventHub, HubEvent, Subscription
 from tabrelay.tools.context import exception_text
+from tabrelay.tools.scripts import fill, script
 from tabrelay.tools.state.sessions import TOOL_DOMAINS
 
 logger = logging.getLogger(__name__)
@@ -48,38 +49,7 @@ REMOVED = "globalThis.TABRELAY_REMOVED && globalThis.TABRELAY_REMOVED()"
 # The world's prologue: TABRELAY_SEND over the binding, then the owner's source, top frame only.
 # It runs in the isolated world, so nothing the page defines (a global TABRELAY_SEND, a patched
 # JSON.stringify) is seen here, and nothing defined here is seen by the page.
-_PROLOGUE = r"""
-(() => {
-  if (window !== window.top) return;
-  if (Object.prototype.hasOwnProperty.call(globalThis, "TABRELAY_SEND")) return;
-  const binding = globalThis[%(binding)s];
-  if (typeof binding !== "function") return;
-  const max = %(max)d;
-  const send = (message) => {
-    if (message === null || typeof message !== "object" || Array.isArray(message)) {
-      throw new TypeError("TABRELAY_SEND takes a JSON object");
-    }
-    const text = JSON.stringify(message);
-    if (text.length > max) return false;
-    binding(text);
-    return true;
-  };
-  const removers = [];
-  const onRemove = (fn) => { removers.push(fn); };
-  Object.defineProperty(globalThis, "TABRELAY_SEND", { value: send });
-  Object.defineProperty(globalThis, "TABRELAY_ON_REMOVE", { value: onRemove });
-  Object.defineProperty(globalThis, "TABRELAY_REMOVED", {
-    value: () => {
-      for (const fn of removers.splice(0).reverse()) {
-        try { fn(); } catch (error) { /* the others still run */ }
-      }
-    },
-  });
-  (function (TABRELAY_SEND, TABRELAY_ON_REMOVE) {
-%(source)s
-  })(send, onRemove);
-})();
-"""
+_PROLOGUE = script("page_world.js")
 
 
 class PageWorld:
@@ -185,11 +155,12 @@ class PageWorld:
                 "Runtime.addBinding",
                 {"name": self.binding, "executionContextName": self.world},
             )
-            script = _PROLOGUE % {
-                "binding": json.dumps(self.binding),
-                "max": MAX_MESSAGE_BYTES,
-                "source": source,
-            }
+            script = fill(
+                _PROLOGUE,
+                BINDING_NAME=json.dumps(self.binding),
+                MAX_MESSAGE_BYTES=str(MAX_MESSAGE_BYTES),
+                WORLD_SOURCE=source,
+            )
             answer = await self.browser.cdp(
                 self.tab_id,
                 "Page.addScriptToEvaluateOnNewDocument",

@@ -17,6 +17,7 @@ from tabrelay.errors import CommandFailed, ToolError
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.page import child_sessions, page_outline
 from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY
 from tabrelay.tools.state import object_ids
@@ -45,87 +46,19 @@ class Located:
     download: str | None = None
 
 
-_CONTROL = r"""
-(node) => {
-  const el = node.nodeType === 1 ? node : node.parentElement;
-  return el && el.tagName === 'LABEL' && el.control ? el.control : el;
-}
-"""
+_CONTROL = script("control.js")
 _KIND_OF = f"function () {{ return ({FIELD_KIND})(({_CONTROL})(this)); }}"
 
 # Runs on the element itself (Runtime.callFunctionOn). Scrolls it into view, then checks it
 # the way a person would see it: present, visible, enabled, and the topmost thing at its centre.
 _CHECK = (
-    r"""
-function (action) {
-  const describe = (el) => {
-    if (!el || !el.tagName) return String(el);
-    let text = el.tagName.toLowerCase();
-    if (el.id) text += '#' + el.id;
-    if (typeof el.className === 'string' && el.className.trim())
-      text += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
-    return text;
-  };
-  let el = this;
-  if (!el.isConnected) return {error: 'stale'};
-  if (el.nodeType !== 1) el = el.parentElement;
-  // Typing goes to what takes the keys (a code editor's own input); it needs focus, not a
-  // clear path for the pointer, and the editor a person sees, not its hidden input, in view.
-  const editor = action === 'type' || action === 'fill' ? (EDITOR)(el) : null;
-  if (editor && editor.input !== el) return {retarget: 'input'};
-  const visible = (node) => {
-    const r = node.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0) return false;
-    if (!node.checkVisibility) return true;
-    return node.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
-  };
-  if (!visible(el) && el.labels && Array.from(el.labels).some(visible) && action !== 'type') {
-    return {retarget: 'label'};  // a styled control hides its input; a person clicks the label
-  }
-  const shown = editor ? editor.box : el;
-  shown.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});
-  if (!visible(shown)) return {error: 'hidden', what: describe(el)};
-  const control = el.tagName === 'LABEL' && el.control ? el.control : el;
-  const disabled = control.disabled === true || !!control.closest('[aria-disabled="true"]')
-    || !!control.closest('fieldset:disabled');
-  if (disabled && action !== 'hover') return {error: 'disabled', what: describe(control)};
-  const rect = el.getBoundingClientRect();
-  const x = rect.left + rect.width / 2, y = rect.top + rect.height / 2;
-  const root = el.getRootNode();
-  const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
-  // A code editor draws its text over its own input: that is the editor, not in the way.
-  const box = el.closest(CODE_BOXES);
-  const covered = hit && hit !== el && !el.contains(hit)
-    && !(hit.shadowRoot && hit.shadowRoot.contains(el))
-    && !(hit.contains && hit.contains(el) && hit.tagName === 'LABEL')
-    && !(box && box.contains(hit));
-  if (covered && !editor && action !== 'hover') {
-    // Name what a person sees in the way: the outermost box over it that does not hold it.
-    let over = hit;
-    while (over.parentElement && !over.parentElement.contains(el)) over = over.parentElement;
-    const text = (over.innerText || '').replace(/\s+/g, ' ').trim();
-    const said = text ? ' "' + (text.length > 60 ? text.slice(0, 59) + '…' : text) + '"' : '';
-    return {error: 'obscured', what: describe(el), by: describe(over) + said};
-  }
-  const editable = !!editor || control.isContentEditable || control.tagName === 'TEXTAREA'
-    || (control.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset',
-      'file', 'image', 'range', 'color'].includes(control.type));
-  return {ok: true, tag: control.tagName.toLowerCase(), type: control.type || '', editable,
-          editor: editor ? editor.kind : null, boxed: !!editor && editor.box !== el,
-          secret: (FIELD_KIND)(control),
-          download: (el.closest('a[href][download], area[href][download]') || {}).href || null,
-          what: describe(control)};
-}
-""".replace("CODE_BOXES", CODE_BOXES)
+    script("check_element.js")
+    .replace("CODE_BOXES", CODE_BOXES)
     .replace("FIELD_KIND", FIELD_KIND.strip())
     .replace("EDITOR", EDITOR.strip())
 )
 
-_VISIBLE_LABEL = """
-function () {
-  return Array.from(this.labels).find((l) => l.getBoundingClientRect().width > 0);
-}
-"""
+_VISIBLE_LABEL = script("visible_label.js")
 
 
 async def locate(

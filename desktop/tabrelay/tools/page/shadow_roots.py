@@ -29,6 +29,7 @@ from typing import Any
 
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools.context import ToolContext
+from tabrelay.tools.scripts import script
 
 MAX_ROUNDS = 8  # closed roots inside closed roots, this deep
 MAX_CANDIDATES = 100  # asked one by one in a round; past that, the whole page at once
@@ -37,85 +38,17 @@ WHOLE_PAGE_TIMEOUT = 5.0  # seconds for the whole page's description
 # The world's record of closed roots, and ``shadowRoot`` that reads it: installed once per
 # window that has one (a same-origin frame's elements take their prototype from their own
 # window; a page without closed roots keeps the native getter).
-_CLOSED = r"""
-  const closed = (globalThis.__tabrelayClosed ||= {
-    roots: new WeakMap(),
-    asked: new WeakSet(),
-    // Each read's candidates by the read's token, asked once REMEMBER runs: a cancelled read's
-    // are asked again by the next; the oldest go past a few reads.
-    pending: new Map(),
-    patched: new WeakSet(),
-  });
-  const patch = (win) => {
-    // By the realm's prototype: a frame that navigates keeps its window, not its prototypes.
-    const proto = win && win.Element && win.Element.prototype;
-    if (!proto || closed.patched.has(proto)) return;
-    closed.patched.add(proto);
-    const native = Object.getOwnPropertyDescriptor(proto, 'shadowRoot').get;
-    Object.defineProperty(proto, 'shadowRoot', {
-      configurable: true,
-      get() { return native.call(this) || closed.roots.get(this) || null; },
-    });
-  };
-"""
+_CLOSED = script("closed_roots.js")
 
 # The elements that may host a closed root and were not asked about yet (pending for ``token``): an
 # array of them, their number when there are more than ``max`` (the whole page is then asked at
 # once), or null for none. Walks the document, its shadow roots (closed ones already
 # known too) and same-origin frames.
-CANDIDATES = (
-    r"""
-function (max, token) {
-CLOSED
-  const HOSTS = new Set(['ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'BODY', 'DIV', 'FOOTER', 'H1', 'H2',
-    'H3', 'H4', 'H5', 'H6', 'HEADER', 'MAIN', 'NAV', 'P', 'SECTION', 'SPAN']);
-  const found = [];
-  const visit = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      const shadow = el.shadowRoot;
-      if (shadow) visit(shadow);
-      else if (!closed.asked.has(el)) {
-        const custom = el.localName.includes('-');
-        const defined = custom && el.matches(':defined');
-        const empty = !el.firstChild && (custom || HOSTS.has(el.tagName));
-        const box = empty && el.getBoundingClientRect();
-        if (defined || (box && box.width > 0 && box.height > 0)) found.push(el);
-      }
-      if (el.tagName === 'IFRAME') {
-        let doc = null;
-        try { doc = el.contentDocument; } catch (error) { doc = null; }
-        if (doc) visit(doc);
-      }
-    }
-  };
-  visit(document);
-  closed.pending.set(token, found);
-  for (const old of closed.pending.keys()) {
-    if (closed.pending.size <= 8) break;
-    closed.pending.delete(old);
-  }
-  return found.length > max ? found.length : found.length ? found : null;
-}
-"""
-).replace("CLOSED\n", _CLOSED)
+CANDIDATES = (script("closed_candidates.js")).replace("CLOSED\n", _CLOSED)
 
 # Records closed roots (arguments: the read's token, then host, root, host, root, …) and that
 # the read's candidates were asked about.
-REMEMBER = (
-    r"""
-function (token, ...pairs) {
-CLOSED
-  for (const el of closed.pending.get(token) || []) closed.asked.add(el);
-  closed.pending.delete(token);
-  for (let i = 0; i + 1 < pairs.length; i += 2) {
-    const [host, root] = [pairs[i], pairs[i + 1]];
-    if (!host || !root || root.host !== host) continue;
-    patch(host.ownerDocument.defaultView);
-    closed.roots.set(host, root);
-  }
-}
-"""
-).replace("CLOSED\n", _CLOSED)
+REMEMBER = (script("remember_closed.js")).replace("CLOSED\n", _CLOSED)
 
 
 async def open_closed_roots(ctx: ToolContext, context: int, session: str | None = None) -> int:

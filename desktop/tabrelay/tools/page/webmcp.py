@@ -17,31 +17,14 @@ from tabrelay.errors import BrowserError
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.page import page_outline
 from tabrelay.tools.results import page_text
+from tabrelay.tools.scripts import script
 
 MAX_TOOLS = 50
 MAX_LISTING = 8_000  # bytes of the snapshot's list of them
 
 # The tools the page declares, as JSON text (names, descriptions and schemas cut short), or
 # null when it declares none (or the browser has no WebMCP).
-_LIST = r"""
-(async () => {
-  const context = document.modelContext;
-  if (!context || typeof context.getTools !== 'function') return null;
-  const cut = (text, n) => String(text ?? '').slice(0, n);
-  const tools = await context.getTools();
-  return JSON.stringify(Array.from(tools).slice(0, MAX_TOOLS).map((tool) => {
-    let schema = '';
-    try { schema = JSON.stringify(tool.inputSchema ?? {}); } catch (error) { schema = ''; }
-    const hints = tool.annotations || {};
-    return {
-      name: cut(tool.name, 100),
-      description: cut(tool.description, 500),
-      schema: cut(schema, 1000),
-      readOnly: hints.readOnlyHint === true,
-    };
-  }));
-})()
-""".replace("MAX_TOOLS", str(MAX_TOOLS))
+_LIST = script("webmcp_list.js").replace("MAX_TOOLS", str(MAX_TOOLS))
 
 
 @dataclass(frozen=True, slots=True)

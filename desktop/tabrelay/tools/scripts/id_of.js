@@ -1,0 +1,4 @@
+function () {
+HELD
+  return idOf(this);
+}

@@ -1,0 +1,813 @@
+function (viewport, refused, ...marked) {
+  const kindOf = FIELD_KIND;
+  const refusedUrls = new Set(refused);
+  HELD
+  const ws = (text) => text.replace(/[\t\n\f\r ]+/g, ' ');
+  const attr = (el, name) => el.getAttribute(name);
+  const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
+  const ARIA_ROLES = new Set(
+    (
+      'alert alertdialog application article banner blockquote button caption cell ' +
+      'checkbox code columnheader combobox complementary contentinfo definition ' +
+      'deletion dialog directory document emphasis feed figure form generic grid ' +
+      'gridcell group heading img image insertion link list listbox listitem log main ' +
+      'marquee math menu menubar menuitem menuitemcheckbox menuitemradio meter ' +
+      'navigation none note option paragraph presentation progressbar radio radiogroup ' +
+      'region row rowgroup rowheader scrollbar search searchbox separator slider ' +
+      'spinbutton status strong subscript superscript switch tab table tablist tabpanel ' +
+      'term textbox time timer toolbar tooltip tree treegrid treeitem '
+    ).split(' '),
+  );
+  const INPUT_ROLES = {
+    button: 'button',
+    submit: 'button',
+    reset: 'button',
+    image: 'button',
+    file: 'button',
+    checkbox: 'checkbox',
+    radio: 'radio',
+    range: 'slider',
+    number: 'spinbutton',
+    search: 'searchbox',
+    color: 'ColorWell',
+    date: 'Date',
+    'datetime-local': 'DateTime',
+    month: 'DateTime',
+    time: 'InputTime',
+    week: 'DateTime',
+  };
+  const TAG_ROLES = {
+    BUTTON: 'button',
+    TEXTAREA: 'textbox',
+    H1: 'heading',
+    H2: 'heading',
+    H3: 'heading',
+    H4: 'heading',
+    H5: 'heading',
+    H6: 'heading',
+    UL: 'list',
+    OL: 'list',
+    MENU: 'list',
+    LI: 'listitem',
+    NAV: 'navigation',
+    MAIN: 'main',
+    ASIDE: 'complementary',
+    ARTICLE: 'article',
+    FORM: 'form',
+    DIALOG: 'dialog',
+    FIELDSET: 'group',
+    LEGEND: 'Legend',
+    LABEL: 'LabelText',
+    P: 'paragraph',
+    FIGURE: 'figure',
+    BLOCKQUOTE: 'blockquote',
+    CODE: 'code',
+    HR: 'separator',
+    IFRAME: 'Iframe',
+    SUMMARY: 'DisclosureTriangle',
+    PROGRESS: 'progressbar',
+    METER: 'meter',
+    OUTPUT: 'status',
+    MARK: 'mark',
+    TABLE: 'table',
+    TR: 'row',
+    CAPTION: 'caption',
+    DL: 'DescriptionList',
+    DT: 'term',
+    DD: 'definition',
+    OPTION: 'option',
+    DETAILS: 'group',
+    SEARCH: 'search',
+    MATH: 'math',
+    TIME: 'time',
+    STRONG: 'strong',
+    EM: 'emphasis',
+    THEAD: 'rowgroup',
+    TBODY: 'rowgroup',
+    TFOOT: 'rowgroup',
+    BR: 'LineBreak',
+    SVG: 'image',
+    svg: 'image',
+    OPTGROUP: 'group',
+    DFN: 'term',
+    SUB: 'subscript',
+    SUP: 'superscript',
+    DEL: 'deletion',
+    INS: 'insertion',
+  };
+  // Roles named by their contents when nothing else names them (the outline shows these names).
+  const FROM_CONTENTS = new Set([
+    'button',
+    'link',
+    'heading',
+    'cell',
+    'gridcell',
+    'columnheader',
+    'rowheader',
+    'option',
+    'tab',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'checkbox',
+    'radio',
+    'switch',
+    'treeitem',
+    'tooltip',
+    'DisclosureTriangle',
+    'term',
+    'caption',
+  ]);
+
+  const sight = (SIGHT)();
+  const styleOf = sight.style;  // one computed style per element for the whole read
+
+  function roleOf(el, tag) {
+    const explicit = attr(el, 'role');
+    if (explicit) {
+      for (const token of explicit.trim().toLowerCase().split(/\s+/)) {
+        if (ARIA_ROLES.has(token)) {
+          if (token === 'none' || token === 'presentation') {
+            if (el.tabIndex >= 0 && el.hasAttribute('tabindex')) break; // focusable: keeps its own
+            return 'none';
+          }
+          return token === 'image' ? 'img' : token;
+        }
+      }
+    }
+    switch (tag) {
+      case 'A':
+      case 'AREA':
+        return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'INPUT': {
+        const type = (attr(el, 'type') || 'text').toLowerCase();
+        if (type === 'hidden') return null;
+        if (INPUT_ROLES[type]) return INPUT_ROLES[type];
+        if (el.hasAttribute('list')) return 'combobox';
+        return 'textbox';
+      }
+      case 'SELECT':
+        return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'IMG':
+        return attr(el, 'alt') === '' && !el.hasAttribute('title') ? 'none' : 'image';
+      case 'HEADER':
+      case 'FOOTER': {
+        for (let up = el.parentElement; up; up = up.parentElement) {
+          if (
+            LANDMARK_SCOPES.has(up.tagName) ||
+            /^(article|complementary|main|navigation|region)$/.test(attr(up, 'role') || '')
+          ) {
+            return tag === 'HEADER' ? 'SectionHeader' : 'SectionFooter';
+          }
+        }
+        return tag === 'HEADER' ? 'banner' : 'contentinfo';
+      }
+      case 'SECTION':
+        return el.hasAttribute('aria-label') ||
+          el.hasAttribute('aria-labelledby') ||
+          el.hasAttribute('title')
+          ? 'region'
+          : 'section';
+      case 'TD':
+        return el.closest('table[role=grid],table[role=treegrid]') ? 'gridcell' : 'cell';
+      case 'TH':
+        return thRole(el);
+      case 'DIV':
+      case 'SPAN':
+      case 'B':
+      case 'I':
+      case 'U':
+      case 'SMALL':
+      case 'PRE':
+      case 'ABBR':
+        return 'generic';
+    }
+    return TAG_ROLES[tag] || TAG_ROLES[el.localName] || 'generic';
+  }
+
+  function thRole(el) {
+    const scope = (attr(el, 'scope') || '').toLowerCase();
+    if (scope === 'row' || scope === 'rowgroup') return 'rowheader';
+    if (scope === 'col' || scope === 'colgroup') return 'columnheader';
+    const row = el.parentElement;
+    if (row && row.parentElement && row.parentElement.tagName === 'THEAD')
+      return 'columnheader';
+    if (
+      row &&
+      Array.prototype.some.call(row.children, (c) => c.tagName === 'TD') &&
+      el.cellIndex === 0
+    )
+      return 'rowheader';
+    return 'columnheader';
+  }
+
+  // The text alternative of a node (accname 1.2, the parts Chrome uses).
+  function byIds(el, name) {
+    const ids = (attr(el, name) || '').trim().split(/\s+/).filter(Boolean);
+    const root = el.getRootNode();
+    const found = [];
+    for (const id of ids) {
+      const target = root.getElementById
+        ? root.getElementById(id)
+        : document.getElementById(id);
+      if (target) found.push(target);
+    }
+    return found;
+  }
+
+  function hiddenForName(el, style) {
+    return (
+      style.display === 'none' ||
+      style.visibility === 'hidden' ||
+      style.visibility === 'collapse' ||
+      attr(el, 'aria-hidden') === 'true'
+    );
+  }
+
+  function textOf(node, visiting, referenced, inLabel) {
+    if (node.nodeType === 3) return node.data;
+    if (node.nodeType !== 1) return '';
+    const el = node;
+    if (visiting.has(el)) return '';
+    const style = styleOf(el);
+    if (!referenced && hiddenForName(el, style)) return '';
+    visiting.add(el);
+    try {
+      const tag = el.tagName;
+      const role = roleOf(el, tag);
+      // An embedded control says its value (inside a label or another's name).
+      if (inLabel || visiting.size > 1) {
+        if (role === 'textbox' || role === 'searchbox')
+          return el.value !== undefined ? el.value : el.textContent;
+        if (role === 'combobox' && tag === 'SELECT') {
+          const option = el.selectedOptions && el.selectedOptions[0];
+          return option ? option.text : '';
+        }
+        if (role === 'slider' || role === 'spinbutton')
+          return (
+            attr(el, 'aria-valuetext') || String(el.value ?? attr(el, 'aria-valuenow') ?? '')
+          );
+      }
+      const labelled = attr(el, 'aria-labelledby');
+      if (labelled && !referenced) {
+        const joined = labelledBy(el, visiting);
+        if (joined) return joined;
+      }
+      const label = (attr(el, 'aria-label') || '').trim();
+      if (label) return label;
+      const native = nativeName(el, tag, role, visiting);
+      if (native) return native;
+      if (
+        role === 'none' ||
+        role === 'generic' ||
+        FROM_CONTENTS.has(role) ||
+        visiting.size > 1 ||
+        referenced
+      ) {
+        const text = contents(el, visiting, style);
+        if (text) return text;
+      }
+      // Chrome names from a descendant's tooltip only when it has a role (a button, an
+      // image), or in the elements aria-labelledby names.
+      const titled = referenced || labelling > 0 || (role !== 'generic' && role !== 'none');
+      return titled ? attr(el, 'title') || '' : '';
+    } finally {
+      visiting.delete(el);
+    }
+  }
+
+  // The text of the elements an element's aria-labelledby names.
+  let labelling = 0;
+  function labelledBy(el, visiting) {
+    labelling++;
+    try {
+      return byIds(el, 'aria-labelledby')
+        .map((t) => textOf(t, visiting, true, true).trim())
+        .join(' ')
+        .trim();
+    } finally {
+      labelling--;
+    }
+  }
+
+  // The text CSS generates before or after an element's contents (generated_text.js).
+  const spoken = GENERATED_TEXT;
+  // A name from contents and the walk both ask for an element's generated text: once each.
+  const generatedTexts = new Map();
+  function pseudo(el, which) {
+    if (!documentGenerates(el.ownerDocument)) return '';
+    const key = which === '::before' ? 'b' : 'a';
+    let texts = generatedTexts.get(el);
+    if (texts === undefined) generatedTexts.set(el, (texts = {}));
+    if (texts[key] === undefined) texts[key] = generatedText(el, which);
+    return texts[key];
+  }
+  // Whether a sheet that may style ``doc``'s elements has a ::before or ::after rule: its own
+  // and adopted sheets, their imports and nested groups (@media, @layer, nesting), and those
+  // of every shadow root in it (:host, ::slotted and ::part reach across the root). Where none
+  // has, no element generates text and none is asked: a pseudo-element's computed style is
+  // the walk's costliest read. A sheet this world cannot read (another origin's) may have one.
+  const PSEUDO_RULE = /:(before|after)\b/i;
+  const generating = new Map();
+  function rulesGenerate(rules) {
+    for (const rule of rules) {
+      if (typeof rule.selectorText === 'string' && PSEUDO_RULE.test(rule.selectorText))
+        return true;
+      if (rule.styleSheet && sheetGenerates(rule.styleSheet)) return true;
+      if (rule.cssRules && rulesGenerate(rule.cssRules)) return true;
+    }
+    return false;
+  }
+  function sheetGenerates(sheet) {
+    try {
+      return rulesGenerate(sheet.cssRules);
+    } catch (e) {
+      return true;
+    }
+  }
+  function scopeGenerates(scope) {
+    const sheets = [...scope.styleSheets, ...(scope.adoptedStyleSheets || [])];
+    return sheets.some(sheetGenerates);
+  }
+  function documentGenerates(doc) {
+    let found = generating.get(doc);
+    if (found !== undefined) return found;
+    found = scopeGenerates(doc);
+    for (const scopes = [doc]; !found && scopes.length; ) {
+      for (const el of scopes.pop().querySelectorAll('*')) {
+        const root = el.shadowRoot;  // a closed one too: this world reads it
+        if (!root) continue;
+        if ((found = scopeGenerates(root))) break;
+        scopes.push(root);
+      }
+    }
+    generating.set(doc, found);
+    return found;
+  }
+  function generatedText(el, which) {
+    const style = getComputedStyle(el, which);
+    return style.display === 'none' ? '' : spoken(style.content);
+  }
+
+  function contents(el, visiting, style) {
+    const parts = [];
+    const before = pseudo(el, '::before');
+    if (before) parts.push(before);
+    for (const child of flatChildren(el)) {
+      if (child.nodeType === 3) {
+        parts.push(child.data);
+        continue;
+      }
+      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
+      const childStyle = styleOf(child);
+      const text = textOf(child, visiting, false, false);
+      if (!text) continue;
+      // Only what flows inline runs on; an inline block or flex box is a word of its own.
+      parts.push(childStyle.display === 'inline' ? text : ` ${text} `);
+    }
+    const after = pseudo(el, '::after');
+    if (after) parts.push(after);
+    return ws(parts.join(''));
+  }
+
+  function labelsText(el, visiting) {
+    // A label that is not drawn names nothing (Chrome's tree), unlike aria-labelledby.
+    const labels = el.labels
+      ? Array.from(el.labels).filter((l) => !hiddenForName(l, styleOf(l)))
+      : [];
+    const parts = labels.map((l) => textOf(l, visiting, true, true).trim()).filter(Boolean);
+    return parts.join(' ');
+  }
+
+  function nativeName(el, tag, role, visiting) {
+    if (tag === 'INPUT') {
+      const type = (attr(el, 'type') || 'text').toLowerCase();
+      if (type === 'submit' || type === 'reset' || type === 'button') {
+        if (el.hasAttribute('value')) return attr(el, 'value');
+        return type === 'submit'
+          ? 'Submit'
+          : type === 'reset'
+            ? 'Reset'
+            : labelsText(el, visiting);
+      }
+      if (type === 'image')
+        return attr(el, 'alt') || attr(el, 'value') || attr(el, 'title') || 'Submit';
+      const labelled = labelsText(el, visiting);
+      if (labelled) return labelled;
+      return attr(el, 'title') || attr(el, 'placeholder') || attr(el, 'aria-placeholder') || '';
+    }
+    if (
+      tag === 'TEXTAREA' ||
+      tag === 'SELECT' ||
+      tag === 'BUTTON' ||
+      tag === 'METER' ||
+      tag === 'PROGRESS' ||
+      tag === 'OUTPUT'
+    ) {
+      const labelled = labelsText(el, visiting);
+      if (labelled) return labelled;
+      if (tag === 'TEXTAREA') return attr(el, 'title') || attr(el, 'placeholder') || '';
+      return '';
+    }
+    if (tag === 'IMG' || tag === 'AREA') return attr(el, 'alt') || '';
+    if (tag === 'FIELDSET') {
+      const legend = Array.prototype.find.call(el.children, (c) => c.tagName === 'LEGEND');
+      return legend ? textOf(legend, visiting, true, true).trim() : '';
+    }
+    if (tag === 'TABLE') {
+      const caption = el.caption;
+      return caption ? textOf(caption, visiting, true, true).trim() : '';
+    }
+    if (tag === 'FIGURE') {
+      const caption = Array.prototype.find.call(el.children, (c) => c.tagName === 'FIGCAPTION');
+      return caption ? textOf(caption, visiting, true, true).trim() : '';
+    }
+    if (tag === 'IFRAME') return attr(el, 'title') || '';
+    if (el.namespaceURI === 'http://www.w3.org/2000/svg' && tag.toLowerCase() === 'svg') {
+      const title = Array.prototype.find.call(el.children, (c) => c.localName === 'title');
+      return title ? ws(title.textContent).trim() : '';
+    }
+    return '';
+  }
+
+  function flatChildren(el) {
+    if (el.shadowRoot) return el.shadowRoot.childNodes;
+    if (el.tagName === 'SLOT') {
+      const assigned = el.assignedNodes({ flatten: true });
+      return assigned.length ? assigned : el.childNodes;
+    }
+    if (el.tagName === 'TEMPLATE') return [];
+    return el.childNodes;
+  }
+
+
+  // The nodes of one frame: [id, parent index, role, name, contents?, value, props, flags].
+  const frames = [];
+  const SKIP = new Set([
+    'SCRIPT',
+    'STYLE',
+    'NOSCRIPT',
+    'TEMPLATE',
+    'HEAD',
+    'TITLE',
+    'META',
+    'LINK',
+  ]);
+
+  // A frame's bounds are in its own coordinates: a frame on screen is kept whole.
+  let framed = 0;
+
+  function walkDocument(doc, owner, url) {
+    const nodes = [];
+    const frame = { owner, url, nodes };
+    frames.push(frame);
+    const root = doc.documentElement;
+    nodes.push([0, -1, 'RootWebArea', doc.title ? ws(doc.title).trim() : '', 0, null, null, 0]);
+    if (owner !== null) framed++;
+    try {
+      const seen = root && sight.of(root, styleOf(root), sight.root(doc));
+      if (root) walk(root, 0, nodes, false, false, false, seen);
+    } finally {
+      if (owner !== null) framed--;
+    }
+  }
+
+  const onScreen = viewport
+    ? (box) =>
+        framed > 0 ||
+        (() => {
+          const r = box();
+          return (
+            r.width > 0 &&
+            r.height > 0 &&
+            r.right > 0 &&
+            r.bottom > 0 &&
+            r.left < innerWidth &&
+            r.top < innerHeight
+          );
+        })()
+    : null;
+
+  // Generated text stands apart from the text beside it, as drawn (a bullet, an icon's
+  // label, a counter, a margin between).
+  function generated(el, which, parent, nodes, seen) {
+    const said = ws(pseudo(el, which)).trim();
+    if (!said) return;
+    if (seen.why) return sight.withhold(seen.why);
+    const text = which === '::before' ? `${said} ` : ` ${said}`;
+    const shown = onScreen && onScreen(() => el.getBoundingClientRect()) ? 8 : 0;
+    nodes.push([0, parent, 'StaticText', text, 0, null, null, shown]);
+  }
+
+  function walk(el, parent, nodes, hidden, editableParent, quietText, seen) {
+    const said = !hidden && !quietText && parent !== 0;
+    if (said) generated(el, '::before', parent, nodes, seen);
+    for (const child of flatChildren(el)) {
+      if (child.nodeType === 3) {
+        if (hidden || quietText) continue;
+        const text = ws(child.data);
+        if (!text) continue;
+        if (text === ' ' && !inlineContext(child)) continue;
+        const style = styleOf(el);
+        const unseen = sight.text(child, el, seen, style);
+        if (unseen) {
+          sight.withhold(unseen);
+          continue;
+        }
+        // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
+        // The font asked for first: a fallback in the stack ("Segoe UI Symbol") is no icon font.
+        if (ICON_FONT.test(style.fontFamily.split(',')[0])) glyphs.add(nodes.length);
+        let flags = 0;
+        if (
+          onScreen &&
+          onScreen(() => {
+            const range = document.createRange();
+            range.selectNodeContents(child);
+            return range.getBoundingClientRect();
+          })
+        )
+          flags |= 8;
+        nodes.push([0, parent, 'StaticText', text, 0, null, null, flags]);
+        continue;
+      }
+      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
+      element(child, parent, nodes, hidden, editableParent, seen);
+    }
+    if (said) generated(el, '::after', parent, nodes, seen);
+  }
+
+  // Text left out because a sighted person cannot see it, counted by why.
+  const ICON_FONT = /icon|symbol|glyph|awesome|material/i;
+  const glyphs = new Set();
+  // Roles kept on their line when out of sight (a skip link, a custom checkbox's input): what a
+  // person reaches with the keyboard or through what is drawn for it.
+  const CONTROLS = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio',
+    'combobox', 'listbox', 'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab',
+    'switch', 'slider', 'spinbutton', 'treeitem']);
+  // The text drawn inside the element at ``index`` (its descendants' lines, as pushed: only
+  // what is seen; not an icon's ligature), to tell a name that says something else.
+  function drawnText(nodes, index) {
+    const parts = [];
+    const inside = new Set([index]);
+    for (let i = index + 1; i < nodes.length; i++) {
+      const [, parent, role, name, , , , flags] = nodes[i];
+      if (!inside.has(parent)) continue;
+      inside.add(i);
+      if (role === 'StaticText') parts.push(glyphs.has(i) || flags & 16 ? '' : name);
+      else if (role === 'img' || role === 'image') parts.push(` ${name} `);
+      else if (!(flags & 2)) parts.push(' ');
+    }
+    return ws(parts.join('')).trim();
+  }
+  const words = (text) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+
+  function inlineContext(text) {
+    const inl = (n) =>
+      n && (n.nodeType === 3 || (n.nodeType === 1 && styleOf(n).display.startsWith('inline')));
+    const parent = text.parentElement;
+    return (
+      (parent && parent.tagName !== 'BODY' && styleOf(parent).display.startsWith('inline')) ||
+      inl(text.previousSibling) ||
+      inl(text.nextSibling)
+    );
+  }
+
+  function element(el, parent, nodes, hiddenAbove, editableParent, seenAbove) {
+    const style = styleOf(el);
+    if (style.display === 'none') return;
+    const seen = sight.of(el, style, seenAbove);
+    const tag = el.tagName;
+    const ariaHidden = attr(el, 'aria-hidden') === 'true' || el.inert;
+    const hidden =
+      hiddenAbove ||
+      ariaHidden ||
+      style.visibility === 'hidden' ||
+      style.visibility === 'collapse';
+    let role = roleOf(el, tag);
+    if (role === null) return;
+    const id = idOf(el);
+    const index = nodes.length;
+    const props = {};
+    let flags = 0;
+    if (style.display === 'inline') flags |= 2;
+    if (hidden) flags |= 16;
+    if (el.hasAttribute('tabindex') && (attr(el, 'tabindex') || '').trim() === '-1') flags |= 4;
+    if (el.hasAttribute('onclick')) flags |= 1;
+    // Where the pointing hand starts (what is inside inherits it) is drawn as something to
+    // click, whoever listens for it (a framework listens at its root).
+    if (style.cursor === 'pointer') {
+      const up = el.parentElement || (el.parentNode && el.parentNode.host);
+      if (!up || styleOf(up).cursor !== 'pointer') flags |= 32;
+    }
+    if (onScreen && (style.display === 'contents' || onScreen(() => el.getBoundingClientRect())))
+      flags |= 8;
+    const editable = el.isContentEditable || !!el.editContext;
+    if (editable)
+      props.editable =
+        el.contentEditable === 'plaintext-only' ||
+        style.webkitUserModify === 'read-write-plaintext-only'
+          ? 'plaintext'
+          : 'richtext';
+    // A shadow host that delegates focus (a design system's button around its <button>) is
+    // not focused itself: what it holds is.
+    const focusable =
+      !hidden &&
+      (el.tabIndex >= 0 || el.hasAttribute('tabindex') || (editable && !editableParent)) &&
+      !el.disabled &&
+      !(el.shadowRoot && el.shadowRoot.delegatesFocus);
+    if (focusable) props.focusable = true;
+    // Out of sight: a control stays, flagged (its name is how it is reached); anything else
+    // says nothing (its text is counted as left out).
+    const unseen = !hidden && seen.own !== null;
+    if (unseen && (focusable || CONTROLS.has(role))) props.unseen = true;
+    else if (unseen) flags |= 16;
+    let name = '',
+      fromContents = 0,
+      value = null;
+    if (!hidden && !(flags & 16) && role !== 'StaticText' && role !== 'none') {
+      const visiting = new Set([el]);
+      const labelled = attr(el, 'aria-labelledby');
+      if (labelled) name = labelledBy(el, new Set());
+      if (!name) name = (attr(el, 'aria-label') || '').trim();
+      if (!name) name = nativeName(el, tag, role, new Set([el]));
+      // A field has no contents to be named by (a checkbox's ::after is drawing).
+      if (!name && FROM_CONTENTS.has(role) && !editable && tag !== 'INPUT') {
+        name = contents(el, visiting, style).trim();
+        if (name) fromContents = 1;
+      }
+      if (!name) name = attr(el, 'title') || '';
+      name = ws(name).trim();
+    }
+    if (role === 'none') role = 'generic';
+    if (role === 'generic' && attr(el, 'draggable') === 'true') role = 'group';
+    if (role === 'Date' || role === 'DateTime' || role === 'InputTime') {
+      flags |= 1;
+      value = el.value || null;
+    }
+    // States and values.
+    if (tag === 'INPUT' || tag === 'TEXTAREA') {
+      const type = (attr(el, 'type') || 'text').toLowerCase();
+      if (role === 'checkbox' || role === 'radio' || role === 'switch') {
+        props.checked = el.indeterminate ? 'mixed' : el.checked ? 'true' : 'false';
+      } else if (
+        role === 'textbox' ||
+        role === 'searchbox' ||
+        role === 'combobox' ||
+        role === 'spinbutton' ||
+        role === 'slider'
+      ) {
+        value = el.value;
+        props.editable = 'plaintext';
+        if (tag === 'TEXTAREA') props.multiline = true;
+        if (el.readOnly) props.readonly = true;
+      }
+      if (el.required) props.required = true;
+      if (type === 'range') value = el.value;
+      if (type === 'file')
+        value =
+          el.files && el.files.length
+            ? el.files.length === 1
+              ? el.files[0].name
+              : `${el.files.length} files`
+            : 'No file chosen';
+    }
+    if (tag === 'SELECT') {
+      if (role === 'combobox') {
+        const option = el.selectedOptions[0];
+        value = option ? option.text : '';
+        props.expanded = false;
+      }
+      if (el.required) props.required = true;
+    }
+    if (tag === 'OPTION') props.selected = el.selected;
+    if (role === 'heading')
+      props.level = /^H[1-6]$/.test(tag) ? Number(tag[1]) : Number(attr(el, 'aria-level') || 2);
+    if (role === 'link' && el.href) props.url = el.href;
+    if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS')
+      props.expanded = el.parentElement.open;
+    if (el.disabled || (el.matches && el.matches(':disabled'))) props.disabled = true;
+    for (const state of [
+      'checked',
+      'pressed',
+      'selected',
+      'expanded',
+      'disabled',
+      'required',
+      'invalid',
+      'readonly',
+      'multiline',
+    ]) {
+      const a = attr(el, 'aria-' + state);
+      if (a === null || a === 'undefined') continue;
+      if (state === 'invalid' && a === 'false') continue;
+      props[state] = a === 'true' ? true : a === 'false' ? false : a;
+    }
+    if (
+      role === 'slider' ||
+      role === 'spinbutton' ||
+      role === 'progressbar' ||
+      role === 'meter'
+    ) {
+      if (tag !== 'INPUT')
+        value =
+          attr(el, 'aria-valuetext') ||
+          attr(el, 'aria-valuenow') ||
+          (el.value !== undefined ? String(el.value) : null);
+    }
+    if (editable && !editableParent) {
+      value = el.innerText;
+    }
+    if (
+      (role === 'textbox' || role === 'searchbox' || role === 'combobox') &&
+      tag !== 'INPUT' &&
+      tag !== 'TEXTAREA' &&
+      tag !== 'SELECT' &&
+      !editable
+    ) {
+      // an ARIA widget: its text is its value
+      value = value ?? ws(el.textContent || '').trim();
+    }
+    let quietText = false;
+    if (
+      tag === 'LABEL' &&
+      el.control &&
+      (el.control.type === 'checkbox' || el.control.type === 'radio')
+    ) {
+      flags |= 16;
+      quietText = true;
+    }
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT') {
+      // A field holding a secret: its kind goes out, never its value (an empty one shows
+      // nothing anyway).
+      const kind = el.value ? kindOf(el) : null;
+      if (kind) {
+        props.secret = kind;
+        value = null;
+      }
+    }
+    nodes.push([
+      id,
+      parent,
+      role,
+      name,
+      fromContents,
+      value,
+      Object.keys(props).length ? props : null,
+      flags,
+    ]);
+    if (tag === 'IFRAME') {
+      let doc = null;
+      try {
+        doc = el.contentDocument;
+      } catch (e) {
+        doc = null;
+      }
+      let url = '';
+      try {
+        url = el.contentWindow.location.href;
+      } catch (e) {
+        url = el.src;
+      }
+      if (refusedUrls.has(url)) frames.push({ owner: id, url, nodes: [], refused: true });
+      else if (doc && doc.documentElement) walkDocument(doc, id, url);
+      else frames.push({ owner: id, url: el.src, nodes: [], error: 'cross-origin' });
+      return;
+    }
+    if (tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT') {
+      // A field holding a secret ships no option (one of them is its value).
+      if (tag === 'SELECT' && !(props && props.secret))
+        for (const option of el.options) {
+          nodes.push([
+            idOf(option),
+            index,
+            'option',
+            ws(option.label || option.text).trim(),
+            0,
+            null,
+            { selected: option.selected },
+            0,
+          ]);
+        }
+      return;
+    }
+    const before = sight.count();
+    walk(el, index, nodes, hidden, editable, quietText, seen);
+    // A name from contents says only what is drawn; one that says something else than what is
+    // drawn (an aria-label on a labelled button) gives way to what is drawn, flagged when they
+    // disagree. What draws no words (an icon) keeps its name: that is how it is announced.
+    const maybeUnlike = !fromContents || sight.count() > before;
+    if (name && maybeUnlike && FROM_CONTENTS.has(role) && !unseen && !editable) {
+      const drawn = drawnText(nodes, index);
+      const said = words(name).join(' ');
+      if (words(drawn).join('').length >= 2 && words(drawn).join(' ') !== said) {
+        if (!words(drawn).every((w) => said.includes(w))) props.differs = true;
+        nodes[index][3] = drawn;
+        nodes[index][4] = 1;
+        if (props.differs) nodes[index][6] = props;
+      }
+    }
+  }
+
+  walkDocument(document, null, location.href);
+  return JSON.stringify({ frames, marked: marked.map(idOf), withheld: sight.withheld });
+}

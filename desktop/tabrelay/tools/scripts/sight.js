@@ -1,0 +1,232 @@
+() => {
+  const styles = new Map();
+  const styleOf = (el) => {
+    let style = styles.get(el);
+    if (style === undefined) {
+      style = getComputedStyle(el);
+      styles.set(el, style);
+    }
+    return style;
+  };
+  const withheld = {};
+  let count = 0;
+  const REPLACED = new Set(['IMG', 'VIDEO', 'CANVAS', 'IFRAME', 'EMBED', 'OBJECT', 'PICTURE']);
+  // Colours repeat across a page: each is parsed once.
+  const colours = new Map();
+  const rgba = (text) => {
+    let c = colours.get(text);
+    if (c === undefined) {
+      const m = /rgba?\(([^)]*)\)/.exec(text || '');
+      const p = m ? m[1].split(/[\s,\/]+/).filter(Boolean).map(parseFloat) : null;
+      c = p ? [p[0], p[1], p[2], p.length > 3 ? p[3] : 1] : null;
+      colours.set(text, c);
+    }
+    return c;
+  };
+  const luminance = (c) => {
+    const [r, g, b] = c.slice(0, 3).map((v) => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const contrast = (a, b) => {
+    const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const over = (top, below) => {
+    const a = top[3];
+    return [0, 1, 2].map((i) => top[i] * a + below[i] * (1 - a)).concat(1);
+  };
+  // Left of or above the page, where no scrolling reaches (inside a scroller, it may).
+  // A fixed box does not scroll: outside the window, it is never seen.
+  const offPage = (r, state) => state.fixed
+    ? r.right <= 0 || r.bottom <= 0
+      || r.left >= state.win.innerWidth || r.top >= state.win.innerHeight
+    : !state.scroller && (r.right + state.win.scrollX <= 0 || r.bottom + state.win.scrollY <= 0);
+  // The part of ``box`` (or all of ``r`` when there is none) inside ``r``.
+  const cut = (box, r) =>
+    box ? { left: Math.max(box.left, r.left), top: Math.max(box.top, r.top),
+            right: Math.min(box.right, r.right), bottom: Math.min(box.bottom, r.bottom) }
+        : { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+  // Whether a box shows more than a pixel's line of itself inside ``clip``.
+  const meets = (r, clip) =>
+    Math.min(r.right, clip.right) - Math.max(r.left, clip.left) > 1 &&
+    Math.min(r.bottom, clip.bottom) - Math.max(r.top, clip.top) > 1;
+  const filterOpacity = (filter) => {
+    let o = 1;
+    if (filter === 'none') return o;
+    for (const m of (filter || '').matchAll(/opacity\(([\d.]+)(%?)\)/g))
+      o *= parseFloat(m[1]) / (m[2] ? 100 : 1);
+    return o;
+  };
+  const scaledAway = (transform, scale) => {
+    // The scale property on its own ("0", "0 1"…) as well as a transform.
+    if (scale !== 'none' && scale.split(' ').some((v) => Math.abs(parseFloat(v)) < 0.05))
+      return true;
+    if (!transform || transform === 'none') return false;
+    const v = (/matrix(3d)?\(([^)]*)\)/.exec(transform) || [])[2];
+    if (!v) return false;
+    const m = v.split(',').map(parseFloat);
+    const [a, b, c, d] = m.length === 16 ? [m[0], m[1], m[4], m[5]] : m;
+    return Math.abs(a * d - b * c) < 0.0025;
+  };
+  const clippedAway = (style, position) => {
+    // ``clip`` applies to a box taken out of the flow only.
+    const positioned = position === 'absolute' || position === 'fixed';
+    const rect = positioned && /^rect\(([^)]*)\)/.exec(style.clip);
+    if (rect) {
+      const [top, right, bottom, left] = rect[1].split(/[\s,]+/).map(parseFloat);
+      const sizes = [bottom - top, right - left];
+      if (sizes.every(Number.isFinite) && Math.min(...sizes) <= 1) return true;
+    }
+    const path = style.clipPath;
+    if (path === 'none') return false;
+    const inset = /^inset\(([^)]*)\)/.exec(path);
+    if (inset) {
+      const parts = inset[1].split(/\s+/).filter((p) => p.endsWith('%')).map(parseFloat);
+      if (parts.length && Math.max(...parts) >= 50) return true;
+    }
+    return /^(circle|ellipse)\(0(px|%)?[\s)]/.test(path);
+  };
+  // What paints the area behind an element for its contents: a colour, or null when unknown
+  // (an image, a gradient, or something positioned over whatever is below).
+  const behind = (style, below) => {
+    if (style.backgroundImage && style.backgroundImage !== 'none') return null;
+    const fill = style.backgroundColor;
+    const bg = fill === 'rgba(0, 0, 0, 0)' ? null : rgba(fill);
+    if (bg && bg[3] >= 0.05) return below ? over(bg, below) : bg[3] >= 0.9 ? bg : null;
+    if (style.position === 'absolute' || style.position === 'fixed') return null;
+    return below;
+  };
+  const up = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
+  const holds = (outer, inner) => {
+    for (let n = inner; n; n = up(n)) if (n === outer) return true;
+    return false;
+  };
+  // Whether something drawn over the point hides ``el`` there: an opaque box or a picture that
+  // is not inside it, holding it, or fixed (a fixed header or a modal's backdrop is moved away
+  // by scrolling or closing; a person knows what is under it).
+  const coveredAt = (el, x, y) => {
+    const root = el.getRootNode();
+    const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
+    if (!hit || hit === el || holds(el, hit) || holds(hit, el)) return false;
+    const over = [];
+    for (let n = hit; n && !holds(n, el); n = up(n)) over.push(n);
+    const moves = (n) => /fixed|sticky/.test(styleOf(n).position);
+    if (over.some(moves)) return false;
+    return over.some((n) => {
+      const s = styleOf(n);
+      const bg = rgba(s.backgroundColor);
+      return REPLACED.has(n.tagName) || s.backgroundImage !== 'none'
+        || (bg && bg[3] * parseFloat(s.opacity) >= 0.9);
+    });
+  };
+  const ranges = new Map();  // one Range per document, moved from text to text
+  return {
+    style: styleOf,
+    withheld,
+    withhold(why) {
+      withheld[why] = (withheld[why] || 0) + 1;
+      count++;
+    },
+    count: () => count,
+    root(doc) {
+      const win = doc.defaultView;
+      const dark = /dark/.test(styleOf(doc.documentElement).colorScheme);
+      const canvas = win === window.top && !dark ? [255, 255, 255, 1] : null;
+      return { why: null, own: null, opacity: 1, clip: null, clipPositioned: false,
+               bg: canvas, scroller: false, port: null, fixed: false, win };
+    },
+    of(el, style, above) {
+      // A closed <details> draws its (first) summary.
+      if (above.why === 'folded away' && el.tagName === 'SUMMARY'
+          && el.parentElement && el.parentElement.querySelector(':scope > summary') === el)
+        above = { ...above, why: null };
+      const s = { ...above, own: null };
+      if (above.why) return { ...s, own: above.why };
+      s.opacity = above.opacity * parseFloat(style.opacity || '1') * filterOpacity(style.filter);
+      let why = s.opacity < 0.1 ? 'transparent' : null;
+      const transform = style.transform;
+      const scale = style.scale;
+      if (!why && scaledAway(transform, scale)) why = 'scaled to nothing';
+      const position = style.position;
+      if (!why && clippedAway(style, position)) why = 'clipped away';
+      const tag = el.tagName;
+      const top = tag === 'HTML' || tag === 'BODY';
+      if (position === 'fixed') {
+        s.clip = null; s.scroller = false; s.port = null; s.fixed = true;
+      }
+      else if (position === 'absolute' && !above.clipPositioned) s.clip = null;
+      const overflow = style.overflow;  // one read for both axes: "visible", "hidden auto", …
+      const overflows = overflow !== 'visible';
+      // A box in the flow, inside a parent that shows, shows where its parent does unless it
+      // clips, is clipped, moves, or is pulled out by a negative margin: only then is it
+      // measured (its texts are measured where they are drawn, below).
+      // (An element named by an attribute, a picture above all, has no text to measure.)
+      const moved = overflows || s.clip || position !== 'static'
+        || transform !== 'none' || scale !== 'none' || style.translate !== 'none'
+        || style.margin.includes('-') || REPLACED.has(tag)
+        || el.hasAttribute('aria-label') || el.hasAttribute('alt');
+      if (!why && moved && style.display !== 'contents') {
+        const r = el.getBoundingClientRect();
+        const flat = r.width <= 1 || r.height <= 1;
+        // A box too small to see clips what it holds (below), except what escapes it.
+        if (flat && overflows && !top && !style.display.startsWith('inline')) s.own = 'too small';
+        else if (r.width > 0 && r.height > 0) {
+          if (offPage(r, s)) why = 'off the page';
+          else if (s.clip && !meets(r, s.clip)) why = 'cut off';
+        }
+        if (!why && overflows && !top) {
+          const scrolls = /auto|scroll/.test(overflow);
+          if (scrolls) {
+            s.clip = null;
+            s.scroller = true;
+            s.port = cut(s.port, r);
+          }
+          else {
+            s.clip = cut(s.clip, r);
+            s.clipPositioned = position !== 'static' || transform !== 'none';
+          }
+        }
+      }
+      s.own = why || s.own;
+      s.why = why;
+      if (!why && style.contentVisibility === 'hidden') s.why = 'not drawn';
+      if (!why && tag === 'DETAILS' && !el.open) s.why = 'folded away';
+      s.bg = behind(style, above.bg);
+      return s;
+    },
+    text(node, parent, state, style) {
+      if (state.why) return state.why;
+      if (!node.data.trim()) return null;
+      if (parseFloat(style.fontSize) < 4) return 'too small';
+      const ink = rgba(style.webkitTextFillColor) || rgba(style.color);
+      const faint = ink && (ink[3] * state.opacity < 0.1 ? 'transparent'
+        : state.bg && contrast(ink, state.bg) < 1.1 ? 'background-coloured' : null);
+      // An outline drawn around the letters, or a background painted through them, shows them.
+      if (faint && !(parseFloat(style.webkitTextStrokeWidth) > 0)
+          && !/text/.test(style.backgroundClip || style.webkitBackgroundClip || '')) return faint;
+      const doc = node.ownerDocument;
+      let range = ranges.get(doc);
+      if (!range) ranges.set(doc, (range = doc.createRange()));
+      range.selectNodeContents(node);
+      const r = range.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) return null;
+      if (offPage(r, state)) return 'off the page';
+      if (state.clip && !meets(r, state.clip)) return 'cut off';
+      // Covered is judged where the text shows now: on screen, inside the boxes it scrolls in
+      // and is clipped to (what is scrolled or cut out of them lies under whatever is drawn
+      // beside, and is not covered by it).
+      const win = state.win;
+      const screen = { left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight };
+      if (!meets(r, screen)) return null;
+      let shown = cut(range.getClientRects()[0] || r, screen);
+      for (const box of [state.port, state.clip]) if (box) shown = cut(shown, box);
+      if (shown.right - shown.left < 1 || shown.bottom - shown.top < 1) return null;
+      const x = shown.left + Math.min(shown.right - shown.left, 8) / 2;
+      const y = (shown.top + shown.bottom) / 2;
+      return coveredAt(parent, x, y) ? 'covered' : null;
+    },
+  };
+}

@@ -1,0 +1,3 @@
+function () {
+  return Array.from(this.labels).find((l) => l.getBoundingClientRect().width > 0);
+}
