@@ -12,6 +12,7 @@ import pytest
 from tabrelay.approval.effects import Kind, decide
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools.catalog import BY_NAME
+from tabrelay.tools.groups import page_tools
 from tabrelay.tools.groups.page_tools import PageToolParams
 from tabrelay.tools.page import webmcp
 from tabrelay.tools.page.webmcp import PageTool
@@ -23,10 +24,7 @@ class Tab:
         self.listed = listed
 
     async def cdp(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
-        if method == "Page.getFrameTree":
-            return {"frameTree": {"frame": {"id": "F"}}}
-        if method == "Page.createIsolatedWorld":
-            return {"executionContextId": 3}
+        assert method == "Runtime.evaluate" and params is not None and params["contextId"] == 3
         if isinstance(self.listed, Exception):
             raise self.listed
         return {"result": {"value": self.listed}}
@@ -35,10 +33,17 @@ class Tab:
 @pytest.mark.parametrize(
     "listed",
     [None, "not json", json.dumps({"a": 1}), json.dumps([1, "x", {"description": "no name"}]),
-     CommandFailed("Execution context was destroyed"), CommandTimeout("no answer in 5 s")],
+     json.dumps([{"name": "x"}]), 7],
 )  # fmt: skip
-async def test_a_page_that_declares_nothing_or_answers_oddly_lists_nothing(listed: Any) -> None:
-    assert await webmcp.declared(Tab(listed)) == []  # type: ignore[arg-type]
+def test_an_answer_that_lists_nothing_or_oddly_gives_no_tool(listed: Any) -> None:
+    assert webmcp.parse(listed) == []
+
+
+@pytest.mark.parametrize(
+    "failed", [CommandFailed("Execution context was destroyed"), CommandTimeout("no answer in 5 s")]
+)
+async def test_a_page_that_cannot_be_asked_lists_nothing(failed: Exception) -> None:
+    assert await page_tools._declared(Tab(failed), 3) == []  # type: ignore[arg-type]
 
 
 async def test_the_declared_tools_are_read_with_what_the_page_says_of_them() -> None:
@@ -46,8 +51,9 @@ async def test_the_declared_tools_are_read_with_what_the_page_says_of_them() -> 
         {"name": "search", "description": "Find", "schema": "{}", "readOnly": True},
         {"name": "pay", "description": "Pay", "schema": "", "readOnly": "yes"},
     ])  # fmt: skip
-    tools = await webmcp.declared(Tab(listed))  # type: ignore[arg-type]
+    tools = await page_tools._declared(Tab(listed), 3)  # type: ignore[arg-type]
     assert tools == [PageTool("search", "Find", "{}", True), PageTool("pay", "Pay", "", False)]
+    assert webmcp.parse(listed) == tools
 
 
 def test_the_listing_marks_every_word_of_the_page_and_stays_bounded() -> None:

@@ -109,6 +109,7 @@ async def _arrived(ctx: ToolContext, *, pdf: bool) -> ToolResult:
 
 
 PARSE_WAIT = 3.0  # seconds a snapshot waits for a document still being parsed
+PARSED = "Page.domContentEventFired"  # the document is parsed
 STILL_LOADING = (
     "(The page is still loading: this is what has arrived so far. browser_wait_for "
     "load_state='domcontentloaded' waits for the rest.)"
@@ -121,7 +122,7 @@ async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> str:
 
     A document between navigations has no context to ask: that counts as loading.
     """
-    async with ctx.events("Page.domContentEventFired") as events:
+    async with ctx.events(PARSED) as events:
         try:
             answer = await ctx.cdp(
                 "Runtime.evaluate",

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from tabrelay.errors import ToolError
+from tabrelay.errors import BrowserError, ToolError
 from tabrelay.tools.acting.aftermath import PAGE_FIELDS, following
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult, exception_text
 from tabrelay.tools.page import page_outline, webmcp
@@ -59,7 +59,7 @@ async def call(ctx: ToolContext, params: PageToolParams) -> ToolResult:
         if error == "none":
             raise ToolError("this page declares no tools (WebMCP is off, or it registered none)")
         if error == "unknown":
-            names = ", ".join(t.name for t in await webmcp.declared(ctx)) or "none"
+            names = ", ".join(t.name for t in await _declared(ctx, world)) or "none"
             raise ToolError(
                 f"the page declares no tool {page_text(params.name[:100])} "
                 f"(it declares: {page_text(names)})"
@@ -78,3 +78,17 @@ async def call(ctx: ToolContext, params: PageToolParams) -> ToolResult:
     return ToolResult(
         f"{said} {note}" if note else said, data=followed.data(), page_fields=PAGE_FIELDS
     )
+
+
+async def _declared(ctx: ToolContext, world: int) -> list[webmcp.PageTool]:
+    """The tools the page declares, asked in Tabrelay's ``world``; none when it cannot say."""
+    try:
+        answer = await ctx.cdp(
+            "Runtime.evaluate",
+            {"expression": webmcp.LIST, "contextId": world, "awaitPromise": True,
+             "returnByValue": True},
+            timeout=webmcp.ASK_WAIT,
+        )  # fmt: skip
+    except BrowserError:  # no answer in time (a busy page), or no document
+        return []
+    return webmcp.parse(answer.get("result", {}).get("value"))

@@ -16,9 +16,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.errors import CommandFailed, CommandTimeout, ToolError
 from tabrelay.protocol.messages import uncollected
-from tabrelay.tools.acting.loading import until_parsed
+from tabrelay.tools.acting.loading import PARSE_WAIT, PARSED, STILL_LOADING, until_parsed
 from tabrelay.tools.budget import fit_text
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.page import editor_text, page_outline, webmcp
@@ -62,12 +62,20 @@ BETWEEN_READS = 0.05  # seconds before a page caught between documents is read a
 
 
 async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
-    loading = await until_parsed(ctx)  # a page still arriving is waited for, or said so
-    # The tools the page declares are asked for alongside (no time of their own).
-    (outline, drawing), tools = await asyncio.gather(
-        drawn(ctx, viewport=params.scope == "viewport", depth=params.depth),
-        webmcp.declared(ctx),
-    )
+    viewport = params.scope == "viewport"
+    loading = ""
+    # A document still being parsed when read is read again once it is (waited for at most
+    # ``PARSE_WAIT``), or said to be: its parsing is heard from before the first read.
+    async with ctx.events(PARSED) as parsed:
+        outline, drawing = await drawn(ctx, viewport=viewport, depth=params.depth)
+        if outline.parsing:
+            try:
+                await parsed.until(lambda e: True, timeout=PARSE_WAIT)
+            except CommandTimeout:
+                loading = STILL_LOADING
+            else:
+                outline, drawing = await drawn(ctx, viewport=viewport, depth=params.depth)
+    tools = outline.tools
     tab = ctx.need_tab()
     # Tabrelay's notes first, then the page's words in one boundary: the page, then its outline.
     said = "".join(f"{note}\n" for note in (loading, drawing) if note)
@@ -204,6 +212,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
             secrets=page.secrets,
         )
     outline.withheld = page.withheld
+    outline.parsing, outline.tools = page.parsing, page.tools
     if page.frames and page.frames[0].nodes:  # the main document, which names itself first
         outline.title = str(page.frames[0].nodes[0].get("name", {}).get("value", ""))
         outline.url = page.frames[0].url

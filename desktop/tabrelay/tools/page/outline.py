@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tabrelay.tools.page.webmcp import PageTool
+
 INTERACTIVE_ROLES = frozenset(
     {
         "button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox",
@@ -132,6 +134,9 @@ class Outline:
     # The title and address of the document read, which a tab's may lag behind mid-navigation.
     title: str = ""
     url: str = ""
+    # The document was still being parsed when read; the tools the page declares (WebMCP).
+    parsing: bool = False
+    tools: list[PageTool] = field(default_factory=list)
 
     @property
     def text(self) -> str:

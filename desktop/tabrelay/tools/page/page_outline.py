@@ -32,7 +32,7 @@ from typing import Any
 from tabrelay.errors import CommandFailed
 from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.context import ToolContext, exception_text
-from tabrelay.tools.page import child_sessions
+from tabrelay.tools.page import child_sessions, webmcp
 from tabrelay.tools.page.outline import FrameTree
 from tabrelay.tools.page.shadow_roots import open_closed_roots
 from tabrelay.tools.scripts import script
@@ -57,6 +57,8 @@ OUTLINE = (
     .replace("GENERATED_TEXT", script("generated_text.js").strip())
     .replace("SIGHT", SIGHT.strip())
     .replace("  HELD\n", _HELD)
+    .replace("WEBMCP_LIST", webmcp.LIST.strip())
+    .replace("TOOLS_WAIT", str(int(webmcp.ASK_WAIT * 1000)))
 )
 
 # The id the world holds ``this`` element by (an element of the world's, from DOM.resolveNode).
@@ -81,6 +83,8 @@ class PageOutline:
     # The documents (frame id → loader id) of frames read through a child session, which the
     # tab's own frame tree does not list.
     loaders: dict[str, str] = field(default_factory=dict)
+    parsing: bool = False  # the top document was still being parsed when it was read
+    tools: list[webmcp.PageTool] = field(default_factory=list)  # the tools the page declares
 
     def absorb(self, other: PageOutline) -> None:
         """Take in what ``other`` (a frame of another origin read on its own) found, but its
@@ -198,8 +202,10 @@ async def read(
             "arguments": [
                 {"value": viewport},
                 {"value": refused},
+                {"value": True},  # and the tools the page declares
                 *({"objectId": o} for _, o in kept),
             ],
+            "awaitPromise": True,  # the page's answer about its tools
             "returnByValue": True,
         },
     )
@@ -300,7 +306,11 @@ async def _other_origin(
             {
                 "functionDeclaration": OUTLINE,
                 "executionContextId": context,
-                "arguments": [{"value": viewport}, {"value": refused_under(ctx, node)}],
+                "arguments": [
+                    {"value": viewport},
+                    {"value": refused_under(ctx, node)},
+                    {"value": False},
+                ],
                 "returnByValue": True,
             },
             session=session,
@@ -437,6 +447,8 @@ def decode(text: Any, top: str, marked: list[int], *, base: int = 0) -> PageOutl
         raise CommandFailed("the page's outline came back malformed (its marked elements)")
     page.held = dict(zip(marked, ids, strict=True))
     page.withheld = withheld
+    page.parsing = value.get("parsing") is True
+    page.tools = webmcp.parse(value.get("tools"))
     return page
 
 

@@ -1,4 +1,5 @@
-"""Tools a page declares for agents (WebMCP, issue 26), read for ``browser_snapshot``.
+"""Tools a page declares for agents (WebMCP, issue 26), listed by ``browser_snapshot`` (the
+outline asks for them in its own call, ``page_outline``).
 
 A page registers tools with ``document.modelContext.registerTool`` (Chromium behind
 ``--enable-features=WebMCP``); Tabrelay's own world asks ``getTools()``, so a page cannot fake
@@ -13,18 +14,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tabrelay.errors import BrowserError
-from tabrelay.tools.context import ToolContext
-from tabrelay.tools.page import page_outline
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
 
 MAX_TOOLS = 50
 MAX_LISTING = 8_000  # bytes of the snapshot's list of them
 
+ASK_WAIT = 5.0  # seconds the page is given to list them
 # The tools the page declares, as JSON text (names, descriptions and schemas cut short), or
-# null when it declares none (or the browser has no WebMCP).
-_LIST = script("webmcp_list.js").replace("MAX_TOOLS", str(MAX_TOOLS))
+# null when it declares none (or the browser has no WebMCP). The outline asks it alongside.
+LIST = script("webmcp_list.js").replace("MAX_TOOLS", str(MAX_TOOLS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,29 +34,17 @@ class PageTool:
     read_only: bool  # as the page says
 
 
-async def declared(ctx: ToolContext) -> list[PageTool]:
-    """The tools the tab's page declares (none when it declares none, or cannot be asked)."""
+def parse(value: object) -> list[PageTool]:
+    """The tools in what ``LIST`` answered (JSON text, or null for none); none when the answer
+    is not that (a page that broke it)."""
     try:
-        tree = await ctx.cdp("Page.getFrameTree")
-        answer = await ctx.cdp(
-            "Runtime.evaluate",
-            {
-                "expression": _LIST,
-                "contextId": await page_outline.world(ctx, tree["frameTree"]["frame"]["id"]),
-                "awaitPromise": True,
-                "returnByValue": True,
-            },
-            timeout=5.0,
-        )
-        value = answer.get("result", {}).get("value")
         listed = json.loads(value) if isinstance(value, str) else []
         return [
             PageTool(str(t["name"]), str(t["description"]), str(t["schema"]), t["readOnly"] is True)
             for t in listed
             if isinstance(t, dict) and t.get("name")
         ]
-    # Unasked for want of an answer in time (a busy page) or of a document: the snapshot goes on.
-    except (BrowserError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return []
 
 

@@ -1,5 +1,6 @@
-function (viewport, refused, ...marked) {
+function (viewport, refused, withTools, ...marked) {
   const kindOf = FIELD_KIND;
+  const askTools = () => WEBMCP_LIST;
   const refusedUrls = new Set(refused);
   HELD
   const ws = (text) => text.replace(/[\t\n\f\r ]+/g, ' ');
@@ -809,5 +810,19 @@ function (viewport, refused, ...marked) {
   }
 
   walkDocument(document, null, location.href);
-  return JSON.stringify({ frames, marked: marked.map(idOf), withheld: sight.withheld });
+  // Whether the document was still being parsed, and (``withTools``: the top frame's) the tools
+  // the page declares (WebMCP), asked for in the same call: its answer once it gives one (within TOOLS_WAIT ms), or none.
+  const answer = {
+    frames, marked: marked.map(idOf), withheld: sight.withheld,
+    parsing: document.readyState === 'loading',
+  };
+  const context = /** @type {any} */ (document).modelContext;
+  if (!withTools || !context || typeof context.getTools !== 'function') {
+    return JSON.stringify(answer);
+  }
+  const waited = new Promise((resolve) => setTimeout(resolve, TOOLS_WAIT, null));
+  return Promise.race([askTools(), waited]).then(
+    (tools) => JSON.stringify({ ...answer, tools }),
+    () => JSON.stringify(answer),
+  );
 }
