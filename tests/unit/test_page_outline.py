@@ -5,6 +5,7 @@ real pages in tests/e2e (test_page_outline.py, the snapshot tests)."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from tabrelay.errors import CommandFailed
 from tabrelay.tools.page import page_outline
 from tabrelay.tools.page.outline import build_outline
 from tabrelay.tools.scripts import page_scripts
+from tabrelay.tools.state.tab_state import DETACHED, SessionState
 
 
 def answer(
@@ -133,3 +135,48 @@ def test_what_a_person_cannot_see_is_counted_and_flagged() -> None:
 def test_an_answer_of_another_shape_is_refused_whole(text: Any) -> None:
     with pytest.raises(CommandFailed, match="malformed"):
         page_outline.decode(text, "main-frame", [501])
+
+
+def test_the_answer_says_a_document_still_parsing_and_the_tools_it_declares() -> None:
+    listed = json.dumps([{"name": "search", "description": "Find", "schema": "{}", "readOnly": 1}])
+    value = json.loads(answer([TOP]))
+    page = page_outline.decode(json.dumps(value | {"parsing": True, "tools": listed}), "F", [])
+    assert page.parsing and [t.name for t in page.tools] == ["search"]
+    page = page_outline.decode(answer([TOP]), "F", [])  # a frame's, or a page declaring none
+    assert not page.parsing and page.tools == []
+    odd = page_outline.decode(json.dumps(value | {"parsing": "yes", "tools": {"x": 1}}), "F", [])
+    assert not odd.parsing and odd.tools == []
+
+
+class Worlds:
+    """A tab's context as ``page_outline.world`` uses it: each world asked for is a new id."""
+
+    def __init__(self) -> None:
+        self.state = SimpleNamespace(session=SessionState())
+        self.made = 0
+
+    async def cdp(self, method: str, params: dict[str, Any], session: str | None = None) -> Any:
+        assert method == "Page.createIsolatedWorld" and params["worldName"] == page_outline.WORLD
+        self.made += 1
+        return {"executionContextId": 100 + self.made}
+
+
+async def test_a_world_is_asked_for_once_per_document_it_is_known_by() -> None:
+    ctx = Worlds()
+    first = await page_outline.world(ctx, "F", loader="L1")  # type: ignore[arg-type]
+    assert await page_outline.world(ctx, "F", loader="L1") == first  # type: ignore[arg-type]
+    assert ctx.made == 1
+    # Another document of the frame, a frame of another process, or a read that does not know
+    # the document: asked for again.
+    assert await page_outline.world(ctx, "F", loader="L2") != first  # type: ignore[arg-type]
+    await page_outline.world(ctx, "F", "S1", loader="L1")  # type: ignore[arg-type]
+    await page_outline.world(ctx, "F")  # type: ignore[arg-type]
+    await page_outline.world(ctx, "F")  # type: ignore[arg-type]
+    assert ctx.made == 5
+    # A child session that goes takes its worlds; a new debugger session, all of them.
+    ctx.state.session.learn(DETACHED, {"sessionId": "S1"}, None)
+    assert set(ctx.state.session.worlds) == {("", "F", "L1"), ("", "F", "L2")}
+    ctx.state.session.fresh()
+    assert ctx.state.session.worlds == {}
+    await page_outline.world(ctx, "F", loader="L1")  # type: ignore[arg-type]
+    assert ctx.made == 6

@@ -183,6 +183,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
     page = await page_outline.read(
         ctx,
         top["id"],
+        loader=str(top.get("loaderId", "")),
         viewport=viewport,
         refused=page_outline.refused_under(ctx, tree["frameTree"]),
         marked=marked,

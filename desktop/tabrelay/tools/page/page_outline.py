@@ -129,14 +129,25 @@ async def changes(ctx: ToolContext, *, within: float) -> bool:
     return answer.get("result", {}).get("value") is True
 
 
-async def world(ctx: ToolContext, frame_id: str, session: str | None = None) -> int:
+async def world(
+    ctx: ToolContext, frame_id: str, session: str | None = None, *, loader: str | None = None
+) -> int:
     """The execution context of Tabrelay's world in ``frame_id`` (of the child ``session``
     when the frame runs in another process; made on first use; the same world after that, for
-    as long as the frame shows the same document)."""
+    as long as the frame shows the same document). Given the document's ``loader`` (from a
+    frame tree read in this call), the context is kept for that document and not asked for
+    again; a context id alone could name another document's context after a navigation."""
+    key = (session or "", frame_id, loader or "")
+    known = ctx.state.session.worlds.get(key) if loader else None
+    if known is not None:
+        return known
     made = await ctx.cdp(
         "Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD}, session=session
     )
-    return int(made["executionContextId"])
+    context = int(made["executionContextId"])
+    if loader:
+        ctx.state.session.worlds[key] = context
+    return context
 
 
 async def opened_world(
@@ -180,35 +191,41 @@ async def read(
     ctx: ToolContext,
     frame_id: str,
     *,
+    loader: str,
     viewport: bool,
     refused: list[str],
     marked: list[int],
 ) -> PageOutline:
-    """The outline's nodes of the page whose top frame is ``frame_id``; frames at ``refused``
-    URLs are not read. ``marked`` (backend node ids) come back as held ids in ``held``.
+    """The outline's nodes of the page whose top frame is ``frame_id`` (showing the document
+    ``loader``); frames at ``refused`` URLs are not read. ``marked`` (backend node ids) come
+    back as held ids in ``held``.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    context = await world(ctx, frame_id)
-    await open_closed_roots(ctx, context)
-    objects = await asyncio.gather(*(ctx.resolve(b, context) for b in marked))
-    kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
-    answer = await ctx.cdp(
-        "Runtime.callFunctionOn",
-        {
-            "functionDeclaration": OUTLINE,
-            "executionContextId": context,
-            "arguments": [
-                {"value": viewport},
-                {"value": refused},
-                {"value": True},  # and the tools the page declares
-                *({"objectId": o} for _, o in kept),
-            ],
-            "awaitPromise": True,  # the page's answer about its tools
-            "returnByValue": True,
-        },
-    )
+    context = await world(ctx, frame_id, loader=loader)
+    try:
+        await open_closed_roots(ctx, context)
+        objects = await asyncio.gather(*(ctx.resolve(b, context) for b in marked))
+        kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
+        answer = await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {
+                "functionDeclaration": OUTLINE,
+                "executionContextId": context,
+                "arguments": [
+                    {"value": viewport},
+                    {"value": refused},
+                    {"value": True},  # and the tools the page declares
+                    *({"objectId": o} for _, o in kept),
+                ],
+                "awaitPromise": True,  # the page's answer about its tools
+                "returnByValue": True,
+            },
+        )
+    except CommandFailed:
+        ctx.state.session.worlds.pop(("", frame_id, loader), None)  # asked for again next time
+        raise
     if answer.get("exceptionDetails"):
         raise CommandFailed(
             f"the page could not be read ({exception_text(answer['exceptionDetails'])})"

@@ -258,6 +258,9 @@ class SessionState:
     # Frames of another origin in the process of such a frame (no session of their own): the
     # child session they were read through.
     within: dict[str, str] = field(default_factory=dict)
+    # Tabrelay's world in a document: (child session or "", frame id, loader id) → its
+    # execution context, for the reads that know the document (``page_outline.world``).
+    worlds: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     def learn(self, method: str, params: dict[str, Any], parent: str | None) -> None:
         """A child session came (``ATTACHED``, under ``parent``) or went (``DETACHED``)."""
@@ -278,6 +281,8 @@ class SessionState:
             for frame, through in list(self.within.items()):
                 if through == gone:
                     del self.within[frame]
+            for key in [key for key in self.worlds if key[0] == gone]:
+                del self.worlds[key]
 
     def fresh(self) -> None:
         """A new debugger session: nothing enabled in it, no child session known."""
@@ -286,6 +291,7 @@ class SessionState:
         self.parents.clear()
         self.auto_attached.clear()
         self.within.clear()
+        self.worlds.clear()
 
     def reset(self) -> None:
         """The session ended (detached): nothing is enabled, nothing is held for the guard."""
