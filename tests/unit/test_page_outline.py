@@ -4,6 +4,7 @@ real pages in tests/e2e (test_page_outline.py, the snapshot tests)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from types import SimpleNamespace
 from typing import Any
@@ -180,3 +181,37 @@ async def test_a_world_is_asked_for_once_per_document_it_is_known_by() -> None:
     assert ctx.state.session.worlds == {}
     await page_outline.world(ctx, "F", loader="L1")  # type: ignore[arg-type]
     assert ctx.made == 6
+
+
+class Outlines:
+    """A world that has the outline's code kept, or not (a world made anew keeps nothing)."""
+
+    def __init__(self, keeps: bool) -> None:
+        self.keeps = keeps
+        self.sent: list[str] = []
+
+    async def cdp(self, method: str, params: dict[str, Any], session: str | None = None) -> Any:
+        assert method == "Runtime.callFunctionOn" and params["awaitPromise"]
+        declared = params["functionDeclaration"]
+        self.sent.append("whole" if page_outline.OUTLINE.strip() in declared else "call")
+        if declared == page_outline._RUN_KEPT and not self.keeps:
+            return {"result": {"type": "object", "subtype": "null", "value": None}}
+        self.keeps = True
+        return {"result": {"type": "string", "value": answer([TOP])}}
+
+
+@pytest.mark.parametrize(
+    ("read_before", "keeps", "sent"),
+    [(False, False, ["whole"]), (True, True, ["call"]), (True, False, ["call", "whole"])],
+    ids=["a world read first", "a world read before", "a world that lost it"],
+)
+async def test_the_outline_is_sent_whole_once_per_world_and_called_after(
+    read_before: bool, keeps: bool, sent: list[str]
+) -> None:
+    ctx = Outlines(keeps)
+    said = await page_outline._run_outline(ctx, 7, [], kept=read_before)  # type: ignore[arg-type]
+    assert ctx.sent == sent and said["result"]["value"] == answer([TOP])
+    assert page_outline._KEPT in page_outline._KEEP_AND_RUN
+    assert page_outline._KEPT.endswith(
+        hashlib.sha256(page_outline.OUTLINE.encode()).hexdigest()[:16]
+    )  # another version's code is never called

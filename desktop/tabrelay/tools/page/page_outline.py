@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -59,6 +60,22 @@ OUTLINE = (
     .replace("  HELD\n", _HELD)
     .replace("WEBMCP_LIST", webmcp.LIST.strip())
     .replace("TOOLS_WAIT", str(int(webmcp.ASK_WAIT * 1000)))
+)
+
+# The outline is some 40 KB of code, compiled again each time it is sent (about 5 ms of a small
+# page's read): the world keeps it, under a name that changes with its code, and a read of a
+# world that has it sends only a call of it.
+_KEPT = "__tabrelayOutline_" + hashlib.sha256(OUTLINE.encode()).hexdigest()[:16]
+_KEEP_AND_RUN = (
+    "function (...args) {\n"
+    f"  const run = {OUTLINE.strip()};\n"
+    f"  globalThis.{_KEPT} = run;\n"
+    "  return run.apply(this, args);\n"
+    "}"
+)
+_RUN_KEPT = (
+    f"function (...args) {{ const run = globalThis.{_KEPT}; "
+    "return run ? run.apply(this, args) : null; }"
 )
 
 # The id the world holds ``this`` element by (an element of the world's, from DOM.resolveNode).
@@ -203,26 +220,19 @@ async def read(
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
+    read_before = ("", frame_id, loader) in ctx.state.session.worlds  # it keeps the outline
     context = await world(ctx, frame_id, loader=loader)
     try:
         await open_closed_roots(ctx, context)
         objects = await asyncio.gather(*(ctx.resolve(b, context) for b in marked))
         kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
-        answer = await ctx.cdp(
-            "Runtime.callFunctionOn",
-            {
-                "functionDeclaration": OUTLINE,
-                "executionContextId": context,
-                "arguments": [
-                    {"value": viewport},
-                    {"value": refused},
-                    {"value": True},  # and the tools the page declares
-                    *({"objectId": o} for _, o in kept),
-                ],
-                "awaitPromise": True,  # the page's answer about its tools
-                "returnByValue": True,
-            },
-        )
+        arguments: list[dict[str, Any]] = [
+            {"value": viewport},
+            {"value": refused},
+            {"value": True},  # and the tools the page declares
+            *({"objectId": o} for _, o in kept),
+        ]
+        answer = await _run_outline(ctx, context, arguments, kept=read_before)
     except CommandFailed:
         ctx.state.session.worlds.pop(("", frame_id, loader), None)  # asked for again next time
         raise
@@ -234,6 +244,38 @@ async def read(
     await _name_frames(ctx, page, context)
     await _other_origins(ctx, page, None, viewport=viewport, depth=0)
     return page
+
+
+async def _run_outline(
+    ctx: ToolContext,
+    context: int,
+    arguments: list[dict[str, Any]],
+    *,
+    kept: bool,
+    session: str | None = None,
+) -> Any:
+    """Run the outline in the world ``context`` (of the child ``session``): the world's own
+    copy when it is ``kept`` there (sent whole, to be kept, when it turns out not to be),
+    else sent whole and kept. Chrome's answer.
+
+    Raises:
+        CommandFailed: the page could not be read (between documents, or gone).
+    """
+    call = {
+        "executionContextId": context,
+        "arguments": arguments,
+        "awaitPromise": True,  # the page's answer about its tools
+        "returnByValue": True,
+    }
+    if kept:
+        answer = await ctx.cdp(
+            "Runtime.callFunctionOn", {"functionDeclaration": _RUN_KEPT, **call}, session=session
+        )
+        if answer.get("exceptionDetails") or answer.get("result", {}).get("value") is not None:
+            return answer
+    return await ctx.cdp(
+        "Runtime.callFunctionOn", {"functionDeclaration": _KEEP_AND_RUN, **call}, session=session
+    )
 
 
 async def _name_frames(
@@ -318,20 +360,12 @@ async def _other_origin(
     try:
         context = await world(ctx, frame.frame_id, session)
         await open_closed_roots(ctx, context, session)
-        answer = await ctx.cdp(
-            "Runtime.callFunctionOn",
-            {
-                "functionDeclaration": OUTLINE,
-                "executionContextId": context,
-                "arguments": [
-                    {"value": viewport},
-                    {"value": refused_under(ctx, node)},
-                    {"value": False},
-                ],
-                "returnByValue": True,
-            },
-            session=session,
-        )
+        arguments: list[dict[str, Any]] = [
+            {"value": viewport},
+            {"value": refused_under(ctx, node)},
+            {"value": False},
+        ]
+        answer = await _run_outline(ctx, context, arguments, kept=False, session=session)
         if answer.get("exceptionDetails"):
             return None
         page = decode(answer.get("result", {}).get("value"), frame.frame_id, [], base=base)

@@ -44,11 +44,11 @@ _CLOSED = script("closed_roots.js")
 # array of them, their number when there are more than ``max`` (the whole page is then asked at
 # once), or null for none. Walks the document, its shadow roots (closed ones already
 # known too) and same-origin frames.
-CANDIDATES = (script("closed_candidates.js")).replace("CLOSED\n", _CLOSED)
+CANDIDATES = script("closed_candidates.js").replace("CLOSED\n", _CLOSED)
 
 # Records closed roots (arguments: the read's token, then host, root, host, root, …) and that
 # the read's candidates were asked about.
-REMEMBER = (script("remember_closed.js")).replace("CLOSED\n", _CLOSED)
+REMEMBER = script("remember_closed.js").replace("CLOSED\n", _CLOSED)
 
 
 async def open_closed_roots(ctx: ToolContext, context: int, session: str | None = None) -> int:
