@@ -219,3 +219,53 @@ def _map_ids(recorded: Any, fresh: Any, ids: dict[str, Any]) -> None:
     elif isinstance(recorded, list) and isinstance(fresh, list):
         for old, new in zip(recorded, fresh, strict=False):
             _map_ids(old, new, ids)
+
+
+def _scripts() -> list[tuple[str, str]]:
+    """(script, what a relay command that runs it is for), the longest first."""
+    from tabrelay.tools.acting import aftermath
+    from tabrelay.tools.page import editor_text, page_outline, refs, shadow_roots
+
+    known = [
+        (page_outline._KEEP_AND_RUN, "the outline, sent whole and kept in the world"),
+        (page_outline._RUN_KEPT, "the outline, kept in the world"),
+        (editor_text.SCRIPT, "code editors' text, in the page's world"),
+        (shadow_roots.CANDIDATES, "closed shadow roots looked for"),
+        (shadow_roots.REMEMBER, "closed shadow roots opened to Tabrelay's world"),
+        (refs._CHECK, "the element checked: there, shown, enabled, on top"),
+        (page_outline.ELEMENT, "the element a ref names"),
+        (page_outline.ID_OF, "the id the world holds the element by"),
+        (aftermath._PROBE, "what the action started"),
+        (aftermath._FOLLOWED, "where the page went"),
+    ]
+    return sorted(known, key=lambda k: -len(k[0]))
+
+
+_PURPOSES = {
+    "tabs.get": "the tab's title and address",
+    "Page.getFrameTree": "the frames and their documents",
+    "Page.createIsolatedWorld": "Tabrelay's world in the document",
+    "DOM.getDocument": "the document's root",
+    "DOM.resolveNode": "a node as an object of a world",
+    "DOM.describeNode": "a node's backend id",
+    "DOM.getContentQuads": "where the element is drawn",
+    "DOM.scrollIntoViewIfNeeded": "the element scrolled into view",
+    "Input.dispatchMouseEvent": "the mouse",
+    "Input.dispatchKeyEvent": "a key",
+    "Runtime.releaseObjectGroup": "the call's page objects let go",
+    "Page.navigate": "the navigation",
+    "Page.enable": "the load events",
+    "Fetch.continueRequest": "the guard lets the document through",
+}
+
+
+def purpose(command: RelayCommand) -> str:
+    """What a tool's relay command is for, as the bench's step rows say it."""
+    params = command.params.get("params") or {}
+    source = params.get("functionDeclaration") or params.get("expression")
+    if isinstance(source, str):
+        for script, what in _scripts():
+            if source == script or (len(script) > 200 and script.strip() in source):
+                return what
+        return "the agent's code" if command.cdp_method == "Runtime.evaluate" else "a page script"
+    return _PURPOSES.get(command.cdp_method or command.method, "")
