@@ -11,6 +11,11 @@ shaped like Chrome's own for ``outline.build_outline``. Each element gets an id 
 (``held``) for the life of its document: a ref names that id, and ``element`` gives the element
 back.
 
+The same call says whether the document was still being parsed and (the top frame's) which
+tools the page declares (``webmcp``), so a snapshot asks nothing else of the page. The world
+keeps the script's code once it has run it: a later read of that document sends only a call
+of it (``_run_outline``; compiling 40 KB anew was most of a small page's read).
+
 What can be clicked without a role (a ``div`` a framework listens on) is told by what the page
 draws: where the pointing-hand cursor starts, or an ``onclick`` attribute. Listeners are not
 asked for: ``DOMDebugger.getEventListeners`` answers with every listener of every kind on the
