@@ -192,20 +192,23 @@ async def opened_world(
     return context
 
 
-async def adopt(ctx: ToolContext, object_id: str, *, held: int | None = None) -> str | None:
+async def adopt(
+    ctx: ToolContext, object_id: str, *, held: int | None = None, backend: int | None = None
+) -> str | None:
     """The element ``object_id`` names (in any world, of any frame's session) as an object of
     Tabrelay's world, where closed shadow roots are walked as open ones; None when it is gone.
     ``held``: the held id its ref names, which says the world of the frame of another origin
-    that holds it, if one does.
+    that holds it, if one does; ``backend``: its backend node id, when the caller knows it.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
     if held is not None and held >= FrameWorlds.SPAN:
         return await element(ctx, None, held)
-    described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+    if backend is None:
+        described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+        backend = int(described["node"]["backendNodeId"])
     session = object_ids.session_of(object_id)
-    backend = int(described["node"]["backendNodeId"])
     return await ctx.resolve(backend, await opened_world(ctx, session), session)
 
 

@@ -171,18 +171,24 @@ def held_of(ctx: ToolContext, ref: str | None) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    """A target's backend node id, and the child session it is good in (a frame in another
-    process: ``child_sessions``; None: the tab's own)."""
+    """A target's backend node id, the child session it is good in (a frame in another
+    process: ``child_sessions``; None: the tab's own), and its page object (in the call's
+    object group)."""
 
     backend: int
     session: str | None
+    object_id: str
 
 
 async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None) -> Node:
-    """The backend node of a target, without the actionability checks (file inputs)."""
+    """The backend node of a target, without the actionability checks (file inputs, what a
+    call touches). A ref's node is known once its object is found: no describing again."""
     object_id = await object_for(ctx, ref=ref, selector=selector)
-    described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
-    return Node(int(described["node"]["backendNodeId"]), object_ids.session_of(object_id))
+    backend = ctx.state.refs.node_of(ref) if ref is not None else None
+    if backend is None:
+        described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+        backend = int(described["node"]["backendNodeId"])
+    return Node(backend, object_ids.session_of(object_id), object_id)
 
 
 async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str:
