@@ -5,9 +5,9 @@ The page scripts here compute an element's ARIA role and accessible name the way
 ``get_by_role`` and Chrome's accessibility tree do for the common controls (HTML-AAM, accname),
 its label, placeholder, test id, visible text, a CSS path and the path of iframes down to its
 document. A way is kept only if it names exactly this element at capture time. Nothing here
-reads what a field holds (its value may be a secret). Elements in a cross-origin frame are not
-described (``locator_of`` answers ``None``): a page script cannot see across origins, and a
-locator that names the frame but not the element would replay onto the wrong thing.
+reads what a field holds (its value may be a secret). A page script cannot see across origins
+(the script answers ``{crossOrigin: true}`` there): an element of a frame of another site is
+described in that frame's own world, behind the path of iframes down to it (``locator_of``).
 """
 
 from __future__ import annotations
