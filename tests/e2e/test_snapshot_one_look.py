@@ -135,3 +135,23 @@ async def test_a_page_that_breaks_the_editor_script_still_has_each_secret_hidden
     assert 'value="db.example.org-PLAIN"' in line(snapshot, 'textbox "Host"')
     # Without its script the editor is what the outline says: a nameless box and its drawing.
     assert not re.search(r'textbox "SQL query"', snapshot), snapshot
+
+
+async def test_elements_named_as_the_worlds_own_globals_change_nothing(
+    agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """The page names elements after the globals Tabrelay's world keeps (its held ids, the
+    closed roots it opened, the outline's code): a named element shows on every world's window,
+    but the world reads its own properties only, so the page is read as before, twice."""
+    tab, page = await opened(agent, browser, pages, "none")
+    names = ["__tabrelayHeld", "__tabrelayClosed", page_outline._KEPT]
+    await page.evaluate(
+        f"for (const name of {names!r}) {{ const el = document.createElement('div');"
+        " el.id = name; document.body.append(el); }"
+    )
+    assert await page.evaluate(f"typeof window[{names[0]!r}]") == "object"  # named, as meant
+    first = await agent.snapshot(tab)
+    again = await agent.snapshot(tab)
+    for snapshot in (first, again):
+        assert 'value="db.example.org-PLAIN"' in line(snapshot, 'textbox "Host"'), snapshot
+        assert "SECRET" not in snapshot

@@ -116,13 +116,18 @@ async def test_a_browser_that_disconnects_takes_its_tabs_state_with_it(
     assert len(tabs) == 0, "no state is kept for a browser that is not connected"
 
 
-async def test_a_new_document_releases_the_old_documents_refs(relay: RelayHarness) -> None:
+async def test_a_new_document_releases_the_old_documents_refs_and_world(
+    relay: RelayHarness,
+) -> None:
     extension, browser, tabs = await connected(relay)
     await use(relay, 1)
     refs = tabs.tab(browser.id, 1).refs
     old = [refs.assign(RefTarget(node, "main", "loader-1")) for node in range(1, 101)]
     framed = refs.assign(RefTarget(5, "ad-frame", "ad-loader-1"))
     assert len(refs) == 101
+    # Tabrelay's world in each document, as a snapshot keeps it (page_outline.world).
+    worlds = tabs.tab(browser.id, 1).session.worlds
+    worlds.update({("", "main", "loader-1"): 7, ("", "ad-frame", "ad-loader-1"): 8})
 
     # A frame of the page shows a new document: only its refs go.
     await extension.send(
@@ -135,6 +140,7 @@ async def test_a_new_document_releases_the_old_documents_refs(relay: RelayHarnes
     )
     await wait_until(lambda: refs.get(framed) is None, timeout=5, message="frame refs released")
     assert len(refs) == 100
+    assert worlds == {("", "main", "loader-1"): 7}
 
     # The tab shows a new document: every ref of the old one goes.
     await extension.send(
@@ -146,6 +152,7 @@ async def test_a_new_document_releases_the_old_documents_refs(relay: RelayHarnes
         }
     )
     await wait_until(lambda: len(refs) == 0, timeout=5, message="old document's refs released")
+    assert worlds == {}
 
     token = await relay.add_client()
     async with mcp_client(relay.base_mcp(), token) as client:

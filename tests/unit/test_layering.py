@@ -290,6 +290,10 @@ def layer_breaches(package: Path) -> list[str]:
         parts = path.relative_to(package).with_suffix("").parts
         room = parts[0]
         own = tool_layer(".".join(("tabrelay", *parts))) if room == "tools" else None
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                relative = "." * node.level + (node.module or "")
+                breaches.append(f"{path.relative_to(package)} imports from {relative}: relative")
         for name in imported_modules(path):
             target = tool_layer(name)
             if target is None:
@@ -312,7 +316,8 @@ def test_each_import_of_a_tools_layer_is_one_the_map_allows() -> None:
 
 
 def test_a_breach_of_the_tools_map_is_named(tmp_path: Path) -> None:
-    """A tree with one import of each kind the map forbids, and ones it allows."""
+    """A tree with one import of each kind the map forbids, and ones it allows; a relative
+    import is refused whole (the map is read from absolute names)."""
     files = {
         "tools/page/refs.py": "from tabrelay.tools.groups.actions import click\n"
         "from tabrelay.tools.state import tab_state\n",
@@ -324,6 +329,7 @@ def test_a_breach_of_the_tools_map_is_named(tmp_path: Path) -> None:
         "endpoint/calls.py": "from tabrelay.tools.groups.tabs import in_scope\n"
         "from tabrelay.tools.catalog import BY_NAME\n",
         "core.py": "def later():\n    from tabrelay.tools.page import outline\n",
+        "tools/page/outline.py": "from ..groups import actions\n",
     }
     for name, source in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -336,6 +342,7 @@ def test_a_breach_of_the_tools_map_is_named(tmp_path: Path) -> None:
         "below tools.acting",
         "tools/groups/forms.py imports tabrelay.tools.groups.actions: a group imports another "
         "group",
+        "tools/page/outline.py imports from ..groups: relative",
         "tools/page/refs.py imports tabrelay.tools.groups.actions.click: tools.groups is not "
         "below tools.page",
     ]

@@ -298,8 +298,9 @@ async def _describe(
         async with asyncio.timeout(STEP_TIMEOUT):
             node = await node_id_of(ctx, ref=ref, selector=selector)
             object_id = node.object_id
-            # Three reads of the element that need nothing of each other go out together.
-            ax, facts, frame = await asyncio.gather(
+            # Three reads of the element that need nothing of each other go out together; all
+            # three end before the first one's failure is raised.
+            read = await asyncio.gather(
                 ctx.cdp(
                     "Accessibility.getPartialAXTree",
                     {"backendNodeId": node.backend, "fetchRelatives": False},
@@ -307,7 +308,12 @@ async def _describe(
                 ),
                 ctx.call_on(object_id, _FACTS),
                 _frame(ctx, ref, node.session),
+                return_exceptions=True,
             )
+            for answer in read:
+                if isinstance(answer, BaseException):
+                    raise answer
+            ax, facts, frame = read
         described = _described(view, ax, node.backend, facts, frame)
     except TimeoutError:
         return replace(view, problem="the page did not answer in time"), None

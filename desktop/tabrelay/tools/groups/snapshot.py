@@ -67,14 +67,13 @@ async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
     # A document still being parsed when read is read again once it is (waited for at most
     # ``PARSE_WAIT``), or said to be: its parsing is heard from before the first read.
     async with ctx.events(PARSED) as parsed:
-        outline, drawing = await drawn(ctx, viewport=viewport, depth=params.depth)
+        outline, drawing = await drawn(ctx, viewport=viewport, depth=params.depth, tools=True)
         if outline.parsing:
             try:
                 await parsed.until(lambda e: True, timeout=PARSE_WAIT)
             except CommandTimeout:
-                loading = STILL_LOADING
-            else:
-                outline, drawing = await drawn(ctx, viewport=viewport, depth=params.depth)
+                loading = STILL_LOADING  # what has arrived by now, said to be so
+            outline, drawing = await drawn(ctx, viewport=viewport, depth=params.depth, tools=True)
     tools = outline.tools
     tab = ctx.need_tab()
     # Tabrelay's notes first, then the page's words in one boundary: the page, then its outline.
@@ -123,14 +122,17 @@ async def find(ctx: ToolContext, params: FindParams) -> ToolResult:
     return ToolResult(found, data={"matches": len(matches)})
 
 
-async def drawn(ctx: ToolContext, *, viewport: bool, depth: int | None) -> tuple[Outline, str]:
-    """The outline, and a note when it says nothing: a page that shows nothing while it keeps
+async def drawn(
+    ctx: ToolContext, *, viewport: bool, depth: int | None, tools: bool = False
+) -> tuple[Outline, str]:
+    """The outline (with the tools the page declares, if ``tools``: browser_snapshot's), and a
+    note when it says nothing: a page that shows nothing while it keeps
     changing (an app drawing itself behind a splash) is read again as it changes, for about
     ``RENDER_WAIT`` seconds; then ``STILL_RENDERING``, or ``NOTHING_TO_READ`` once it has not
     changed for ``QUIET`` seconds.
     """
     deadline = time.monotonic() + RENDER_WAIT
-    outline = await _readable(ctx, viewport, depth, deadline)
+    outline = await _readable(ctx, viewport, depth, deadline, tools)
     while outline.says_nothing:
         if time.monotonic() >= deadline:
             return outline, STILL_RENDERING
@@ -140,14 +142,14 @@ async def drawn(ctx: ToolContext, *, viewport: bool, depth: int | None) -> tuple
             changed = True  # between documents: the next one is read
         # Read again either way: the page may have drawn itself between the read and the
         # start of the watch.
-        outline = await _readable(ctx, viewport, depth, deadline)
+        outline = await _readable(ctx, viewport, depth, deadline, tools)
         if not changed and outline.says_nothing:
             return outline, NOTHING_TO_READ
     return outline, ""
 
 
 async def _readable(
-    ctx: ToolContext, viewport: bool, depth: int | None, deadline: float
+    ctx: ToolContext, viewport: bool, depth: int | None, deadline: float, tools: bool
 ) -> Outline:
     """The outline; a page caught between two documents (a redirect, an app that reloads as
     it starts) is read again once the next one is parsed, until ``deadline``.
@@ -157,7 +159,7 @@ async def _readable(
     """
     while True:
         try:
-            return await take(ctx, viewport=viewport, depth=depth)
+            return await take(ctx, viewport=viewport, depth=depth, tools=tools)
         except CommandFailed as failed:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -168,8 +170,11 @@ async def _readable(
             await asyncio.sleep(min(BETWEEN_READS, max(0.0, left)))
 
 
-async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outline:
-    """Read the page and build its outline, assigning refs.
+async def take(
+    ctx: ToolContext, *, viewport: bool, depth: int | None, tools: bool = False
+) -> Outline:
+    """Read the page and build its outline, assigning refs; with the tools the page declares,
+    if ``tools``.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
@@ -185,6 +190,7 @@ async def take(ctx: ToolContext, *, viewport: bool, depth: int | None) -> Outlin
         top["id"],
         loader=str(top.get("loaderId", "")),
         viewport=viewport,
+        tools=tools,
         refused=page_outline.refused_under(ctx, tree["frameTree"]),
         marked=marked,
     )

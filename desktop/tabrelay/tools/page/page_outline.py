@@ -12,9 +12,9 @@ shaped like Chrome's own for ``outline.build_outline``. Each element gets an id 
 back.
 
 The same call says whether the document was still being parsed and (the top frame's) which
-tools the page declares (``webmcp``), so a snapshot asks nothing else of the page. The world
-keeps the script's code once it has run it: a later read of that document sends only a call
-of it (``_run_outline``; compiling 40 KB anew was most of a small page's read).
+tools the page declares (``webmcp``), so a snapshot asks nothing else of the page. The top
+frame's world keeps the script's code once it has run it: a later read of that document sends
+only a call of it (``_run_outline``; compiling 40 KB anew was most of a small page's read).
 
 What can be clicked without a role (a ``div`` a framework listens on) is told by what the page
 draws: where the pointing-hand cursor starts, or an ``onclick`` attribute. Listeners are not
@@ -78,9 +78,10 @@ _KEEP_AND_RUN = (
     "  return run.apply(this, args);\n"
     "}"
 )
+# Its own property only: an element the page names so shows on every world's window too.
 _RUN_KEPT = (
-    f"function (...args) {{ const run = globalThis.{_KEPT}; "
-    "return run ? run.apply(this, args) : null; }"
+    f"function (...args) {{ const run = Object.hasOwn(globalThis, '{_KEPT}') && globalThis.{_KEPT};"
+    " return typeof run === 'function' ? run.apply(this, args) : null; }"
 )
 
 # The id the world holds ``this`` element by (an element of the world's, from DOM.resolveNode).
@@ -220,10 +221,12 @@ async def read(
     viewport: bool,
     refused: list[str],
     marked: list[int],
+    tools: bool = False,
 ) -> PageOutline:
     """The outline's nodes of the page whose top frame is ``frame_id`` (showing the document
     ``loader``); frames at ``refused`` URLs are not read. ``marked`` (backend node ids) come
-    back as held ids in ``held``.
+    back as held ids in ``held``; ``tools``: the tools the page declares too (waited for at most
+    ``webmcp.ASK_WAIT``).
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
@@ -237,17 +240,17 @@ async def read(
         arguments: list[dict[str, Any]] = [
             {"value": viewport},
             {"value": refused},
-            {"value": True},  # and the tools the page declares
+            {"value": tools},
             *({"objectId": o} for _, o in kept),
         ]
         answer = await _run_outline(ctx, context, arguments, kept=read_before)
+        if answer.get("exceptionDetails"):
+            raise CommandFailed(
+                f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
+            )
     except CommandFailed:
         ctx.state.session.worlds.pop(("", frame_id, loader), None)  # asked for again next time
         raise
-    if answer.get("exceptionDetails"):
-        raise CommandFailed(
-            f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
-        )
     page = decode(answer.get("result", {}).get("value"), frame_id, [b for b, _ in kept])
     await _name_frames(ctx, page, context)
     await _other_origins(ctx, page, None, viewport=viewport, depth=0)
@@ -279,7 +282,7 @@ async def _run_outline(
         answer = await ctx.cdp(
             "Runtime.callFunctionOn", {"functionDeclaration": _RUN_KEPT, **call}, session=session
         )
-        if answer.get("exceptionDetails") or answer.get("result", {}).get("value") is not None:
+        if not answer.get("exceptionDetails") and answer.get("result", {}).get("value") is not None:
             return answer
     return await ctx.cdp(
         "Runtime.callFunctionOn", {"functionDeclaration": _KEEP_AND_RUN, **call}, session=session

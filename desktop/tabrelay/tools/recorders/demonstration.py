@@ -62,8 +62,8 @@ CAPTURE_SOURCE = (
     + ";\n"
     + script("capture.js")
 )
-_STOP = "globalThis.TABRELAY_DEMO ? TABRELAY_DEMO.stop() : null"
-_TAKE = "globalThis.TABRELAY_DEMO ? TABRELAY_DEMO.take() : null"
+_STOP = "Object.hasOwn(globalThis, 'TABRELAY_DEMO') ? TABRELAY_DEMO.stop() : null"
+_TAKE = "Object.hasOwn(globalThis, 'TABRELAY_DEMO') ? TABRELAY_DEMO.take() : null"
 
 
 @dataclass(eq=False)

@@ -1,4 +1,6 @@
-  const closed = (globalThis.__tabrelayClosed ||= {
+  const closed = Object.hasOwn(globalThis, '__tabrelayClosed')
+    ? globalThis.__tabrelayClosed
+    : (globalThis.__tabrelayClosed = {
     roots: new WeakMap(),
     asked: new WeakSet(),
     // Each read's candidates by the read's token, asked once REMEMBER runs: a cancelled read's

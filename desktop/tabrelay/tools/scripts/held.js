@@ -1,4 +1,8 @@
-  const held = (globalThis.__tabrelayHeld ||= {
+  // Its own property only: an element the page names __tabrelayHeld shows on every world's
+  // window too.
+  const held = Object.hasOwn(globalThis, '__tabrelayHeld')
+    ? globalThis.__tabrelayHeld
+    : (globalThis.__tabrelayHeld = {
     ids: new WeakMap(),
     els: new Map(),
     next: 1,

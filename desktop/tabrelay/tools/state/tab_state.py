@@ -379,7 +379,8 @@ class TabStates:
     def navigated(
         self, browser_id: str, tab_id: int, frame_id: str, loader_id: str, *, main: bool
     ) -> None:
-        """A frame of the tab shows a new document: refs into the old one are released."""
+        """A frame of the tab shows a new document: refs into the old one are released, and
+        Tabrelay's world in it forgotten."""
         state = self._tabs.get((browser_id, tab_id))
         if state is None:
             return
@@ -389,6 +390,9 @@ class TabStates:
             state.refs.release_all(keep=(frame_id, loader_id))
         else:
             state.refs.release_frame(frame_id, keep=loader_id)
+        worlds = state.session.worlds  # kept by the document: the old one's is gone
+        for key in [k for k in worlds if k[:2] == ("", frame_id) and k[2] != loader_id]:
+            del worlds[key]
 
     def close(self) -> None:
         """Stop listening to the browser registry and forget everything."""
