@@ -40,13 +40,37 @@ function (action) {
     && !(hit.shadowRoot && hit.shadowRoot.contains(el))
     && !(hit.contains && hit.contains(el) && hit.tagName === 'LABEL')
     && !(box && box.contains(hit));
-  if (covered && !editor && action !== 'hover') {
-    // Name what a person sees in the way: the outermost box over it that does not hold it.
-    let over = hit;
-    while (over.parentElement && !over.parentElement.contains(el)) over = over.parentElement;
+  // Name what a person sees in the way: the outermost box over it that does not hold it.
+  const obscured = (over, held) => {
+    while (over.parentElement && !over.parentElement.contains(held)) over = over.parentElement;
     const text = (over.innerText || '').replace(/\s+/g, ' ').trim();
     const said = text ? ' "' + (text.length > 60 ? text.slice(0, 59) + '…' : text) + '"' : '';
     return {error: 'obscured', what: describe(el), by: describe(over) + said};
+  };
+  if (covered && !editor && action !== 'hover') return obscured(hit, el);
+  // In a frame of this process (a same-site frame), nothing of the documents around it may be
+  // over the point either (a frame of another process is checked from outside:
+  // child_sessions.reaches). The point is mapped out through each <iframe>'s content box; a
+  // frame drawn through a transform, or the point out of a view, is not checked here.
+  let view = el.ownerDocument.defaultView, px = x, py = y;
+  for (let depth = 0; view && depth < 8 && !editor && action !== 'hover'; depth++) {
+    let frame = /** @type {HTMLIFrameElement | null} */ (null);
+    try {
+      frame = /** @type {HTMLIFrameElement | null} */ (view.frameElement);
+    } catch (error) { frame = null; }
+    if (!frame) break;
+    const box = frame.getBoundingClientRect();
+    if (Math.abs(box.width - frame.offsetWidth) > 0.5
+        || Math.abs(box.height - frame.offsetHeight) > 0.5) break;
+    const style = frame.ownerDocument.defaultView.getComputedStyle(frame);
+    px += box.left + frame.clientLeft + (parseFloat(style.paddingLeft) || 0);
+    py += box.top + frame.clientTop + (parseFloat(style.paddingTop) || 0);
+    const around = /** @type {Document | ShadowRoot} */ (frame.getRootNode());
+    const found = (around.elementFromPoint ? around : frame.ownerDocument)
+      .elementFromPoint(px, py);
+    if (!found) break;
+    if (found !== frame) return obscured(found, frame);
+    view = frame.ownerDocument.defaultView;
   }
   const editable = !!editor || control.isContentEditable || control.tagName === 'TEXTAREA'
     || (control.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset',
