@@ -8,6 +8,7 @@ URL is checked again after redirects: a redirect to a refused site stops on abou
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -116,9 +117,9 @@ STILL_LOADING = (
 )
 
 
-async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> str:
-    """Wait (at most ``timeout``) until the tab's document is parsed, for a reader such as
-    browser_snapshot; ``""`` then, or ``STILL_LOADING`` for the reader to put first.
+async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> None:
+    """Wait (at most ``timeout``) until the tab's document is parsed: a reader caught between
+    two documents reads the next one then (its own answer says whether it was still loading).
 
     A document between navigations has no context to ask: that counts as loading.
     """
@@ -132,10 +133,6 @@ async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> str:
             state = answer.get("result", {}).get("value")
         except CommandFailed:
             state = "loading"
-        if state != "loading":
-            return ""
-        try:
-            await events.until(lambda e: True, timeout=timeout)
-        except CommandTimeout:
-            return STILL_LOADING
-    return ""
+        if state == "loading":
+            with contextlib.suppress(CommandTimeout):  # read as it is by then
+                await events.until(lambda e: True, timeout=timeout)

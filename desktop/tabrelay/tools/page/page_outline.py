@@ -231,7 +231,8 @@ async def read(
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    read_before = ("", frame_id, loader) in ctx.state.session.worlds  # it keeps the outline
+    key = ("", frame_id, loader)  # as ``world`` keeps it
+    read_before = key in ctx.state.session.worlds  # it keeps the outline
     context = await world(ctx, frame_id, loader=loader)
     try:
         await open_closed_roots(ctx, context)
@@ -249,7 +250,7 @@ async def read(
                 f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
             )
     except CommandFailed:
-        ctx.state.session.worlds.pop(("", frame_id, loader), None)  # asked for again next time
+        ctx.state.session.worlds.pop(key, None)  # asked for again next time
         raise
     page = decode(answer.get("result", {}).get("value"), frame_id, [b for b, _ in kept])
     await _name_frames(ctx, page, context)
