@@ -71,6 +71,43 @@ test("a command running on a tab fails at once when the tab is let go", async ()
   never({});
 });
 
+test("a command running in a frame's session fails at once when that session ends, with those of the frames in it", async () => {
+  // Chrome may never answer a command sent to a frame's child session that ends meanwhile.
+  const { fake, sessions } = setup();
+  /** @type {Array<(value: unknown) => void>} */
+  const unanswered = [];
+  fake.onCommand((method, params) => (params?.expression === "1" ? new Promise((resolve) => unanswered.push(resolve)) : Promise.resolve({})));
+  await sessions.attach(4);
+  sessions.handleEvent({ tabId: 4 }, "Target.attachedToTarget", { sessionId: "card", targetInfo: { type: "iframe" } });
+  sessions.handleEvent({ tabId: 4, sessionId: "card" }, "Target.attachedToTarget", { sessionId: "verify", targetInfo: { type: "iframe" } });
+  sessions.handleEvent({ tabId: 4 }, "Target.attachedToTarget", { sessionId: "chat", targetInfo: { type: "iframe" } });
+  /** @type {Map<string, string>} */
+  const outcome = new Map();
+  const running = ["card", "verify", "chat", undefined].map((session) =>
+    sessions.send(4, "Runtime.evaluate", { expression: "1" }, session).then(
+      () => outcome.set(String(session), "answered"),
+      (error) => outcome.set(String(session), error.message),
+    ),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  sessions.handleEvent({ tabId: 4 }, "Target.detachedFromTarget", { sessionId: "card" });
+  await Promise.all(running.slice(0, 2));
+  assert.match(String(outcome.get("card")), /frame went away while Runtime\.evaluate was running in it/);
+  assert.match(String(outcome.get("verify")), /session verify ended/, "the frame in it ended with it");
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(outcome.has("chat"), false, "another frame's command still runs");
+  assert.equal(outcome.has("undefined"), false, "the tab's own command still runs");
+  // Events that name no session, or a session never heard of, change nothing.
+  sessions.handleEvent({ tabId: 4 }, "Target.detachedFromTarget", { sessionId: 5 });
+  sessions.handleEvent({ tabId: 4 }, "Target.detachedFromTarget", { sessionId: "unknown" });
+  sessions.handleEvent({ tabId: 4 }, "Target.detachedFromTarget", {});
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(outcome.size, 2);
+  for (const answer of unanswered) answer({});
+  await Promise.all(running);
+  assert.equal(outcome.get("chat"), "answered");
+});
+
 test("a page held by a dialog does not keep its tab attached", async () => {
   const { fake, sessions } = setup();
   await sessions.attach(1);

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
@@ -27,9 +28,11 @@ from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from e2e.images import jpeg_size
 from tabrelay.config.settings import SettingsStore
+from tabrelay.errors import CommandFailed
 from tabrelay.recipes.model import Locator
 from tabrelay.tools.groups.actions import ClickParams
 from tabrelay.tools.page.locators import TargetMissing, find, locator_of
+from tabrelay.tools.state.tab_state import AUTO_ATTACH
 from tabrelay.tools.targets import describe_touches
 
 pytestmark = E2E
@@ -413,3 +416,46 @@ async def test_a_link_in_another_sites_frame_that_saves_a_file_is_followed_to_th
     match = re.search(r"download (d\d+): receipt[^./]*\.txt \(31 bytes, text/plain\)", said)
     assert match, said
     assert "one teapot" in await agent.ok("browser_get_content", download_id=match.group(1))
+
+
+async def test_a_command_to_a_frame_whose_session_ends_meanwhile_is_answered_at_once(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """Chrome may never answer a command sent to a frame's child session that ends before it
+    is done (the frame navigated, or removed): the extension answers it when the session ends,
+    so nothing waits for it until the command's timeout."""
+    url, _ = checkout(pages)
+    tab = await agent.open(url)
+    relay = await app.browser()
+    state = app.harness.core.tabs.get(relay.id, tab)
+    assert state is not None
+    seen: set[str] = set()
+    slow: list[tuple[str, float, list[object]]] = []
+    ended = 0  # commands answered as their frame went away
+    for attempt in range(8):
+        await agent.snapshot(tab)  # the frame's session is learned
+
+        def fresh() -> str | None:
+            return next((s for s in state.session.children.values() if s not in seen), None)
+
+        child = await wait_until(fresh, timeout=10, message="the card frame's new session")
+        seen.add(child)
+        gone = "document.getElementById('card').remove()" if attempt % 2 else "location.reload()"
+        started = time.monotonic()
+        outcomes = await asyncio.gather(
+            relay.cdp(tab, "Runtime.evaluate", {"expression": gone}),
+            *(
+                relay.cdp(tab, "Target.setAutoAttach", AUTO_ATTACH, session_id=child, timeout=20)
+                for _ in range(3)
+            ),
+            return_exceptions=True,
+        )
+        took = time.monotonic() - started
+        if took > 3:
+            slow.append((gone, took, outcomes))
+        ended += sum("went away" in str(o) for o in outcomes if isinstance(o, CommandFailed))
+        if attempt % 2:
+            await relay.cdp(tab, "Page.reload", {})
+        await asyncio.sleep(0.3)
+    assert slow == [], slow
+    assert ended > 0, "no command was running as its frame went away"

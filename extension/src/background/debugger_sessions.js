@@ -33,6 +33,7 @@ const RESEND_AFTER_MS = 50;
 /**
  * @typedef {object} PendingCommand
  * @property {string} method
+ * @property {string | undefined} sessionId the child session it was sent to (undefined: the tab's)
  * @property {(error: CommandError) => void} fail
  */
 
@@ -43,6 +44,9 @@ export class DebuggerSessions {
   /** @type {Set<number>} */ #shared = new Set();
   /** @type {Map<number, Promise<void>>} */ #attaching = new Map();
   /** @type {Map<number, Set<PendingCommand>>} */ #pending = new Map();
+  // The tabs' child sessions, each with its tab and the session it was attached in (undefined:
+  // the tab's own), while they last: a session that ends ends those attached in it.
+  /** @type {Map<string, {tabId: number, parent: string | undefined}>} */ #children = new Map();
   // Counts releaseAll calls: an attach asked for before one must not outlive it.
   #releases = 0;
 
@@ -195,7 +199,7 @@ export class DebuggerSessions {
     const target = sessionId === undefined ? { tabId } : { tabId, sessionId };
     for (let tries = 1; ; tries++) {
       try {
-        return await this.#tracked(tabId, method, this.api.debugger.sendCommand(target, method, params ?? {}));
+        return await this.#tracked(tabId, method, this.api.debugger.sendCommand(target, method, params ?? {}), sessionId);
       } catch (error) {
         const kept = this.#wanted.has(tabId) && !this.#canceled.has(tabId);
         if (tries >= RESEND_TRIES || !kept || !mayResend(error, method)) throw error;
@@ -252,7 +256,41 @@ export class DebuggerSessions {
   handleEvent(source, method, params) {
     if (source.tabId !== undefined) {
       // A CDP event's params are a JSON object (the CDP protocol's, never another value).
-      this.onEventCallback(source.tabId, method, /** @type {Record<string, unknown>} */ (params ?? {}), source.sessionId);
+      const given = /** @type {Record<string, unknown>} */ (params ?? {});
+      if (typeof given.sessionId === "string") {
+        if (method === "Target.attachedToTarget") {
+          this.#children.set(given.sessionId, { tabId: source.tabId, parent: source.sessionId });
+        } else if (method === "Target.detachedFromTarget") {
+          this.#childEnded(source.tabId, given.sessionId);
+        }
+      }
+      this.onEventCallback(source.tabId, method, given, source.sessionId);
+    }
+  }
+
+  /**
+   * A child session of a tab ended (its frame went to another process, or away). Chrome may
+   * never answer a command it was running (Target.setAutoAttach of a frame being removed is
+   * one): fail those at once, and those of the sessions attached in it, which end with it.
+   * @param {number} tabId
+   * @param {string} sessionId
+   */
+  #childEnded(tabId, sessionId) {
+    const ended = new Set([sessionId]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [child, { parent }] of this.#children) {
+        if (parent !== undefined && ended.has(parent) && !ended.has(child)) {
+          ended.add(child);
+          grew = true;
+        }
+      }
+    }
+    for (const child of ended) this.#children.delete(child);
+    for (const entry of this.#pending.get(tabId) ?? []) {
+      if (entry.sessionId !== undefined && ended.has(entry.sessionId)) {
+        entry.fail(new CommandError(`The frame went away while ${entry.method} was running in it (its session ${entry.sessionId} ended)`));
+      }
     }
   }
 
@@ -429,13 +467,15 @@ export class DebuggerSessions {
    * @param {number} tabId
    * @param {string} method
    * @param {Promise<unknown>} promise
+   * @param {string | undefined} sessionId the child session it was sent to
    */
-  #tracked(tabId, method, promise) {
+  #tracked(tabId, method, promise, sessionId) {
     return new Promise((resolve, reject) => {
       let settled = false;
       /** @type {PendingCommand} */
       const entry = {
         method,
+        sessionId,
         fail: (error) => {
           if (!settled) {
             settled = true;
@@ -494,6 +534,9 @@ export class DebuggerSessions {
   #failPending(tabId, error) {
     const commands = this.#pending.get(tabId);
     this.#pending.delete(tabId);
+    for (const [child, held] of this.#children) {
+      if (held.tabId === tabId) this.#children.delete(child); // they end with the tab's session
+    }
     for (const entry of commands ?? []) {
       entry.fail(error(entry.method));
     }
