@@ -35,7 +35,8 @@ from tabrelay.tools.page import page_outline
 from tabrelay.tools.page.outline import build_outline
 
 SIZES = (500, 2000, 8000)
-TARGET_SIZE = 2000  # issue 16's page: no slower than Playwright MCP, ≤ 0.5x its bytes
+TARGET_SIZE = 2000  # issue 24's page: at most half Playwright MCP's time and bytes
+TIME_TARGET = 0.5  # × Playwright MCP's p50 (issue 16 asked ≤ 1 ×)
 SCALE_TIMEOUT = 180.0  # one snapshot of 8,000 elements, on a loaded machine
 OURS = "ours"
 PAGE = "Chrome: the outline script in Tabrelay's world"
@@ -269,15 +270,16 @@ def target_rows(scale: Scale) -> list[Row]:
     if ours is not None and theirs is not None:
         rows.append(
             verdict(
-                f"snapshot {n:,} elements p50 no slower than Playwright MCP, all interactive",
+                f"snapshot {n:,} elements p50 / Playwright MCP's, all interactive (issue 24)",
                 ours / theirs,
                 "×",
-                1.0,
-                target=f"≤ 1, {found}/{total} with a ref ({ours:.0f} vs {theirs:.0f} ms)",
+                TIME_TARGET,
+                target=f"≤ {TIME_TARGET}, {found}/{total} with a ref "
+                f"({ours:.0f} vs {theirs:.0f} ms)",
             )
-            | {"met": ours <= theirs and found == total}
+            | {"met": ours <= TIME_TARGET * theirs and found == total}
         )
-        if ours > theirs:
+        if ours > TIME_TARGET * theirs:
             rows += breakdown_rows(scale, n, ours)
     sizes = scale.size.get(OURS, {}), scale.size.get("playwright", {})
     if n in sizes[0] and n in sizes[1]:

@@ -216,13 +216,11 @@ function (viewport, refused, withTools, ...marked) {
     return found;
   }
 
+  // (A computed style's property is worked out anew at each read: each is read once.)
   function hiddenForName(el, style) {
-    return (
-      style.display === 'none' ||
-      style.visibility === 'hidden' ||
-      style.visibility === 'collapse' ||
-      attr(el, 'aria-hidden') === 'true'
-    );
+    if (style.display === 'none') return true;
+    const visibility = style.visibility;
+    return visibility === 'hidden' || visibility === 'collapse' || attr(el, 'aria-hidden') === 'true';
   }
 
   function textOf(node, visiting, referenced, inLabel) {
@@ -575,22 +573,20 @@ function (viewport, refused, withTools, ...marked) {
 
   function element(el, parent, nodes, hiddenAbove, editableParent, seenAbove) {
     const style = styleOf(el);
-    if (style.display === 'none') return;
+    const display = style.display;
+    if (display === 'none') return;
     const seen = sight.of(el, style, seenAbove);
     const tag = el.tagName;
     const ariaHidden = attr(el, 'aria-hidden') === 'true' || el.inert;
-    const hidden =
-      hiddenAbove ||
-      ariaHidden ||
-      style.visibility === 'hidden' ||
-      style.visibility === 'collapse';
+    const visibility = style.visibility;
+    const hidden = hiddenAbove || ariaHidden || visibility === 'hidden' || visibility === 'collapse';
     let role = roleOf(el, tag);
     if (role === null) return;
     const id = idOf(el);
     const index = nodes.length;
     const props = {};
     let flags = 0;
-    if (style.display === 'inline') flags |= 2;
+    if (display === 'inline') flags |= 2;
     if (hidden) flags |= 16;
     if (el.hasAttribute('tabindex') && (attr(el, 'tabindex') || '').trim() === '-1') flags |= 4;
     if (el.hasAttribute('onclick')) flags |= 1;
@@ -600,7 +596,7 @@ function (viewport, refused, withTools, ...marked) {
       const up = el.parentElement || (el.parentNode && el.parentNode.host);
       if (!up || styleOf(up).cursor !== 'pointer') flags |= 32;
     }
-    if (onScreen && (style.display === 'contents' || onScreen(() => el.getBoundingClientRect())))
+    if (onScreen && (display === 'contents' || onScreen(() => el.getBoundingClientRect())))
       flags |= 8;
     const editable = el.isContentEditable || !!el.editContext;
     if (editable)

@@ -42,8 +42,8 @@
   // A fixed box does not scroll: outside the window, it is never seen.
   const offPage = (r, state) => state.fixed
     ? r.right <= 0 || r.bottom <= 0
-      || r.left >= state.win.innerWidth || r.top >= state.win.innerHeight
-    : !state.scroller && (r.right + state.win.scrollX <= 0 || r.bottom + state.win.scrollY <= 0);
+      || r.left >= state.view.right || r.top >= state.view.bottom
+    : !state.scroller && (r.right + state.view.scrollX <= 0 || r.bottom + state.view.scrollY <= 0);
   // The part of ``box`` (or all of ``r`` when there is none) inside ``r``.
   const cut = (box, r) =>
     box ? { left: Math.max(box.left, r.left), top: Math.max(box.top, r.top),
@@ -91,12 +91,14 @@
   };
   // What paints the area behind an element for its contents: a colour, or null when unknown
   // (an image, a gradient, or something positioned over whatever is below).
-  const behind = (style, below) => {
-    if (style.backgroundImage && style.backgroundImage !== 'none') return null;
+  // (A computed style's property is worked out anew at each read: each is read once.)
+  const behind = (style, position, below) => {
+    const image = style.backgroundImage;
+    if (image && image !== 'none') return null;
     const fill = style.backgroundColor;
     const bg = fill === 'rgba(0, 0, 0, 0)' ? null : rgba(fill);
     if (bg && bg[3] >= 0.05) return below ? over(bg, below) : bg[3] >= 0.9 ? bg : null;
-    if (style.position === 'absolute' || style.position === 'fixed') return null;
+    if (position === 'absolute' || position === 'fixed') return null;
     return below;
   };
   const up = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
@@ -133,10 +135,14 @@
     count: () => count,
     root(doc) {
       const win = doc.defaultView;
+      // The document's window as it is for the whole read (asked once: each read of the
+      // window's size or scroll is a call into the page's frame).
+      const view = { left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight,
+                     scrollX: win.scrollX, scrollY: win.scrollY };
       const dark = /dark/.test(styleOf(doc.documentElement).colorScheme);
       const canvas = win === window.top && !dark ? [255, 255, 255, 1] : null;
       return { why: null, own: null, opacity: 1, clip: null, clipPositioned: false,
-               bg: canvas, scroller: false, port: null, fixed: false, win };
+               bg: canvas, scroller: false, port: null, fixed: false, view };
     },
     of(el, style, above) {
       // A closed <details> draws its (first) summary.
@@ -168,11 +174,12 @@
         || transform !== 'none' || scale !== 'none' || style.translate !== 'none'
         || style.margin.includes('-') || REPLACED.has(tag)
         || el.hasAttribute('aria-label') || el.hasAttribute('alt');
-      if (!why && moved && style.display !== 'contents') {
+      const display = moved ? style.display : '';
+      if (!why && moved && display !== 'contents') {
         const r = el.getBoundingClientRect();
         const flat = r.width <= 1 || r.height <= 1;
         // A box too small to see clips what it holds (below), except what escapes it.
-        if (flat && overflows && !top && !style.display.startsWith('inline')) s.own = 'too small';
+        if (flat && overflows && !top && !display.startsWith('inline')) s.own = 'too small';
         else if (r.width > 0 && r.height > 0) {
           if (offPage(r, s)) why = 'off the page';
           else if (s.clip && !meets(r, s.clip)) why = 'cut off';
@@ -194,7 +201,7 @@
       s.why = why;
       if (!why && style.contentVisibility === 'hidden') s.why = 'not drawn';
       if (!why && tag === 'DETAILS' && !el.open) s.why = 'folded away';
-      s.bg = behind(style, above.bg);
+      s.bg = behind(style, position, above.bg);
       return s;
     },
     text(node, parent, state, style) {
@@ -218,8 +225,7 @@
       // Covered is judged where the text shows now: on screen, inside the boxes it scrolls in
       // and is clipped to (what is scrolled or cut out of them lies under whatever is drawn
       // beside, and is not covered by it).
-      const win = state.win;
-      const screen = { left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight };
+      const screen = state.view;
       if (!meets(r, screen)) return null;
       let shown = cut(range.getClientRects()[0] || r, screen);
       for (const box of [state.port, state.clip]) if (box) shown = cut(shown, box);
