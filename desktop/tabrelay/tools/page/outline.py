@@ -307,19 +307,18 @@ class _Builder:
         if self.max_depth is not None and depth >= self.max_depth:
             self.outline.omitted_below_depth += 1
             return
-        line, shortened = self._describe(node, role, props, interactive, nodes)
-        if (interactive or shortened) and backend is not None:
-            ref = self.assign_ref(int(backend), frame.frame_id)
-            if interactive:
-                line = _with_ref(line, ref)
-                if role in ROLELESS and not named and "editable" not in props:
-                    line += " " + self._whereabouts(node, nodes, depth)
+        held = None if backend is None else int(backend)
+        ref = self.assign_ref(held, frame.frame_id) if interactive and held is not None else None
+        line, shortened = self._describe(node, role, props, interactive, ref, nodes)
+        if ref is None and shortened and held is not None:
+            ref = self.assign_ref(held, frame.frame_id)
+        if ref is not None and held is not None:
+            if interactive and role in ROLELESS and not named and "editable" not in props:
+                line += " " + self._whereabouts(node, nodes, depth)
             if shortened:
                 line += " " + READ_WHOLE.format(ref=ref)
             self.outline.elements.append(
-                Element(
-                    ref, role, str(_value(node, "name") or ""), int(backend), frame.frame_id, line
-                )
+                Element(ref, role, str(_value(node, "name") or ""), held, frame.frame_id, line)
             )
         self._emit(depth, line)
         editing_host = interactive and "editable" in props
@@ -496,9 +495,11 @@ class _Builder:
         role: str,
         props: dict[str, Any],
         interactive: bool,
+        ref: str | None,
         nodes: dict[str, Any],
     ) -> tuple[str, bool]:
-        """The line for a node, and whether something on it was shortened."""
+        """The line for a node (with ``ref`` after its name: a target's), and whether something
+        on it was shortened."""
         editor = self.editors.get(node.get("backendDOMNodeId", -1))
         name = _one_line(str(_value(node, "name") or ""))
         if name and _named_by_contents(node) and not node["name"].get("whole"):
@@ -517,6 +518,8 @@ class _Builder:
         parts = [shown_role]
         if name:
             parts.append(_quoted(name))
+        if ref is not None:
+            parts.append(f"[{ref}]")
         value = editor.text if editor is not None else _value(node, "value")
         secret = self.secrets.get(node.get("backendDOMNodeId", -1))
         if secret is not None:
@@ -536,7 +539,7 @@ class _Builder:
             shortened = shortened or cut
             if options:
                 parts.append("options: " + " | ".join(options))
-        for state in STATE_PROPERTIES:
+        for state in STATE_PROPERTIES if props else ():
             flag = props.get(state)
             if flag in (True, "true"):
                 parts.append(state)
@@ -723,26 +726,6 @@ def _named_by_contents(node: dict[str, Any]) -> bool:
         if isinstance(source, dict) and "value" in source and not source.get("superseded"):
             return source.get("type") == "contents"
     return False
-
-
-def _with_ref(line: str, ref: str) -> str:
-    role, _, rest = line.partition(" ")
-    if rest.startswith('"'):
-        end = _quoted_end(rest)
-        return f"{role} {rest[:end]} [{ref}]{rest[end:]}"
-    return f"{role} [{ref}]" + (f" {rest}" if rest else "")
-
-
-def _quoted_end(text: str) -> int:
-    escaped = False
-    for index, char in enumerate(text[1:], start=1):
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == '"':
-            return index + 1
-    return len(text)
 
 
 def _one_line(text: str) -> str:

@@ -517,23 +517,31 @@ def decode(text: Any, top: str, marked: list[int], *, base: int = 0) -> PageOutl
 
 def _outline(frames: list[dict[str, Any]], top: str, base: int) -> PageOutline:
     page = PageOutline([])
+    flagged = (
+        (CLICKABLE, page.clickable),
+        (INLINE, page.inline),
+        (SCRIPT_FOCUS, page.script_focus),
+        (ON_SCREEN, page.visible),
+        (POINTER, page.pointer),
+    )
     for index, frame in enumerate(frames):
         raw = frame["nodes"]
         if base:
             raw = [[e[0] + base if e[0] else e[0], *e[1:]] for e in raw]
+        ids = [f"{index}.{i}" for i in range(len(raw))]
         children: list[list[str]] = [[] for _ in raw]
         for i, entry in enumerate(raw):
             parent = entry[1]
             if parent != -1 and not 0 <= parent < i:  # parents come first: no cycle
                 raise ValueError(f"node {i} has parent {parent!r}")
             if parent >= 0:
-                children[parent].append(f"{index}.{i}")
+                children[parent].append(ids[i])
         nodes = []
         for i, (held, parent, role, name, contents, value, props, flags) in enumerate(raw):
-            node: dict[str, Any] = {"nodeId": f"{index}.{i}", "role": {"value": role}}
+            node: dict[str, Any] = {"nodeId": ids[i], "role": {"value": role}}
             node["childIds"] = children[i]
             if parent >= 0:
-                node["parentId"] = f"{index}.{parent}"
+                node["parentId"] = ids[parent]
             if held:
                 node["backendDOMNodeId"] = held
             if name or contents:
@@ -548,15 +556,10 @@ def _outline(frames: list[dict[str, Any]], top: str, base: int) -> PageOutline:
                 node["properties"] = [{"name": k, "value": {"value": v}} for k, v in props.items()]
             if flags & IGNORED:
                 node["ignored"] = True
-            for flag, found in (
-                (CLICKABLE, page.clickable),
-                (INLINE, page.inline),
-                (SCRIPT_FOCUS, page.script_focus),
-                (ON_SCREEN, page.visible),
-                (POINTER, page.pointer),
-            ):
-                if flags & flag and held:
-                    found.add(held)
+            if flags and held:
+                for flag, found in flagged:
+                    if flags & flag:
+                        found.add(held)
             nodes.append(node)
         page.frames.append(
             FrameTree(
