@@ -59,6 +59,7 @@ from tabrelay.tools.catalog import ToolSpec
 from tabrelay.tools.context import Action, Params, Progress, ToolContext, ToolResult
 from tabrelay.tools.recorders.recording import final_text_of_call, record_call
 from tabrelay.tools.redaction import redact, redact_all, secret_values
+from tabrelay.tools.response import respond
 from tabrelay.tools.state.downloads import Downloads
 from tabrelay.tools.state.guard import NavigationGuard, origin_of
 from tabrelay.tools.state.handoffs import Handoffs, refusal
@@ -290,7 +291,7 @@ class ToolRunner:
         try:
             # Before the tool runs: a click may take its element away.
             locators = await capture_targets(ctx, spec.touches, params) if recording else {}
-            result = await spec.run(ctx, params)
+            result = respond(await spec.run(ctx, params), ctx.budget_bytes)
         except BaseException:
             await ctx.release_input()
             raise

@@ -15,7 +15,7 @@ import json
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Protocol, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -117,15 +117,39 @@ class Image:
     height: int
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The page's words a reading tool read, whole: the response (``tools.response``) fits
+    them to the budget, marked as the page's, with how to read on when they do not fit."""
+
+    words: str  # unmarked: the response marks them
+    read_on: Callable[[int], str]  # how to read on, given how many bytes of ``words`` were shown
+    head: str = ""  # the page's words shown before them (a snapshot's title line)
+    after: str = ""  # Tabrelay's words after them (notes), kept whatever the cut
+
+
+class Outcome(Protocol):
+    """Where an acting call left its tab (``acting.aftermath.Followed``), which the response
+    says after what the tool did."""
+
+    def note(self) -> str: ...
+    def data(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class ToolResult:
     """What a tool did: its text (the page's words marked with ``results.page_text``), an
-    image, structured content and which of its fields are the page's words."""
+    image, structured content and which of its fields are the page's words; and what the
+    response (``tools.response``, the one place a result is put together) adds to the text:
+    the page's words it read, where an acting call left the tab, or the dialog it opened."""
 
     text: str
     image: Image | None = None
     data: dict[str, Any] | None = None
     page_fields: tuple[str, ...] = ()
+    reading: Reading | None = None
+    followed: Outcome | None = None
+    dialog: dict[str, Any] | None = None  # Page.javascriptDialogOpening's params
 
     @property
     def size(self) -> int:

@@ -261,7 +261,7 @@ class Followed:
         return " ".join(parts)
 
     def data(self) -> dict[str, Any]:
-        """The structured part of the answer (the page's words: ``PAGE_FIELDS``)."""
+        """The structured part of the answer (its page words: ``response.AFTER_ACTION_FIELDS``)."""
         after = self.aftermath
         data: dict[str, Any] = {"navigated": after.moved}
         if self.url:
@@ -275,10 +275,6 @@ class Followed:
         if after.closed:
             data["tab_closed"] = True
         return data
-
-
-# The fields of ``data`` that hold the page's words (results.page_text).
-PAGE_FIELDS = ("url", "title", "new_tabs", "frames", "dialog")
 
 
 class ActionWatch:
@@ -441,27 +437,9 @@ async def following(
 
 
 async def after_action(text: str, watch: ActionWatch, dialog: dict[str, Any] | None) -> ToolResult:
-    """An acting tool's answer: what it did, and where that left the tab — after waiting for
-    the page it started to load — or the dialog that now blocks the page."""
+    """An acting tool's result: what it did, and where that left the tab — after waiting for
+    the page it started to load — or the dialog that now blocks the page (the response says
+    either, ``tools.response``)."""
     if dialog is not None:
-        opened = {"kind": str(dialog.get("type", "")), "message": str(dialog.get("message", ""))}
-        return ToolResult(
-            text + dialog_note(dialog),
-            data={"navigated": False, "dialog": opened},
-            page_fields=PAGE_FIELDS,
-        )
-    followed = await watch.after()
-    note = followed.note()
-    return ToolResult(
-        f"{text} {note}" if note else text, data=followed.data(), page_fields=PAGE_FIELDS
-    )
-
-
-def dialog_note(dialog: dict[str, Any] | None) -> str:
-    if dialog is None:
-        return ""
-    kind, message = dialog.get("type", "dialog"), dialog.get("message", "")
-    return (
-        f" The page opened a {kind} dialog: {page_text(repr(message))}. Answer it with "
-        "browser_handle_dialog before anything else."
-    )
+        return ToolResult(text, dialog=dialog)
+    return ToolResult(text, followed=await watch.after())

@@ -19,8 +19,7 @@ from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
 from tabrelay.tools.acting import download
-from tabrelay.tools.budget import fit_text
-from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.context import Reading, TabParams, ToolContext, ToolResult
 from tabrelay.tools.page import child_sessions, editor_text, page_outline, pdf
 from tabrelay.tools.page.refs import STALE, held_of, object_for
 from tabrelay.tools.page.shadow_roots import open_closed_roots
@@ -164,20 +163,15 @@ def _fitted(
     tab = ctx.need_tab()
     head = _title(ctx) if head is None else head
     rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
-    fitted = fit_text(
-        rest,
-        ctx.budget_bytes - len(f"{head}\n{notes}".encode()),
-        continuation=lambda kept: f"call again with offset={params.offset + kept}{narrower}",
-    )
     return ToolResult(
-        f"{head}\n{page_text(fitted.kept)}{fitted.marker}{notes}",
-        data={
-            "url": tab.url,
-            "title": tab.title,
-            "bytes": len(body.encode("utf-8")),
-            "truncated": fitted.truncated,
-        },
+        f"{head}\n",
+        data={"url": tab.url, "title": tab.title, "bytes": len(body.encode("utf-8"))},
         page_fields=("url", "title"),
+        reading=Reading(
+            rest,
+            lambda kept: f"call again with offset={params.offset + kept}{narrower}",
+            after=notes,
+        ),
     )
 
 

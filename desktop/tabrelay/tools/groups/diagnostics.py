@@ -14,8 +14,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from tabrelay.errors import ToolError
-from tabrelay.tools.budget import fit_text
-from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.context import Reading, TabParams, ToolContext, ToolResult
 from tabrelay.tools.results import page_text
 
 
@@ -45,14 +44,13 @@ async def evaluate(ctx: ToolContext, params: EvaluateParams) -> ToolResult:
     if details:
         raise ToolError(f"the script threw: {page_text(_exception_text(details))}")
     value = result.get("result", {})
-    text = _render(value)
-    fitted = fit_text(
-        text,
-        ctx.budget_bytes,
-        continuation=lambda _: "return a smaller value (slice or summarize it in the script)",
-    )
     return ToolResult(
-        fitted.as_page(), data={"type": value.get("type"), "truncated": fitted.truncated}
+        "",
+        data={"type": value.get("type")},
+        reading=Reading(
+            _render(value),
+            lambda _: "return a smaller value (slice or summarize it in the script)",
+        ),
     )
 
 
@@ -140,8 +138,7 @@ def _listing(ctx: ToolContext, lines: list[str], count: int, *, none: str, more:
     there is none."""
     if not lines:
         return ToolResult(f"{none} (since Tabrelay began watching this tab).", data={"count": 0})
-    fitted = fit_text("\n".join(lines), ctx.budget_bytes, continuation=lambda _: more)
-    return ToolResult(fitted.as_page(), data={"count": count})
+    return ToolResult("", data={"count": count}, reading=Reading("\n".join(lines), lambda _: more))
 
 
 def _clock(timestamp: float) -> str:

@@ -15,8 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from tabrelay.errors import ToolError
-from tabrelay.tools.budget import fit_text
-from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.context import Reading, TabParams, ToolContext, ToolResult
 
 
 class CdpParams(TabParams):
@@ -50,9 +49,10 @@ async def cdp(ctx: ToolContext, params: CdpParams) -> ToolResult:
         command["url"] = ctx.guard.check(str(command.get("url", "")))
     # Raw: to the tab's own session, the params as given (no frame's object routing).
     result = await ctx.need_browser().cdp(ctx.need_tab().id, params.method, command)
-    fitted = fit_text(
-        json.dumps(result, ensure_ascii=False, indent=1),
-        ctx.budget_bytes,
-        continuation=lambda _: "ask for less (for example a smaller depth)",
+    return ToolResult(
+        "",
+        reading=Reading(
+            json.dumps(result, ensure_ascii=False, indent=1),
+            lambda _: "ask for less (for example a smaller depth)",
+        ),
     )
-    return ToolResult(fitted.as_page(), data={"truncated": fitted.truncated})

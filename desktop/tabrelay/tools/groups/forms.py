@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from tabrelay.errors import ToolError
-from tabrelay.tools.acting.aftermath import after_action, dialog_note, following
+from tabrelay.tools.acting.aftermath import after_action, following
 from tabrelay.tools.acting.input_events import click_at, press
 from tabrelay.tools.acting.keys import key_for
 from tabrelay.tools.acting.text_entry import call_on_element, enter_text
@@ -166,8 +166,8 @@ async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
                 if dialog is not None:
                     left = len(params.fields) - index - 1
                     return ToolResult(
-                        f"Filled part of the form: {'; '.join(done)}; {left} field(s) not "
-                        "filled." + dialog_note(dialog)
+                        f"Filled part of the form: {'; '.join(done)}; {left} field(s) not filled.",
+                        dialog=dialog,
                     )
             elif isinstance(field.value, list) or target.tag == "select":
                 values = field.value if isinstance(field.value, list) else [field.value]

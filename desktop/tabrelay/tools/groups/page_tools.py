@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from tabrelay.errors import BrowserError, ToolError
-from tabrelay.tools.acting.aftermath import PAGE_FIELDS, following
+from tabrelay.tools.acting.aftermath import following
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult, exception_text
 from tabrelay.tools.page import page_outline, webmcp
 from tabrelay.tools.results import page_text
@@ -72,11 +72,9 @@ async def call(ctx: ToolContext, params: PageToolParams) -> ToolResult:
         text = str(value.get("result", ""))
         cut = " (cut short)" if len(text) > MAX_RESULT else ""
         followed = await watch.after()
-    note = followed.note()
     name = page_text(params.name[:100])
-    said = f"The page's tool {name} answered{cut}: {page_text(text[:MAX_RESULT])}"
     return ToolResult(
-        f"{said} {note}" if note else said, data=followed.data(), page_fields=PAGE_FIELDS
+        f"The page's tool {name} answered{cut}: {page_text(text[:MAX_RESULT])}", followed=followed
     )
 
 

@@ -19,8 +19,7 @@ from pydantic import Field, model_validator
 from tabrelay.errors import CommandFailed, CommandTimeout, ToolError
 from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.acting.loading import PARSE_WAIT, PARSED, STILL_LOADING, until_parsed
-from tabrelay.tools.budget import fit_text
-from tabrelay.tools.context import TabParams, ToolContext, ToolResult
+from tabrelay.tools.context import Reading, TabParams, ToolContext, ToolResult
 from tabrelay.tools.page import editor_text, page_outline, webmcp
 from tabrelay.tools.page.outline import Outline, build_outline, search
 from tabrelay.tools.results import page_text
@@ -92,21 +91,18 @@ async def snapshot(ctx: ToolContext, params: SnapshotParams) -> ToolResult:
     if tools:
         notes += webmcp.listing(tools)
     body = outline.text.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")
-    fitted = fit_text(
-        body,
-        ctx.budget_bytes - len(f"{said}{header}{notes}".encode()),
-        continuation=lambda kept: (
-            f"call again with offset={params.offset + kept}, or use scope='viewport', depth, "
-            "or browser_find to narrow it"
-        ),
-    )
     return ToolResult(
-        said + fitted.as_page(header) + notes,
-        data={
-            "refs": len(outline.elements),
-            "bytes": len(outline.text),
-            "truncated": fitted.truncated,
-        },
+        said,
+        data={"refs": len(outline.elements), "bytes": len(outline.text)},
+        reading=Reading(
+            body,
+            lambda kept: (
+                f"call again with offset={params.offset + kept}, or use scope='viewport', depth, "
+                "or browser_find to narrow it"
+            ),
+            head=header,
+            after=notes,
+        ),
     )
 
 
