@@ -152,6 +152,11 @@ async def changes(ctx: ToolContext, *, within: float) -> bool:
     return answer.get("result", {}).get("value") is True
 
 
+def _world_key(frame_id: str, session: str | None, loader: str | None) -> tuple[str, str, str]:
+    """Where ``SessionState.worlds`` keeps Tabrelay's world in a frame's document."""
+    return (session or "", frame_id, loader or "")
+
+
 async def world(
     ctx: ToolContext, frame_id: str, session: str | None = None, *, loader: str | None = None
 ) -> int:
@@ -160,7 +165,7 @@ async def world(
     as long as the frame shows the same document). Given the document's ``loader`` (from a
     frame tree read in this call), the context is kept for that document and not asked for
     again; a context id alone could name another document's context after a navigation."""
-    key = (session or "", frame_id, loader or "")
+    key = _world_key(frame_id, session, loader)
     known = ctx.state.session.worlds.get(key) if loader else None
     if known is not None:
         return known
@@ -183,13 +188,23 @@ async def opened_world(
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
+    loader = None
     if frame is None and session is not None:
         frame = child_sessions.frame_of(ctx, session)
     elif frame is None:
-        tree = await ctx.cdp("Page.getFrameTree")
-        frame = tree["frameTree"]["frame"]["id"]
-    context = await world(ctx, frame, session)
-    await open_closed_roots(ctx, context, session)
+        top = (await ctx.cdp("Page.getFrameTree"))["frameTree"]["frame"]
+        frame, loader = top["id"], top.get("loaderId")
+    key = _world_key(frame, session, loader)
+    kept = loader is not None and key in ctx.state.session.worlds
+    context = await world(ctx, frame, session, loader=loader)
+    try:
+        await open_closed_roots(ctx, context, session)
+    except CommandFailed:
+        if not kept:
+            raise
+        ctx.state.session.worlds.pop(key, None)  # the document's world went: made anew
+        context = await world(ctx, frame, session, loader=loader)
+        await open_closed_roots(ctx, context, session)
     return context
 
 
@@ -231,7 +246,7 @@ async def read(
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
-    key = ("", frame_id, loader)  # as ``world`` keeps it
+    key = _world_key(frame_id, None, loader)
     read_before = key in ctx.state.session.worlds  # it keeps the outline
     context = await world(ctx, frame_id, loader=loader)
     try:
@@ -279,14 +294,23 @@ async def _run_outline(
         "awaitPromise": True,  # the page's answer about its tools
         "returnByValue": True,
     }
+    # The tab after it comes with the answer: a snapshot's last command, so the look at the tab
+    # the endpoint takes after every call (the guard's) needs no round trip of its own.
+    carried = session is None
     if kept:
         answer = await ctx.cdp(
-            "Runtime.callFunctionOn", {"functionDeclaration": _RUN_KEPT, **call}, session=session
+            "Runtime.callFunctionOn",
+            {"functionDeclaration": _RUN_KEPT, **call},
+            session=session,
+            with_tab=carried,
         )
         if not answer.get("exceptionDetails") and answer.get("result", {}).get("value") is not None:
             return answer
     return await ctx.cdp(
-        "Runtime.callFunctionOn", {"functionDeclaration": _KEEP_AND_RUN, **call}, session=session
+        "Runtime.callFunctionOn",
+        {"functionDeclaration": _KEEP_AND_RUN, **call},
+        session=session,
+        with_tab=carried,
     )
 
 
