@@ -67,3 +67,20 @@ async def test_evaluate_is_one_relay_round_trip_and_its_tab_comes_with_it(
         assert sent == ["cdp.send Runtime.evaluate"]
     finally:
         vars(app.browsers()[0]).pop("send_command")
+
+
+async def test_a_snapshot_needs_no_look_of_its_own_at_the_tab(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """The outline, a snapshot's last command, carries the tab; the page is not made a world
+    again, nor asked what it is, in later snapshots of the same document."""
+    tab = await agent.open(pages.url("tools/form.html"))
+    await agent.snapshot(tab)  # the tab's set-up, and Tabrelay's world in the document
+    sent = recorded(app, tab)
+    try:
+        assert "Place an order" in await agent.snapshot(tab)
+        assert "tabs.get" not in sent, sent
+        assert "cdp.send Page.createIsolatedWorld" not in sent, sent
+        assert sent[-1] == "cdp.send Runtime.callFunctionOn", sent
+    finally:
+        vars(app.browsers()[0]).pop("send_command")
