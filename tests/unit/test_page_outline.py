@@ -190,8 +190,15 @@ class Outlines:
         self.keeps = keeps
         self.sent: list[str] = []
 
-    async def cdp(self, method: str, params: dict[str, Any], session: str | None = None) -> Any:
+    async def cdp(
+        self,
+        method: str,
+        params: dict[str, Any],
+        session: str | None = None,
+        with_tab: bool = False,
+    ) -> Any:
         assert method == "Runtime.callFunctionOn" and params["awaitPromise"]
+        assert with_tab is (session is None), "the top frame's outline carries the tab"
         declared = params["functionDeclaration"]
         self.sent.append("whole" if page_outline.OUTLINE.strip() in declared else "call")
         if declared == page_outline._RUN_KEPT and not self.keeps:
