@@ -38,7 +38,7 @@ from typing import Any
 from tabrelay.errors import CommandFailed
 from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.context import ToolContext, exception_text
-from tabrelay.tools.page import child_sessions, webmcp
+from tabrelay.tools.page import child_sessions, shadow_roots, webmcp
 from tabrelay.tools.page.outline import FrameTree
 from tabrelay.tools.page.shadow_roots import open_closed_roots
 from tabrelay.tools.scripts import script
@@ -65,6 +65,7 @@ OUTLINE = (
     .replace("  HELD\n", _HELD)
     .replace("WEBMCP_LIST", webmcp.LIST.strip())
     .replace("TOOLS_WAIT", str(int(webmcp.ASK_WAIT * 1000)))
+    .replace("CLOSED_CANDIDATES", shadow_roots.CANDIDATES.strip())
 )
 
 # The outline is some 40 KB of code, compiled again each time it is sent (about 5 ms of a small
@@ -250,16 +251,20 @@ async def read(
     read_before = key in ctx.state.session.worlds  # it keeps the outline
     context = await world(ctx, frame_id, loader=loader)
     try:
-        await open_closed_roots(ctx, context)
         objects = await asyncio.gather(*(ctx.resolve(b, context) for b in marked))
         kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
         arguments: list[dict[str, Any]] = [
             {"value": viewport},
             {"value": refused},
             {"value": tools},
+            {"value": True},  # it first looks for closed shadow roots the world lacks
             *({"objectId": o} for _, o in kept),
         ]
         answer = await _run_outline(ctx, context, arguments, kept=read_before)
+        if _closed_unseen(answer):  # opened to the world, then read with them
+            await open_closed_roots(ctx, context)
+            arguments[3] = {"value": False}
+            answer = await _run_outline(ctx, context, arguments, kept=True)
         if answer.get("exceptionDetails"):
             raise CommandFailed(
                 f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
@@ -271,6 +276,14 @@ async def read(
     await _name_frames(ctx, page, context)
     await _other_origins(ctx, page, None, viewport=viewport, depth=0)
     return page
+
+
+def _closed_unseen(answer: dict[str, Any]) -> bool:
+    """Whether the outline said, instead of reading the page, that it has closed shadow roots
+    Tabrelay's world was not given yet (the answer is the world's own JSON: the page cannot
+    write it)."""
+    value = answer.get("result", {}).get("value")
+    return isinstance(value, str) and value.startswith('{"closed":')
 
 
 async def _run_outline(

@@ -7,9 +7,10 @@ each element that may host one, has ``DOM.resolveNode`` give the root to Tabrela
 (``page_outline.WORLD``), and records it there: in that world only, ``el.shadowRoot`` answers
 with the closed root too, for the life of the document. Every script of the world (the outline,
 the content reader, locators, targets, effect facts) then walks closed roots as it walks open
-ones; the readers open the roots first (``open_closed_roots``: the outline's and the content
-reader's read, ``page_outline.opened_world`` for the others). The page's own scripts, in their
-own world, see nothing change.
+ones; the readers open the roots first (``open_closed_roots``: the content reader's read,
+``page_outline.opened_world`` for the others; the outline looks for new ones in its own call,
+``CANDIDATES`` put in, and has them opened only when it finds some). The page's own scripts, in
+their own world, see nothing change.
 
 Which elements may host one: a defined custom element that shows no shadow root, and an element
 of a kind that may host a shadow root that has no children but takes up room (a ``div`` filled

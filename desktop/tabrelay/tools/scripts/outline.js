@@ -1,4 +1,10 @@
-function (viewport, refused, withTools, ...marked) {
+function (viewport, refused, withTools, seekClosed, ...marked) {
+  // Closed shadow roots this world has not been given yet (shadow_roots.py): said before any
+  // reading, so that they are opened to the world and the page read with them.
+  if (seekClosed) {
+    const unseen = (CLOSED_CANDIDATES)(0, 'outline');
+    if (unseen) return JSON.stringify({ closed: unseen });
+  }
   const kindOf = FIELD_KIND;
   const askTools = () => WEBMCP_LIST;
   const refusedUrls = new Set(refused);
