@@ -90,7 +90,7 @@ def test_any_result_longer_than_the_budget_is_cut_there_its_page_words_kept_the_
     # cut falls inside a page title, which stays marked to the cut.
     titles = "\n".join(f"tab {i}: {page_text('Title ' + 'x' * 60)}" for i in range(5000))
     result = respond(ToolResult(titles, data={"tabs": 5000}), 4000)
-    assert len(result.text.encode()) <= 4000
+    assert len(render(result.text)[0].encode()) <= 4000, "as the model reads it, tags and all"
     assert result.text.count(OPEN) == result.text.count(CLOSE)
     assert result.text.endswith("longer than the response budget: ask for less]")
     assert re.search(r"showed [\d,]+ of [\d,]+ bytes", result.text)
@@ -99,6 +99,11 @@ def test_any_result_longer_than_the_budget_is_cut_there_its_page_words_kept_the_
     assert all(s.startswith("Title ") for s in spans(result.text))
     assert result.data == {"tabs": 5000}
     assert respond(ToolResult("short"), 4000).text == "short"
+    # Short words, many of them: their tags alone would pass the budget.
+    many = " ".join(page_text("x") for _ in range(300))
+    assert len(many.encode()) < 4000 < len(render(many)[0].encode())
+    cut = respond(ToolResult(many), 4000).text
+    assert len(render(cut)[0].encode()) <= 4000 and cut.count(OPEN) == cut.count(CLOSE)
 
 
 def test_no_tool_fits_its_own_text() -> None:
@@ -109,3 +114,16 @@ def test_no_tool_fits_its_own_text() -> None:
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "fit_text":
                 callers.append(path.relative_to(TOOLS).as_posix())
     assert callers == ["response.py"]
+
+
+def test_notes_with_page_words_leave_the_words_read_less_room_never_the_marker() -> None:
+    # A snapshot's notes name the tools the page declares (the page's words, each with tags).
+    notes = "\nTools:" + "".join(f"\n- {page_text(f'tool{i}')}" for i in range(40))
+    result = respond(
+        ToolResult("", reading=Reading("w" * 20_000, lambda kept: f"offset={kept}", after=notes)),
+        4000,
+    )
+    rendered, _ = render(result.text)
+    assert len(rendered.encode()) <= 4000
+    assert "ask for less" not in result.text, "cut by the words read, not by the whole's cap"
+    assert re.search(r"offset=\d+\]\nTools:", result.text) and result.text.endswith(notes)

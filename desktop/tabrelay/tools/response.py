@@ -19,7 +19,7 @@ from typing import Any
 
 from tabrelay.tools.budget import TRUNCATION_MARKER, fit_text
 from tabrelay.tools.context import Reading, ToolResult
-from tabrelay.tools.results import CLOSE, OPEN, page_text
+from tabrelay.tools.results import CLOSE, OPEN, page_text, rendered_size
 
 # The fields of an acting call's structured content that hold the page's words.
 AFTER_ACTION_FIELDS = ("url", "title", "new_tabs", "frames", "dialog")
@@ -60,26 +60,32 @@ def dialog_note(dialog: dict[str, Any]) -> str:
 
 def _read(before: str, reading: Reading, budget_bytes: int) -> tuple[str, bool]:
     """``before``, then the words read as the page's, cut to what the budget leaves them."""
-    room = budget_bytes - len(f"{before}{reading.head}{reading.after}".encode())
+    room = budget_bytes - rendered_size(f"{before}{reading.head}{reading.after}")
     fitted = fit_text(reading.words, room, continuation=reading.read_on)
     return before + fitted.as_page(reading.head) + reading.after, fitted.truncated
 
 
 def _within(text: str, budget_bytes: int) -> str:
-    """``text`` cut to ``budget_bytes`` when it is longer, with a marker saying so; page words
-    the cut falls in are closed there (an open mark would leave them unmarked)."""
-    encoded = text.encode("utf-8")
-    if len(encoded) <= budget_bytes:
+    """``text`` cut when it would be longer than ``budget_bytes`` as the model reads it (each
+    span of the page's words with its tags), with a marker saying so; page words the cut falls
+    in are closed there (an open mark would leave them unmarked)."""
+    if rendered_size(text) <= budget_bytes:
         return text
     room = max(0, budget_bytes - _MARKER_ROOM)
-    kept = encoded[:room].decode("utf-8", errors="ignore")
-    shown = len(kept.encode("utf-8"))
-    if kept.rfind(OPEN) > kept.rfind(CLOSE):
-        kept += CLOSE
+    kept = text
+    while (over := rendered_size(_closed(kept)) - room) > 0:
+        encoded = kept.encode("utf-8")
+        kept = encoded[: len(encoded) - over].decode("utf-8", errors="ignore")
+    shown, whole = len(kept.encode("utf-8")), len(text.encode("utf-8"))
     return (
-        f"{kept}\n{TRUNCATION_MARKER}: showed {shown:,} of {len(encoded):,} bytes; this answer "
+        f"{_closed(kept)}\n{TRUNCATION_MARKER}: showed {shown:,} of {whole:,} bytes; this answer "
         "is longer than the response budget: ask for less]"
     )
+
+
+def _closed(text: str) -> str:
+    """``text`` with the page's words it ends in closed."""
+    return text + CLOSE if text.rfind(OPEN) > text.rfind(CLOSE) else text
 
 
 def _with(fields: tuple[str, ...], more: tuple[str, ...]) -> tuple[str, ...]:
