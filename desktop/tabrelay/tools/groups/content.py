@@ -88,7 +88,7 @@ class ContentParams(TabParams):
 async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
     if params.download_id is not None:
         kept, text = await download.read_text(ctx, params.download_id)
-        read = _fitted(ctx, params, text, head=f"# {kept.describe()}\n", narrower="")
+        read = _from_offset(ctx, params, text, head=f"# {kept.describe()}\n", narrower="")
         assert read.data is not None
         return replace(read, data={**read.data, "url": kept.url, "title": kept.name})
     tree = await ctx.cdp("Page.getFrameTree")
@@ -125,7 +125,7 @@ async def get_content(ctx: ToolContext, params: ContentParams) -> ToolResult:
     narrower = "" if params.ref else ", or pass a selector or a ref to read one part"
     withheld = value.get("withheld") if params.format != "html" else None
     notes = "\n" + withheld_note(withheld) if isinstance(withheld, dict) and withheld else ""
-    return _fitted(ctx, params, body, notes=notes, narrower=narrower)
+    return _from_offset(ctx, params, body, notes=notes, narrower=narrower)
 
 
 async def _pdf_content(
@@ -139,7 +139,7 @@ async def _pdf_content(
         )
     read = await pdf.read(ctx, frame)
     kind = f"(a PDF of {read.total} page{'s' if read.total != 1 else ''})"
-    return _fitted(ctx, params, pdf.text_of(read), head=_title(ctx) + f"{kind}\n", narrower="")
+    return _from_offset(ctx, params, pdf.text_of(read), head=_title(ctx) + f"{kind}\n", narrower="")
 
 
 def _title(ctx: ToolContext) -> str:
@@ -148,7 +148,7 @@ def _title(ctx: ToolContext) -> str:
     return page_text(f"# {tab.title or '(no title)'}\n{tab.url}\n")
 
 
-def _fitted(
+def _from_offset(
     ctx: ToolContext,
     params: ContentParams,
     body: str,
@@ -158,8 +158,8 @@ def _fitted(
     narrower: str,
 ) -> ToolResult:
     """``body`` (the page's words) from ``params.offset`` under ``head`` (by default the tab's
-    title and address; the page's words in it marked), cut to the response budget with the
-    offset to continue from."""
+    title and address; the page's words in it marked), which the response fits to the budget
+    with the offset to continue from."""
     tab = ctx.need_tab()
     head = _title(ctx) if head is None else head
     rest = body.encode("utf-8")[params.offset :].decode("utf-8", errors="ignore")

@@ -91,7 +91,6 @@ async def console_messages(ctx: ToolContext, params: ConsoleParams) -> ToolResul
     if params.clear:
         log.console.clear()
     return _listing(
-        ctx,
         lines,
         len(messages),
         none="No console messages",
@@ -125,7 +124,6 @@ async def network_requests(ctx: ToolContext, params: NetworkParams) -> ToolResul
             f"{_clock(r.time)} {r.method} {outcome} {r.resource_type or '?'}{size} {r.url}"
         )
     return _listing(
-        ctx,
         lines,
         len(requests),
         none="No matching requests",
@@ -133,9 +131,9 @@ async def network_requests(ctx: ToolContext, params: NetworkParams) -> ToolResul
     )
 
 
-def _listing(ctx: ToolContext, lines: list[str], count: int, *, none: str, more: str) -> ToolResult:
-    """One line per buffered item within the response budget (the page's words), or why
-    there is none."""
+def _listing(lines: list[str], count: int, *, none: str, more: str) -> ToolResult:
+    """One line per buffered item (the page's words, which the response fits to the budget),
+    or why there is none."""
     if not lines:
         return ToolResult(f"{none} (since Tabrelay began watching this tab).", data={"count": 0})
     return ToolResult("", data={"count": count}, reading=Reading("\n".join(lines), lambda _: more))

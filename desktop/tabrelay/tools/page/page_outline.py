@@ -38,9 +38,9 @@ from typing import Any
 from tabrelay.errors import CommandFailed
 from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.context import ToolContext, exception_text
-from tabrelay.tools.page import child_sessions, shadow_roots, webmcp
+from tabrelay.tools.page import child_sessions, webmcp
 from tabrelay.tools.page.outline import FrameTree
-from tabrelay.tools.page.shadow_roots import open_closed_roots
+from tabrelay.tools.page.shadow_roots import CANDIDATES, open_closed_roots
 from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, SIGHT
 from tabrelay.tools.state import object_ids
@@ -65,7 +65,7 @@ OUTLINE = (
     .replace("  HELD\n", _HELD)
     .replace("WEBMCP_LIST", webmcp.LIST.strip())
     .replace("TOOLS_WAIT", str(int(webmcp.ASK_WAIT * 1000)))
-    .replace("CLOSED_CANDIDATES", shadow_roots.CANDIDATES.strip())
+    .replace("CLOSED_CANDIDATES", CANDIDATES.strip())
 )
 
 # The outline is some 40 KB of code, compiled again each time it is sent (about 5 ms of a small

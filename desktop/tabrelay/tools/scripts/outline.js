@@ -222,7 +222,6 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
     return found;
   }
 
-  // (A computed style's property is worked out anew at each read: each is read once.)
   function hiddenForName(el, style) {
     if (style.display === 'none') return true;
     const visibility = style.visibility;

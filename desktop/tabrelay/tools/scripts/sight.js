@@ -1,4 +1,6 @@
 () => {
+  // One computed style per element for the whole read. Each of its properties is worked out
+  // anew at every read (a call into the page's style engine): a script reads each once.
   const styles = new Map();
   const styleOf = (el) => {
     let style = styles.get(el);
@@ -91,7 +93,6 @@
   };
   // What paints the area behind an element for its contents: a colour, or null when unknown
   // (an image, a gradient, or something positioned over whatever is below).
-  // (A computed style's property is worked out anew at each read: each is read once.)
   const behind = (style, position, below) => {
     const image = style.backgroundImage;
     if (image && image !== 'none') return null;
