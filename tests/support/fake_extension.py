@@ -188,7 +188,10 @@ class FakeExtension:
         await self.connection.send(frame)
 
     async def flushed(self, timeout: float = 5.0) -> None:
-        """Ping and wait for the pong: the relay has processed everything sent before."""
+        """Ping and wait for the pong: the relay has processed everything sent before (pongs
+        to pings sent before, as raw frames, are not this one's)."""
+        while not self.pongs.empty():
+            self.pongs.get_nowait()
         await self.send({"type": "ping"})
         pong = asyncio.ensure_future(self.pongs.get())
         closed = asyncio.ensure_future(self.closed.wait())
