@@ -95,9 +95,10 @@ $(EDITORS)/build/.stamp: $(EDITORS)/node_modules/.stamp $(EDITORS)/build.mjs $(w
 	node $(EDITORS)/build.mjs
 	touch $@
 
-# The TypeScript compiler, @playwright/test and Node's types at the versions the lock pins, to
-# type-check the scripts recipes export to (tests/unit/test_recipe_export_code.py). No browser:
-# the install scripts are not run.
+# The TypeScript compiler, @playwright/test, Node's and Chrome's types at the versions the lock
+# pins, to type-check the scripts recipes export to (tests/unit/test_recipe_export_code.py), the
+# page scripts and the extension (tests/unit/test_extension_types.py). No browser: the install
+# scripts are not run.
 TSCHECK := tests/typescript_check
 .PHONY: typescript-check
 typescript-check: $(TSCHECK)/node_modules/.stamp

@@ -6,6 +6,7 @@ import { ChromeFailure, CommandError, chromeFailure, describeChromeError } from 
 import { ErrorCode } from "../src/shared/protocol.js";
 
 // Chrome's own messages, as chrome.tabs and chrome.debugger reject with them.
+/** @type {Array<[string, symbol, string]>} */
 const CHROME_MESSAGES = [
   ["No tab with id: 5.", ChromeFailure.NO_TAB, "no_tab"],
   ["Cannot access a chrome:// URL", ChromeFailure.RESTRICTED, "restricted_url"],

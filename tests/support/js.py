@@ -79,3 +79,17 @@ def type_errors(scripts: dict[str, str], folder: Path) -> str:
         capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
     return done.stdout + done.stderr
+
+
+def extension_type_errors(extension: Path) -> str:
+    """What tsc finds in the extension at ``extension`` (its own ``jsconfig.json``: checkJs,
+    strict, Chrome's and Node's types from the versions ``typescript_check``'s lock pins), as
+    its ``npm run typecheck`` does; "" when nothing."""
+    assert TSC.exists(), "the type checker is missing; make test installs it (typescript-check)"
+    types = TSC.parents[2] / "@types"
+    assert (types / "chrome").is_dir(), "Chrome's types are missing; make test installs them"
+    done = subprocess.run(
+        [_node(), str(TSC), "-p", str(extension / "jsconfig.json"), "--typeRoots", str(types)],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    return done.stdout.strip()
