@@ -132,21 +132,25 @@ async def test_clicking_inside_a_same_origin_frame(
     assert await page.evaluate(f"{inner}.textContent") == "Frame clicked"
 
 
+# A veil of the page over everything, as a cookie banner is.
+VEIL = (
+    "(() => { const veil = document.createElement('div'); veil.id = 'veil';"
+    " veil.textContent = 'We use cookies'; veil.style.cssText ="
+    " 'position: fixed; inset: 0; background: white; z-index: 10';"
+    " document.body.append(veil); })()"
+)
+
+
 async def test_a_same_origin_frame_under_an_overlay_of_the_page_around_it_is_not_clicked(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
     """A veil of the page over a same-site frame (a cookie banner over an embedded form): a
     person could not click the frame's button, and neither may the agent; once it goes, the
-    click lands. A frame drawn through a transform is not checked so, and is still clicked."""
+    click lands. So for a frame drawn through a transform, checked where it is drawn."""
     tab, page, snapshot = await opened(agent, browser, pages.url("tools/widgets.html"))
     button = ref(snapshot, "button", "Frame button")
     inner = "document.querySelector('iframe').contentDocument.getElementById('frame-button')"
-    await page.evaluate(
-        "(() => { const veil = document.createElement('div'); veil.id = 'veil';"
-        " veil.textContent = 'We use cookies'; veil.style.cssText ="
-        " 'position: fixed; inset: 0; background: white; z-index: 10';"
-        " document.body.append(veil); })()"
-    )
+    await page.evaluate(VEIL)
     covered = await agent.fails("browser_click", tab_id=tab, ref=button)
     assert 'is covered by div#veil "We use cookies"' in covered, covered
     assert await page.evaluate(f"{inner}.textContent") == "Frame button"
@@ -155,8 +159,13 @@ async def test_a_same_origin_frame_under_an_overlay_of_the_page_around_it_is_not
     assert await page.evaluate(f"{inner}.textContent") == "Frame clicked"
     await page.evaluate(
         f"{inner}.textContent = 'Frame button';"
-        " document.querySelector('iframe').style.transform = 'scale(0.8)'"
+        " document.querySelector('iframe').style.transform = 'scale(0.8) rotate(3deg)'"
     )
+    await page.evaluate(VEIL)
+    covered = await agent.fails("browser_click", tab_id=tab, ref=button)
+    assert "is covered by something of the page around its frame" in covered, covered
+    assert await page.evaluate(f"{inner}.textContent") == "Frame button"
+    await page.evaluate("document.getElementById('veil').remove()")
     await agent.ok("browser_click", tab_id=tab, ref=button)
     assert await page.evaluate(f"{inner}.textContent") == "Frame clicked"
 

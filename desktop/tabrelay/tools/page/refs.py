@@ -103,11 +103,7 @@ async def locate(
     if session is not None:  # in view in its own frame: now its frame in the page's view
         await _frame_in_view(ctx, session, shown)
     x, y = await _centre(ctx, shown)
-    if (
-        session is not None
-        and action != "hover"
-        and not await child_sessions.reaches(ctx, session, x, y)
-    ):
+    if action != "hover" and not await _reaches(ctx, ref, session, result, x, y):
         raise ToolError(
             f"{what} is covered by something of the page around its frame; close or dismiss "
             "that first (a banner, dialog or overlay), or scroll it into view"
@@ -124,6 +120,47 @@ async def locate(
         editor=editor,
         download=result["download"] if isinstance(result.get("download"), str) else None,
     )
+
+
+async def _reaches(
+    ctx: ToolContext,
+    ref: str | None,
+    session: str | None,
+    checked: dict[str, Any],
+    x: float,
+    y: float,
+) -> bool:
+    """Whether nothing of the page around the element's frame is over its point ``x``, ``y``
+    (the tab's viewport): checked from outside for a frame of another process, and for a frame
+    of this one drawn through a transform (``checked``: what its own check said; a frame drawn
+    plainly was checked in the page)."""
+    if session is not None:
+        return await child_sessions.reaches(ctx, session, x, y)
+    target = ctx.state.refs.get(ref) if ref is not None else None
+    if checked.get("drawnThrough") is not True or target is None:
+        return True
+    scrolled = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
+    hit = await ctx.cdp(
+        "DOM.getNodeForLocation",
+        {"x": round(x + scrolled["pageX"]), "y": round(y + scrolled["pageY"])},
+    )
+    if hit.get("frameId") == target.frame_id:
+        return True  # in the element's own document, which its check looked at
+    # Else the hit must be the <iframe> of its frame or of a frame around it.
+    parents: dict[str, str] = {}
+    stack = [(await ctx.cdp("Page.getFrameTree"))["frameTree"]]
+    while stack:
+        node = stack.pop()
+        for child in node.get("childFrames", []):
+            parents[child["frame"]["id"]] = node["frame"]["id"]
+            stack.append(child)
+    frame = target.frame_id
+    while frame in parents:
+        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame})
+        if owner.get("backendNodeId") == hit.get("backendNodeId"):
+            return True
+        frame = parents[frame]
+    return False
 
 
 async def _frame_in_view(ctx: ToolContext, session: str, object_id: str) -> None:

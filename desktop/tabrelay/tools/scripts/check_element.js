@@ -51,8 +51,9 @@ function (action) {
   // In a frame of this process (a same-site frame), nothing of the documents around it may be
   // over the point either (a frame of another process is checked from outside:
   // child_sessions.reaches). The point is mapped out through each <iframe>'s content box; a
-  // frame drawn through a transform, or the point out of a view, is not checked here.
-  let view = el.ownerDocument.defaultView, px = x, py = y;
+  // frame drawn through a transform cannot be mapped so, and is checked from outside where it
+  // is drawn (``drawnThrough``: refs.locate); the point out of a view is not checked.
+  let view = el.ownerDocument.defaultView, px = x, py = y, drawnThrough = false;
   for (let depth = 0; view && depth < 8 && !editor && action !== 'hover'; depth++) {
     let frame = /** @type {HTMLIFrameElement | null} */ (null);
     try {
@@ -61,7 +62,10 @@ function (action) {
     if (!frame) break;
     const box = frame.getBoundingClientRect();
     if (Math.abs(box.width - frame.offsetWidth) > 0.5
-        || Math.abs(box.height - frame.offsetHeight) > 0.5) break;
+        || Math.abs(box.height - frame.offsetHeight) > 0.5) {
+      drawnThrough = true;
+      break;
+    }
     const style = frame.ownerDocument.defaultView.getComputedStyle(frame);
     px += box.left + frame.clientLeft + (parseFloat(style.paddingLeft) || 0);
     py += box.top + frame.clientTop + (parseFloat(style.paddingTop) || 0);
@@ -79,5 +83,5 @@ function (action) {
           editor: editor ? editor.kind : null, boxed: !!editor && editor.box !== el,
           secret: (FIELD_KIND)(control),
           download: (el.closest('a[href][download], area[href][download]') || {}).href || null,
-          what: describe(control)};
+          drawnThrough, what: describe(control)};
 }
