@@ -150,24 +150,23 @@ async def test_a_same_origin_frame_under_an_overlay_of_the_page_around_it_is_not
     tab, page, snapshot = await opened(agent, browser, pages.url("tools/widgets.html"))
     button = ref(snapshot, "button", "Frame button")
     inner = "document.querySelector('iframe').contentDocument.getElementById('frame-button')"
-    await page.evaluate(VEIL)
-    covered = await agent.fails("browser_click", tab_id=tab, ref=button)
-    assert 'is covered by div#veil "We use cookies"' in covered, covered
-    assert await page.evaluate(f"{inner}.textContent") == "Frame button"
-    await page.evaluate("document.getElementById('veil').remove()")
-    await agent.ok("browser_click", tab_id=tab, ref=button)
-    assert await page.evaluate(f"{inner}.textContent") == "Frame clicked"
+
+    async def refused_under_the_veil_then_clicked(said: str) -> None:
+        await page.evaluate(f"{inner}.textContent = 'Frame button'; {VEIL}")
+        covered = await agent.fails("browser_click", tab_id=tab, ref=button)
+        assert said in covered, covered
+        assert await page.evaluate(f"{inner}.textContent") == "Frame button"
+        await page.evaluate("document.getElementById('veil').remove()")
+        await agent.ok("browser_click", tab_id=tab, ref=button)
+        assert await page.evaluate(f"{inner}.textContent") == "Frame clicked"
+
+    await refused_under_the_veil_then_clicked('is covered by div#veil "We use cookies"')
     await page.evaluate(
-        f"{inner}.textContent = 'Frame button';"
-        " document.querySelector('iframe').style.transform = 'scale(0.8) rotate(3deg)'"
+        "document.querySelector('iframe').style.transform = 'scale(0.8) rotate(3deg)'"
     )
-    await page.evaluate(VEIL)
-    covered = await agent.fails("browser_click", tab_id=tab, ref=button)
-    assert "is covered by something of the page around its frame" in covered, covered
-    assert await page.evaluate(f"{inner}.textContent") == "Frame button"
-    await page.evaluate("document.getElementById('veil').remove()")
-    await agent.ok("browser_click", tab_id=tab, ref=button)
-    assert await page.evaluate(f"{inner}.textContent") == "Frame clicked"
+    await refused_under_the_veil_then_clicked(
+        "is covered by something of the page around its frame"
+    )
 
 
 async def test_hidden_disabled_and_covered_targets_are_refused_with_the_reason(

@@ -152,7 +152,7 @@ async def _around(ctx: ToolContext, session: str) -> list[tuple[str | None, int,
     for _ in range(MAX_DEPTH):
         frame = frame_of(ctx, session)
         parent = ctx.state.session.parents.get(frame)
-        backend = await _owner(ctx, frame, parent)
+        backend = await owner_of(ctx, frame, parent)
         around.append((parent, backend, Placement.of(await _box(ctx, backend, parent))))
         if parent is None:
             return around
@@ -160,7 +160,8 @@ async def _around(ctx: ToolContext, session: str) -> list[tuple[str | None, int,
     raise CommandFailed("the frame is nested too deep")
 
 
-async def _owner(ctx: ToolContext, frame: str, parent: str | None) -> int:
+async def owner_of(ctx: ToolContext, frame: str, parent: str | None = None) -> int:
+    """The backend node id of ``frame``'s <iframe>, in the session ``parent`` holding it."""
     owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
     return int(owner["backendNodeId"])
 
@@ -186,7 +187,7 @@ async def scroll_into_view(
     for _ in range(MAX_DEPTH):
         frame = frame_of(ctx, session)
         parent = ctx.state.session.parents.get(frame)
-        backend = await _owner(ctx, frame, parent)
+        backend = await owner_of(ctx, frame, parent)
         model = await _box(ctx, backend, parent)
         # The rect is in the <iframe>'s own border box (untransformed); the frame's viewport
         # starts at its content box.
@@ -216,20 +217,28 @@ async def reaches(ctx: ToolContext, session: str, x: float, y: float) -> bool:
         CommandFailed: a frame or its owner is gone.
     """
     for parent, owner, place in reversed(await _around(ctx, session)):
-        # Hit-tested at a point of the document: where the viewport is scrolled to counts.
-        scrolled = (await ctx.cdp("Page.getLayoutMetrics", session=parent))["cssVisualViewport"]
-        hit = await ctx.cdp(
-            "DOM.getNodeForLocation",
-            {  # as a pointer is: past what has pointer-events none
-                "x": round(x + scrolled["pageX"]),
-                "y": round(y + scrolled["pageY"]),
-            },
-            session=parent,
-        )
-        if hit.get("backendNodeId") != owner:
+        if (await hit(ctx, x, y, parent)).get("backendNodeId") != owner:
             return False
         x, y = place.into(x, y)
     return True
+
+
+async def hit(ctx: ToolContext, x: float, y: float, session: str | None = None) -> dict[str, Any]:
+    """What a pointer at ``x``, ``y`` of the viewport of ``session`` (None: the tab's own) hits,
+    as ``DOM.getNodeForLocation`` answers (past what has pointer-events none).
+
+    Raises:
+        CommandFailed: the page is gone.
+    """
+    # Hit-tested at a point of the document: where the viewport is scrolled to counts.
+    scrolled = (await ctx.cdp("Page.getLayoutMetrics", session=session))["cssVisualViewport"]
+    return dict(
+        await ctx.cdp(
+            "DOM.getNodeForLocation",
+            {"x": round(x + scrolled["pageX"]), "y": round(y + scrolled["pageY"])},
+            session=session,
+        )
+    )
 
 
 async def quads(ctx: ToolContext, object_id: str) -> list[list[float]]:

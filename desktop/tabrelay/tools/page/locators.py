@@ -107,10 +107,8 @@ async def _frames_down_to(ctx: ToolContext, frame: str) -> list[str] | None:
     state = ctx.state.session
     # Its <iframe> is in the session its parent is reached through.
     parent = state.parents.get(frame) if frame in state.children else state.within.get(frame)
-    owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame}, session=parent)
-    element = await ctx.resolve(
-        int(owner["backendNodeId"]), await page_outline.opened_world(ctx, parent), parent
-    )
+    owner = await child_sessions.owner_of(ctx, frame, parent)
+    element = await ctx.resolve(owner, await page_outline.opened_world(ctx, parent), parent)
     if element is None:
         return None
     iframe = await _described(ctx, element)

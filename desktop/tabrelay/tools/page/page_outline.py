@@ -453,14 +453,19 @@ def refused_under(ctx: ToolContext, node: dict[str, Any]) -> list[str]:
 
 def loaders_of(tree: dict[str, Any]) -> dict[str, str]:
     """Every frame's loader id in a ``Page.getFrameTree`` answer, the top frame first."""
-    loaders: dict[str, str] = {}
+    return {id_: frame.get("loaderId", "") for id_, frame in frames_of(tree).items()}
+
+
+def frames_of(tree: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every frame of a ``Page.getFrameTree`` answer's tree by its id (each names its
+    ``parentId``), the top frame first."""
+    frames: dict[str, dict[str, Any]] = {}
     stack: list[dict[str, Any]] = [tree]
     while stack:
         node = stack.pop()
-        frame = node["frame"]
-        loaders[frame["id"]] = frame.get("loaderId", "")
+        frames[node["frame"]["id"]] = node["frame"]
         stack.extend(node.get("childFrames", []))
-    return loaders
+    return frames
 
 
 async def _frame_of(

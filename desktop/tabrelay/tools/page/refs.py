@@ -139,27 +139,16 @@ async def _reaches(
     target = ctx.state.refs.get(ref) if ref is not None else None
     if checked.get("drawnThrough") is not True or target is None:
         return True
-    scrolled = (await ctx.cdp("Page.getLayoutMetrics"))["cssVisualViewport"]
-    hit = await ctx.cdp(
-        "DOM.getNodeForLocation",
-        {"x": round(x + scrolled["pageX"]), "y": round(y + scrolled["pageY"])},
-    )
+    hit = await child_sessions.hit(ctx, x, y)
     if hit.get("frameId") == target.frame_id:
         return True  # in the element's own document, which its check looked at
     # Else the hit must be the <iframe> of its frame or of a frame around it.
-    parents: dict[str, str] = {}
-    stack = [(await ctx.cdp("Page.getFrameTree"))["frameTree"]]
-    while stack:
-        node = stack.pop()
-        for child in node.get("childFrames", []):
-            parents[child["frame"]["id"]] = node["frame"]["id"]
-            stack.append(child)
-    frame = target.frame_id
-    while frame in parents:
-        owner = await ctx.cdp("DOM.getFrameOwner", {"frameId": frame})
-        if owner.get("backendNodeId") == hit.get("backendNodeId"):
+    frames = page_outline.frames_of((await ctx.cdp("Page.getFrameTree"))["frameTree"])
+    frame = frames.get(target.frame_id)
+    while frame is not None and frame.get("parentId"):
+        if await child_sessions.owner_of(ctx, frame["id"]) == hit.get("backendNodeId"):
             return True
-        frame = parents[frame]
+        frame = frames.get(frame["parentId"])
     return False
 
 
