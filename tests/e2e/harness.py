@@ -527,8 +527,14 @@ class ExtensionBrowser:
         finally:
             await session.detach()
 
-    async def open_page(self, url: str, *, wait_for_load: bool = True) -> Page:
-        target_id = (await self.cdp.send("Target.createTarget", {"url": url}))["targetId"]
+    async def open_page(
+        self, url: str, *, wait_for_load: bool = True, own_window: bool = False
+    ) -> Page:
+        """A tab on ``url``. Chrome makes the active tab the opener of a tab created beside it,
+        as of a link opened from it; ``own_window`` opens it in a window of its own, with no
+        opener, as a person opens a tab of their own (one an agent's tab did not open)."""
+        params = {"url": url, "newWindow": own_window}
+        target_id = (await self.cdp.send("Target.createTarget", params))["targetId"]
         session = await Session.attach(self.cdp, target_id)
         page = Page(self, session)
         if wait_for_load:

@@ -190,7 +190,7 @@ async def test_a_blocked_frame_a_page_loaded_before_an_agent_came_is_left_out(
     embeds a blocked origin of the same site: a frame the snapshot could read. It does not."""
     inner = blocked_origin.url(f"secret.html?n={uuid.uuid4().hex[:6]}")
     url = via(pages, "frame", inner)
-    page = await browser.open_page(url)
+    page = await browser.open_page(url, own_window=True)
     try:
         await wait_until(lambda: blocked_origin.hits(inner), timeout=5, message="the frame")
         tab = next(int(t["id"]) for t in await agent_tabs(agent) if t["url"] == url)  # type: ignore[call-overload]

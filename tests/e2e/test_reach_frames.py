@@ -82,7 +82,7 @@ async def persons_tab_with_a_blocked_frame(
     url, card = checkout(pages)
     blocked = card.replace("pay-e2e.test", BLOCKED)
     own = url.replace(urllib.parse.quote(card), urllib.parse.quote(blocked))
-    page = await browser.open_page(own)
+    page = await browser.open_page(own, own_window=True)
     await wait_until(lambda: pages.hits(blocked), timeout=5, message="the frame loaded")
     tabs = (await agent.call("browser_list_tabs")).structured_content["tabs"]
     return page, next(int(t["id"]) for t in tabs if t["url"] == own)
