@@ -60,19 +60,21 @@ DEVTOOLS = Peer(
 )  # fmt: skip
 PEERS = (PLAYWRIGHT, DEVTOOLS)
 
-# What each peer calls the four operations, and the arguments it takes for them.
+# What each peer calls the five operations, and the arguments it takes for them.
 TOOLS = {
     "playwright": {
         "navigate": "browser_navigate",
         "evaluate": "browser_evaluate",
         "snapshot": "browser_snapshot",
         "click": "browser_click",
+        "type": "browser_type",
     },
     "devtools": {
         "navigate": "navigate_page",
         "evaluate": "evaluate_script",
         "snapshot": "take_snapshot",
         "click": "click",
+        "type": "fill",
     },
 }
 
@@ -125,6 +127,12 @@ class PeerSession:
         if self.peer.key == "devtools":
             return await self.call("click", {"uid": target})
         return await self.call("click", {"target": target, "element": element})
+
+    async def type(self, target: str, element: str, text: str) -> str:
+        """``text`` into a field, in place of what it holds (as our ``browser_type`` does)."""
+        if self.peer.key == "devtools":
+            return await self.call("type", {"uid": target, "value": text})
+        return await self.call("type", {"target": target, "element": element, "text": text})
 
     async def click_target(self, selector: str, role: str, name: str) -> str:
         """What to pass to ``click`` for an element. Playwright MCP renumbers its refs after
