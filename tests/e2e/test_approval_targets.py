@@ -320,3 +320,34 @@ async def test_a_new_tab_and_a_navigation_name_where_they_go(
     assert back.destination == f"http://localhost:{pages.port}"
     rows = log_rows(app, "browser_new_tab")
     assert rows[0].targets == f"goes to http://localhost:{pages.port}"
+
+
+async def test_a_page_that_changes_while_the_person_decides_has_nothing_else_clicked(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """The element the person was shown is the one acted on (a call finds its ref once): if
+    the page puts a copy in its place, or loads again, while they decide, the approved click
+    says the ref is stale and clicks nothing."""
+    for change in (
+        "const b = document.getElementById('buy'); b.replaceWith(b.cloneNode(true))",
+        "location.reload()",
+    ):
+        tab, page, snapshot = await opened(agent, browser, pages)
+        buy = ref(snapshot, "button", "Buy now")
+
+        async def meanwhile(
+            request: ApprovalRequest, page: Page = page, change: str = change
+        ) -> None:
+            await page.evaluate(f"{change}; 0")
+            await asyncio.sleep(0.5)  # the copy in place, or the page loaded again
+
+        with answering(app.harness.tool_approver, Choice.ALLOW_ONCE, meanwhile):
+            said = await agent.fails("browser_click", tab_id=tab, ref=buy)
+        assert f"ref {buy} is from an earlier version of the page" in said, (change, said)
+        assert await page.evaluate("window.bought || 0") == 0, change
+        # A new snapshot's ref is the copy, and clicks it.
+        again = ref(await agent.snapshot(tab), "button", "Buy now")
+        with answering(app.harness.tool_approver, Choice.ALLOW_ONCE):
+            await agent.ok("browser_click", tab_id=tab, ref=again)
+        assert await page.evaluate("window.bought") == 1, change
+        await page.close()

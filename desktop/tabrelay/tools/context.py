@@ -202,6 +202,10 @@ class ToolContext:
     object_group: str | None = None
     objects_made: bool = False
     child_sessions: set[str] = field(default_factory=set)  # those this call sent commands to
+    # The page object each ref (of a tab) was found as in this call (``refs.object_for``):
+    # found once however many steps ask (the approval's description, the recipe's locator,
+    # the secret check, the action); good as long as the object group holds it.
+    ref_objects: dict[tuple[int, str], str] = field(default_factory=dict)
 
     @property
     def owner(self) -> Owner:
@@ -371,6 +375,7 @@ class ToolContext:
         """
         group, self.object_group = self.object_group, None
         made, self.objects_made = self.objects_made, False
+        self.ref_objects.clear()
         if group is not None and made and self.browser is not None and self.tab is not None:
             await self.settle(self._release_group(group, [None, *self.child_sessions]))
 

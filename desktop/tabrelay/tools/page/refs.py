@@ -223,7 +223,10 @@ async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None)
     if (ref is None) == (selector is None):
         raise ToolError("give either 'ref' (from browser_snapshot) or 'selector' (CSS)")
     if ref is not None:
-        return await _object_for_ref(ctx, ref)
+        key = (ctx.need_tab().id, ref)
+        if (known := ctx.ref_objects.get(key)) is None:
+            known = ctx.ref_objects[key] = await _object_for_ref(ctx, ref)
+        return known
     assert selector is not None
     found = await ctx.cdp(
         "Runtime.evaluate",
