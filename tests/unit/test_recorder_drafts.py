@@ -366,9 +366,29 @@ def test_an_unwritable_folder_is_a_clear_error(tmp_path: Path) -> None:
         recorder.begin("demonstration", browser_id="b1", tab_id=1, start_url=None)
 
 
+def test_a_growing_recording_is_not_waited_for_on_the_disk_but_its_end_is(
+    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step is kept in the middle of an agent's tool call, on the event loop: an fsync there
+    (a tenth of a second and more on a busy disk) would stall every client. The recording's last
+    write waits for the disk; every write is whole for another process at once."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    rid = agent(recorder)
+    for n in range(3):
+        recorder.add(rid, [typed(f"Ada {n}")])
+        assert len(Recorder(recorder.folder).steps(rid)[0]) == n + 1  # the CLI sees it whole
+    assert synced == []
+    recorder.finish_agent("Claude", "s1")
+    assert len(synced) == 1
+    ended = Recorder(recorder.folder)
+    assert not ended.info(rid).live and len(ended.steps(rid)[0]) == 3
+
+
 def test_one_add_is_one_small_write_even_near_capacity(recorder: Recorder) -> None:
-    """Measured per add(): a step is one atomic replace of the recording's file (fsync
-    included), each step encoded once. Printed with pytest -s; bounded loosely for a loaded
+    """Measured per add(): a step is one atomic replace of the recording's file, each step
+    encoded once. Printed with pytest -s; bounded loosely for a loaded
     machine (quiet: about 0.5 ms at 2 steps, 1.7 ms at 999 steps / 330 KB)."""
     rid = agent(recorder)
     where = Locator(

@@ -126,8 +126,10 @@ def private_opener(path: str, flags: int) -> int:
     return fd
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+def atomic_write(path: Path, data: bytes, *, mode: int = 0o600, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so readers see the old file or the new one, never half.
+    ``durable``: wait until the disk holds it (an fsync, which a busy disk can take a tenth of
+    a second or more over); without, a power cut may leave the old file.
 
     Raises:
         ConfigError: the directory is not writable or the disk is full.
@@ -140,7 +142,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o600) -> None:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if durable:
+                    os.fsync(handle.fileno())
             os.chmod(tmp, mode)
             os.replace(tmp, path)
         except BaseException:
