@@ -206,6 +206,8 @@ class ToolContext:
     # found once however many steps ask (the approval's description, the recipe's locator,
     # the secret check, the action); good as long as the object group holds it.
     ref_objects: dict[tuple[int, str], str] = field(default_factory=dict)
+    # Those page objects as objects of Tabrelay's world (``page_outline.adopt``), alike.
+    adopted: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def owner(self) -> Owner:
@@ -376,6 +378,7 @@ class ToolContext:
         group, self.object_group = self.object_group, None
         made, self.objects_made = self.objects_made, False
         self.ref_objects.clear()
+        self.adopted.clear()
         if group is not None and made and self.browser is not None and self.tab is not None:
             await self.settle(self._release_group(group, [None, *self.child_sessions]))
 

@@ -217,16 +217,23 @@ async def adopt(
     ``held``: the held id its ref names, which says the world of the frame of another origin
     that holds it, if one does; ``backend``: its backend node id, when the caller knows it.
 
+    Adopted once per call (``ToolContext.adopted``).
+
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
     """
+    if object_id in ctx.adopted:
+        return ctx.adopted[object_id]
     if held is not None and held >= FrameWorlds.SPAN:
-        return await element(ctx, None, held)
-    if backend is None:
-        described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
-        backend = int(described["node"]["backendNodeId"])
-    session = object_ids.session_of(object_id)
-    return await ctx.resolve(backend, await opened_world(ctx, session), session)
+        adopted = await element(ctx, None, held)
+    else:
+        if backend is None:
+            described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+            backend = int(described["node"]["backendNodeId"])
+        session = object_ids.session_of(object_id)
+        adopted = await ctx.resolve(backend, await opened_world(ctx, session), session)
+    ctx.adopted[object_id] = adopted
+    return adopted
 
 
 async def read(
