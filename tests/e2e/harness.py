@@ -126,11 +126,12 @@ class PageServer:
 
 
 # Pages that move on to ?to=URL the ways a page can: a redirect, a meta refresh, a script
-# shortly after load, a window it opens, a form it posts, a frame it embeds.
+# shortly after load or at once, a window it opens, a form it posts, a frame it embeds.
 _ROUTES = {
     "/go/meta": '<meta http-equiv="refresh" content="0;url={to}"><p>Moving on</p>',
     "/go/script": "<p>Moving on soon</p><script>setTimeout(() => {{ location.href = {to_js}; }},"
     " 300)</script>",
+    "/go/now": "<script>location.href = {to_js};</script><p>Moving on</p>",
     "/go/open": "<button onclick='window.open({to_js})'>Open</button>",
     "/go/button": "<button onclick='location.href = {to_js}'>Go</button>",
     "/go/form": '<form method="post" action="{to}"><button>Send</button></form>',

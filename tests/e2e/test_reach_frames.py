@@ -345,6 +345,27 @@ async def test_a_frame_that_comes_later_inside_another_sites_frame_is_guarded_to
     await stopped(app, pages, tab, away)
 
 
+async def test_a_new_frame_of_another_site_that_moves_on_at_once_to_a_blocked_site_is_held(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """A frame that comes to a third site (a process, and a child session, anew) and sends
+    itself on to a blocked site as its first script runs, before anything could have waited
+    for its session to be guarded: the guard holds that load too (40 rounds of 40 when this
+    was written; five here)."""
+    url, _ = checkout(pages, inner=True)
+    tab = await agent.open(url)
+    assert 'textbox "Code"' in await agent.snapshot(tab)
+    inner = "document.getElementById('card').contentWindow.frames[0]"
+    for _ in range(5):
+        run = uuid.uuid4().hex[:8]
+        away = pages.url(f"index.html?r={run}", host=BLOCKED)
+        later = pages.url(f"go/now?to={urllib.parse.quote(away)}&r={run}", host="later-e2e.test")
+        await agent.ok("browser_evaluate", tab_id=tab, expression=f"{inner}.location = {later!r}")
+        await wait_until(lambda later=later: pages.hits(later), timeout=10, message="moved on")
+        await stopped(app, pages, tab, away)
+        app.harness.core.tabs.tab(app.browsers()[0].id, tab).log.stopped = None
+
+
 async def test_a_frames_control_under_a_banner_of_the_page_around_it_is_not_clicked(
     agent: Agent, pages: PageServer
 ) -> None:
