@@ -351,3 +351,31 @@ async def test_a_page_that_changes_while_the_person_decides_has_nothing_else_cli
             await agent.ok("browser_click", tab_id=tab, ref=again)
         assert await page.evaluate("window.bought") == 1, change
         await page.close()
+
+
+async def test_the_element_a_selector_named_when_the_person_was_asked_is_the_one_clicked(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """The person is shown what ``#buy`` names; while they decide, the page gives that id to
+    another element (a button that deletes the account). The approved click is the element
+    they were shown, never the one the selector names afterwards."""
+    tab, page, _ = await opened(agent, browser, pages)
+    swap = """(() => {
+      const other = document.createElement('button');
+      other.textContent = 'Delete my account';
+      other.onclick = () => { window.deleted = true; };
+      document.body.prepend(other);
+      document.getElementById('buy').id = '';
+      other.id = 'buy';
+    })(); 0"""
+
+    async def meanwhile(request: ApprovalRequest) -> None:
+        await page.evaluate(swap)
+
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE, meanwhile) as asked:
+        await agent.ok("browser_click", tab_id=tab, selector="#buy")
+    [target] = asked.requests[-1].targets
+    assert (target.role, target.name) == ("button", "Buy now")
+    assert await page.evaluate("window.deleted || false") is False
+    assert await page.evaluate("window.bought") == 1
+    await page.close()

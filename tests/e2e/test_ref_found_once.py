@@ -1,4 +1,4 @@
-"""An acting call finds its ref's element once (``ToolContext.ref_objects``): the approval's
+"""An acting call finds its ref's element once (``ToolContext.found``): the approval's
 description of what it touches, the recipe's locator, the secret check and the action share
 the page object, where each used to ask the page again for the ref's frames, document and node
 (three relay round trips each time); and it is made an object of Tabrelay's world once

@@ -202,10 +202,11 @@ class ToolContext:
     object_group: str | None = None
     objects_made: bool = False
     child_sessions: set[str] = field(default_factory=set)  # those this call sent commands to
-    # The page object each ref (of a tab) was found as in this call (``refs.object_for``):
+    # The page object each ref or selector (of a tab) named in this call (``refs.object_for``):
     # found once however many steps ask (the approval's description, the recipe's locator,
-    # the secret check, the action); good as long as the object group holds it.
-    ref_objects: dict[tuple[int, str], str] = field(default_factory=dict)
+    # the secret check, the action), so what the person was shown is what is acted on; good
+    # as long as the object group holds it.
+    found: dict[tuple[int, str, str], str] = field(default_factory=dict)
     # Those page objects as objects of Tabrelay's world (``page_outline.adopt``), alike.
     adopted: dict[str, str | None] = field(default_factory=dict)
 
@@ -377,7 +378,7 @@ class ToolContext:
         """
         group, self.object_group = self.object_group, None
         made, self.objects_made = self.objects_made, False
-        self.ref_objects.clear()
+        self.found.clear()
         self.adopted.clear()
         if group is not None and made and self.browser is not None and self.tab is not None:
             await self.settle(self._release_group(group, [None, *self.child_sessions]))

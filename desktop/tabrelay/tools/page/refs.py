@@ -219,15 +219,23 @@ async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None)
 
 async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None) -> str:
     """The page object (in the call's object group) of the element a ref or selector names,
-    without the actionability checks; ToolError when there is none."""
+    without the actionability checks; ToolError when there is none.
+
+    Found once per call (``ToolContext.found``): the element the person was shown when asked
+    is the one the call acts on, whatever the selector names by then."""
     if (ref is None) == (selector is None):
         raise ToolError("give either 'ref' (from browser_snapshot) or 'selector' (CSS)")
-    if ref is not None:
-        key = (ctx.need_tab().id, ref)
-        if (known := ctx.ref_objects.get(key)) is None:
-            known = ctx.ref_objects[key] = await _object_for_ref(ctx, ref)
-        return known
-    assert selector is not None
+    key = (ctx.need_tab().id, "ref" if ref is not None else "selector", str(ref or selector))
+    if (known := ctx.found.get(key)) is None:
+        if ref is not None:
+            known = await _object_for_ref(ctx, ref)
+        else:
+            known = await _object_for_selector(ctx, str(selector))
+        ctx.found[key] = known
+    return known
+
+
+async def _object_for_selector(ctx: ToolContext, selector: str) -> str:
     found = await ctx.cdp(
         "Runtime.evaluate",
         {
