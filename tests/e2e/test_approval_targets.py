@@ -19,6 +19,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from e2e.agent import Agent, ref
 from e2e.cdp import CdpError
 from e2e.conftest import E2E
@@ -322,35 +324,99 @@ async def test_a_new_tab_and_a_navigation_name_where_they_go(
     assert rows[0].targets == f"goes to http://localhost:{pages.port}"
 
 
+@pytest.mark.parametrize("how", ["ref", "selector"])
+@pytest.mark.parametrize("change", ["a copy in its place", "loaded again"])
 async def test_a_page_that_changes_while_the_person_decides_has_nothing_else_clicked(
+    app: AppUnderTest,
+    agent: Agent,
+    browser: ExtensionBrowser,
+    pages: PageServer,
+    change: str,
+    how: str,
+) -> None:
+    """The element the person was shown is the one acted on (a call finds each element it
+    names once): if the page puts a copy in its place, or loads again, while they decide, the
+    approved click says the ref is stale, or the selector's element went away, and clicks
+    nothing."""
+    script = {
+        "a copy in its place": "const b = document.getElementById('buy'); "
+        "b.replaceWith(b.cloneNode(true))",
+        "loaded again": "location.reload()",
+    }[change]
+    tab, page, snapshot = await opened(agent, browser, pages)
+    buy = ref(snapshot, "button", "Buy now")
+    state = app.harness.core.tabs.tab(app.browsers()[0].id, tab)
+
+    async def meanwhile(request: ApprovalRequest) -> None:
+        await page.evaluate(f"{script}; 0")
+        if change == "loaded again":  # the new document arrived (its refs released)
+            await wait_until(lambda: state.refs.get(buy) is None, timeout=10)
+
+    given = {"ref": buy} if how == "ref" else {"selector": "#buy"}
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE, meanwhile):
+        said = await agent.fails("browser_click", tab_id=tab, **given)
+    expected = (
+        f"ref {buy} is from an earlier version of the page"
+        if how == "ref"
+        else "'#buy' went away (the page removed it or loaded again)"
+    )
+    assert expected in said, said
+    assert await page.evaluate("window.bought || 0") == 0
+    # Asked again, the copy (or the new page's button) is clicked.
+    again = ref(await agent.snapshot(tab), "button", "Buy now")
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE):
+        await agent.ok("browser_click", tab_id=tab, ref=again)
+    assert await page.evaluate("window.bought") == 1
+    await page.close()
+
+
+async def test_a_key_for_the_focused_field_is_not_pressed_where_the_page_moved_the_focus(
     app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
-    """The element the person was shown is the one acted on (a call finds its ref once): if
-    the page puts a copy in its place, or loads again, while they decide, the approved click
-    says the ref is stale and clicks nothing."""
-    for change in (
-        "const b = document.getElementById('buy'); b.replaceWith(b.cloneNode(true))",
-        "location.reload()",
-    ):
-        tab, page, snapshot = await opened(agent, browser, pages)
-        buy = ref(snapshot, "button", "Buy now")
+    """The person is asked about a key for the focused field (Nickname); while they decide,
+    the page moves the focus to the password field. The key is not pressed there."""
+    tab, page, _ = await opened(agent, browser, pages)
+    await page.evaluate("document.getElementById('nickname').focus(); 0")
 
-        async def meanwhile(
-            request: ApprovalRequest, page: Page = page, change: str = change
-        ) -> None:
-            await page.evaluate(f"{change}; 0")
-            await asyncio.sleep(0.5)  # the copy in place, or the page loaded again
+    async def meanwhile(request: ApprovalRequest) -> None:
+        await page.evaluate("document.getElementById('password').focus(); 0")
 
-        with answering(app.harness.tool_approver, Choice.ALLOW_ONCE, meanwhile):
-            said = await agent.fails("browser_click", tab_id=tab, ref=buy)
-        assert f"ref {buy} is from an earlier version of the page" in said, (change, said)
-        assert await page.evaluate("window.bought || 0") == 0, change
-        # A new snapshot's ref is the copy, and clicks it.
-        again = ref(await agent.snapshot(tab), "button", "Buy now")
-        with answering(app.harness.tool_approver, Choice.ALLOW_ONCE):
-            await agent.ok("browser_click", tab_id=tab, ref=again)
-        assert await page.evaluate("window.bought") == 1, change
-        await page.close()
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE, meanwhile) as asked:
+        said = await agent.fails("browser_press_key", tab_id=tab, key="x")
+    [target] = asked.requests[-1].targets
+    assert (target.path, target.name) == ("focused", "Nickname")
+    assert "the keyboard focus moved" in said, said
+    assert await page.evaluate("document.getElementById('password').value") == ""
+    # With the focus left where it was shown, the key goes there.
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE):
+        await agent.ok("browser_press_key", tab_id=tab, key="x")
+    assert await page.evaluate("document.getElementById('password').value") == "x"
+    await page.close()
+
+
+async def test_a_form_whose_field_the_page_replaces_as_it_is_filled_says_what_was_filled(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """The approval showed both fields; typing a nickname makes the page put a new password
+    field in place of the one shown. The call says what it filled, and which field went."""
+    tab, page, _ = await opened(agent, browser, pages)
+    await page.evaluate(
+        "document.getElementById('nickname').addEventListener('input', () => {"
+        " const p = document.getElementById('password');"
+        " if (p) p.replaceWith(p.cloneNode(true)); }); 0"
+    )
+    fields = [
+        {"selector": "#nickname", "value": "ada"},
+        {"selector": "#password", "value": "hunter2", "secret": True},
+    ]
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE):
+        said = await agent.fails("browser_fill_form", tab_id=tab, fields=fields)
+    assert said.startswith("Filled part of the form: #nickname filled; "), said
+    assert "then #password: '#password' went away" in said and "(1 field(s) not filled)" in said
+    assert "hunter2" not in said
+    assert await page.evaluate("document.getElementById('nickname').value") == "ada"
+    assert await page.evaluate("document.getElementById('password').value") == ""
+    await page.close()
 
 
 async def test_the_element_a_selector_named_when_the_person_was_asked_is_the_one_clicked(

@@ -366,12 +366,13 @@ def test_an_unwritable_folder_is_a_clear_error(tmp_path: Path) -> None:
         recorder.begin("demonstration", browser_id="b1", tab_id=1, start_url=None)
 
 
-def test_a_growing_recording_is_not_waited_for_on_the_disk_but_its_end_is(
-    recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+def test_a_recording_is_never_waited_for_on_the_disk_and_is_whole_at_each_write(
+    recorder: Recorder, store: RecipeStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A step is kept in the middle of an agent's tool call, on the event loop: an fsync there
-    (a tenth of a second and more on a busy disk) would stall every client. The recording's last
-    write waits for the disk; every write is whole for another process at once."""
+    """A step is kept in the middle of an agent's tool call, and a recording ends as its tab
+    closes, on the event loop: an fsync there (a tenth of a second and more on a busy disk)
+    would stall every client. Every write is whole for another process at once; the recipe
+    saved from it is the one file waited for."""
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
@@ -379,11 +380,12 @@ def test_a_growing_recording_is_not_waited_for_on_the_disk_but_its_end_is(
     for n in range(3):
         recorder.add(rid, [typed(f"Ada {n}")])
         assert len(Recorder(recorder.folder).steps(rid)[0]) == n + 1  # the CLI sees it whole
-    assert synced == []
     recorder.finish_agent("Claude", "s1")
-    assert len(synced) == 1
     ended = Recorder(recorder.folder)
     assert not ended.info(rid).live and len(ended.steps(rid)[0]) == 3
+    assert synced == []
+    recorder.save_as(rid, "kept", store)
+    assert len(synced) == 1 and store.names() == ["kept"]
 
 
 def test_one_add_is_one_small_write_even_near_capacity(recorder: Recorder) -> None:

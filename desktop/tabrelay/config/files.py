@@ -129,7 +129,8 @@ def private_opener(path: str, flags: int) -> int:
 def atomic_write(path: Path, data: bytes, *, mode: int = 0o600, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so readers see the old file or the new one, never half.
     ``durable``: wait until the disk holds it (an fsync, which a busy disk can take a tenth of
-    a second or more over); without, a power cut may leave the old file.
+    a second or more over); without, a power cut may leave the old file, or on some file
+    systems an empty one.
 
     Raises:
         ConfigError: the directory is not writable or the disk is full.

@@ -2,12 +2,13 @@
 kept on disk as it grows so another process (the CLI) can list it and save it as a recipe.
 
 A recording is one private JSON file, ``<folder>/<id>.json``, replaced atomically after every
-change; the newest ``KEPT`` are kept. While it grows (a step in the middle of an agent's tool
-call, on the event loop) it is not waited for on the disk: a power cut may cost its last steps,
-never its sense; its last write, when it ends, is. Steps arrive already free of secrets (a
-secret typed text is a ``{{name}}`` with a secret ``Param``, never a value): this module never
-sees a page or a tool call, it only keeps what it is given and turns it into a recipe on
-request.
+change; the newest ``KEPT`` are kept. It is a draft, written in the middle of an agent's tool
+call (or as a tab closes), on the event loop: never waited for on the disk (an fsync there
+stalled every client), so a power cut may lose it, or leave it empty on some file systems (then
+it is listed as a problem, not a recording); a recipe saved from it is waited for. Steps arrive
+already free of secrets (a secret typed text is a ``{{name}}`` with a secret ``Param``, never a
+value): this module never sees a page or a tool call, it only keeps what it is given and turns
+it into a recipe on request.
 """
 
 from __future__ import annotations
@@ -228,7 +229,7 @@ class Recorder:
         recording.info = replace(recording.info, live=False, updated=time.time())
         if self._path(recording_id).exists():
             with contextlib.suppress(RecipeError):  # a file it cannot write stays live on disk
-                self._write(recording, durable=True)
+                self._write(recording)
         self._changed.tell()
 
     def finish_agent(self, client: str, session: str) -> None:
@@ -392,7 +393,7 @@ class Recorder:
             f"the latest: {', '.join(ids)}" if ids else "none is kept"
         )
 
-    def _write(self, recording: _Recording, *, durable: bool = False) -> None:
+    def _write(self, recording: _Recording) -> None:
         info = recording.info
         data: dict[str, Any] = {
             "recording": FILE_FORMAT,
@@ -424,7 +425,7 @@ class Recorder:
                 make_private_dir(self.folder)
                 tighten_dir(self.folder)
                 self._folder_made = True
-            atomic_write(self._path(info.id), text.encode(), durable=durable)
+            atomic_write(self._path(info.id), text.encode(), durable=False)
         except (OSError, ConfigError) as exc:
             reason = exc.message if isinstance(exc, ConfigError) else (exc.strerror or str(exc))
             raise RecipeError(f"could not keep recording {info.id}: {reason}") from None

@@ -34,7 +34,7 @@ from tabrelay.tools.groups.navigation import NavigateParams
 from tabrelay.tools.groups.tabs import NewTabParams
 from tabrelay.tools.page import child_sessions, effect_facts, locators, page_outline
 from tabrelay.tools.page.effect_facts import Facts
-from tabrelay.tools.page.refs import held_of, node_id_of
+from tabrelay.tools.page.refs import FOCUSED, held_of, node_id_of
 from tabrelay.tools.redaction import scrub
 from tabrelay.tools.scripts import script
 from tabrelay.tools.state.guard import origin_of
@@ -247,7 +247,7 @@ async def describe_touches(ctx: ToolContext, touches: str | None, params: BaseMo
     destination = await _destination(ctx, params)
     named = named_elements(touches, params)
     if isinstance(params, PressKeyParams) and not named:
-        named = [("focused", None, ":focus")]  # a key goes where the focus is
+        named = [("focused", None, FOCUSED)]  # a key goes where the focus is
     if touches is None or not named or ctx.tab is None:
         return Touches(destination=destination)
     described = named[:MAX_DESCRIBED]

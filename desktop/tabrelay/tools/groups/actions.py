@@ -21,7 +21,7 @@ from tabrelay.tools.acting.aftermath import after_action, following
 from tabrelay.tools.acting.input_events import click_at, focus, mouse, press
 from tabrelay.tools.acting.keys import MODIFIERS, parse_combo
 from tabrelay.tools.context import TabParams, Target, TargetParams, ToolContext, ToolResult
-from tabrelay.tools.page.refs import Located, locate, recentre
+from tabrelay.tools.page.refs import Located, focus_kept, locate, recentre
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
 from tabrelay.tools.state import object_ids
@@ -191,6 +191,8 @@ async def press_key(ctx: ToolContext, params: PressKeyParams) -> ToolResult:
     if params.ref is not None or params.selector is not None:
         target = await locate(ctx, ref=params.ref, selector=params.selector, action="type")
         await focus(ctx, target, params.ref or params.selector or "")
+    else:
+        await focus_kept(ctx)
     async with following(ctx) as watch:
         dialog = None
         for _ in range(params.repeat):

@@ -154,7 +154,15 @@ async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
     async with following(ctx) as watch:
         for index, field in enumerate(params.fields):
             name = field.ref or field.selector or ""
-            target = await locate(ctx, ref=field.ref, selector=field.selector, action="fill")
+            try:
+                target = await locate(ctx, ref=field.ref, selector=field.selector, action="fill")
+            except ToolError as error:
+                if not done:
+                    raise
+                raise ToolError(  # say what was filled before it
+                    f"Filled part of the form: {'; '.join(done)}; then {name}: {error.message} "
+                    f"({len(params.fields) - index} field(s) not filled)"
+                ) from None
             if target.secret:
                 ctx.secrets.add(f"fields.{index}.value")
             if isinstance(field.value, bool):

@@ -71,16 +71,17 @@ async def locate(
             is hidden, disabled or covered (each with what to do next).
     """
     object_id = await object_for(ctx, ref=ref, selector=selector)
-    result = await _check(ctx, object_id, action, ref)
+    gone = went_away(ref, selector)
+    result = await _check(ctx, object_id, action, gone)
     if result.get("retarget") in ("label", "input"):
         retarget = _VISIBLE_LABEL if result["retarget"] == "label" else INPUT_OF
         found = await ctx.call_on(object_id, retarget, by_value=False)
         object_id = str(found["result"]["objectId"])
-        result = await _check(ctx, object_id, action, ref)
+        result = await _check(ctx, object_id, action, gone)
     what = ref or selector
     match result.get("error"):
         case "stale":
-            raise ToolError(STALE.format(ref=ref) if ref else f"{selector!r} went away")
+            raise ToolError(gone)
         case "hidden":
             raise ToolError(
                 f"{what} ({page_text(str(result.get('what')))}) is not visible, so a person "
@@ -166,11 +167,45 @@ async def _box_of(ctx: ToolContext, object_id: str) -> str:
     return str(found.get("result", {}).get("objectId") or object_id)
 
 
-async def _check(ctx: ToolContext, object_id: str, action: str, ref: str | None) -> dict[str, Any]:
+# What a key with no target goes to: the focused element, as the approval described it.
+FOCUSED = ":focus"
+# Whether this element still has the keyboard focus (QUERY finds the focused element).
+_STILL_FOCUSED = f"function () {{ return ({QUERY})({json.dumps(FOCUSED)}) === this; }}"
+
+
+async def focus_kept(ctx: ToolContext) -> None:
+    """Before a key with no target is pressed: the focus is where the approval showed it.
+
+    Raises:
+        ToolError: the page moved the focus since (the key would go elsewhere).
+    """
+    shown = ctx.found.get((ctx.need_tab().id, "selector", FOCUSED))
+    if shown is None:
+        return  # nothing had the focus to show: the key goes to the page as it is
+    try:
+        answer = await ctx.call_on(shown, _STILL_FOCUSED)
+    except CommandFailed:  # its document is gone
+        answer = {}
+    if answer.get("result", {}).get("value") is not True:
+        raise ToolError(
+            "the keyboard focus moved since the element the key was for was described (the "
+            "page moved it, or loaded again); look at the page again and retry"
+        )
+
+
+def went_away(ref: str | None, selector: str | None) -> str:
+    """What a call says of the element a ref or selector named once it is gone (the page took
+    it away or loaded again since the call found it)."""
+    if ref is not None:
+        return STALE.format(ref=ref)
+    return f"{selector!r} went away (the page removed it or loaded again); look at the page again"
+
+
+async def _check(ctx: ToolContext, object_id: str, action: str, gone: str) -> dict[str, Any]:
     try:
         checked = await ctx.call_on(object_id, _CHECK, action)
-    except CommandFailed as failed:
-        raise ToolError(STALE.format(ref=ref) if ref else str(failed)) from None
+    except CommandFailed:  # its document is gone
+        raise ToolError(gone) from None
     value = checked.get("result", {}).get("value")
     return value if isinstance(value, dict) else {}
 
@@ -212,7 +247,10 @@ async def node_id_of(ctx: ToolContext, *, ref: str | None, selector: str | None)
     object_id = await object_for(ctx, ref=ref, selector=selector)
     backend = ctx.state.refs.node_of(ref) if ref is not None else None
     if backend is None:
-        described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+        try:
+            described = await ctx.cdp("DOM.describeNode", {"objectId": object_id})
+        except CommandFailed:  # its document is gone
+            raise ToolError(went_away(ref, selector)) from None
         backend = int(described["node"]["backendNodeId"])
     return Node(backend, object_ids.session_of(object_id), object_id)
 
@@ -221,17 +259,20 @@ async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None)
     """The page object (in the call's object group) of the element a ref or selector names,
     without the actionability checks; ToolError when there is none.
 
-    Found once per call (``ToolContext.found``): the element the person was shown when asked
-    is the one the call acts on, whatever the selector names by then."""
+    Found once per call (``ToolContext.found``): an element the approval described is the one
+    the call acts on, whatever the selector names by then."""
     if (ref is None) == (selector is None):
         raise ToolError("give either 'ref' (from browser_snapshot) or 'selector' (CSS)")
     key = (ctx.need_tab().id, "ref" if ref is not None else "selector", str(ref or selector))
-    if (known := ctx.found.get(key)) is None:
-        if ref is not None:
-            known = await _object_for_ref(ctx, ref)
-        else:
-            known = await _object_for_selector(ctx, str(selector))
-        ctx.found[key] = known
+    if (known := ctx.found.get(key)) is not None:
+        if ref is not None and ctx.state.refs.get(ref) is None:  # its document went meanwhile
+            raise ToolError(STALE.format(ref=ref))
+        return known
+    if ref is not None:
+        known = await _object_for_ref(ctx, ref)
+    else:
+        known = await _object_for_selector(ctx, str(selector))
+    ctx.found[key] = known
     return known
 
 

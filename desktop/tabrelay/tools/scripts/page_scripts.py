@@ -19,7 +19,8 @@ EACH_ROOT = script("each_root.js")
 # snapshot's masking and browser_get_content.
 FIELD_KIND = script("field_kind.js")
 
-# Finds an element by CSS selector in the document and, failing that, in open shadow roots.
+# Finds an element by CSS selector in the document and, failing that, in open shadow roots;
+# ":focus" is the element keys go to (the focused one, the window focused or not).
 QUERY = script("query.js")
 
 # ``sight()``: whether a sighted person can see an element or a text, for the reading

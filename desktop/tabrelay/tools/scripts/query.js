@@ -1,4 +1,12 @@
 ((selector) => {
+  // ":focus" is where keys go: the element the page's focus is on (through open shadow roots),
+  // which CSS's :focus does not match while the window is not focused (a tab in the back).
+  if (selector === ':focus') {
+    let active = document.activeElement;
+    while (active && active.shadowRoot && active.shadowRoot.activeElement)
+      active = active.shadowRoot.activeElement;
+    return active === document.body ? null : active;
+  }
   const deep = (root) => {
     const found = root.querySelector(selector);
     if (found) return found;
