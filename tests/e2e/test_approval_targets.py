@@ -17,6 +17,7 @@ import io
 import json
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -394,6 +395,38 @@ async def test_a_key_for_the_focused_field_is_not_pressed_where_the_page_moved_t
     await page.close()
 
 
+@pytest.mark.parametrize("page_does", ["focuses a field at last", "lies about its focus"])
+async def test_a_key_is_not_pressed_where_the_person_was_not_shown_the_focus(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer, page_does: str
+) -> None:
+    """Nothing had the focus when the person was asked about a key, and the page then focuses
+    the password field; or the page's own document says the focus is on Nickname while it is
+    on the password field (the key would go where the focus really is). Either way the key is
+    not pressed: the focus is checked in Tabrelay's world, where the page cannot redefine it."""
+    tab, page, _ = await opened(agent, browser, pages)
+    if page_does == "lies about its focus":
+        await page.evaluate(
+            "document.getElementById('password').focus();"
+            "Object.defineProperty(Document.prototype, 'activeElement',"
+            " { get() { return document.getElementById('nickname'); } }); 0"
+        )
+
+    async def meanwhile(request: ApprovalRequest) -> None:
+        if page_does == "focuses a field at last":
+            await page.evaluate("document.getElementById('password').focus(); 0")
+
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE, meanwhile) as asked:
+        said = await agent.fails("browser_press_key", tab_id=tab, key="x")
+    [target] = asked.requests[-1].targets
+    if page_does == "lies about its focus":
+        assert target.name == "Nickname"  # what the page's own document said
+    else:
+        assert "nothing on the page matches" in str(target.problem), target
+    assert "the keyboard focus moved" in said, said
+    assert await page.evaluate("document.getElementById('password').value") == ""
+    await page.close()
+
+
 async def test_a_form_whose_field_the_page_replaces_as_it_is_filled_says_what_was_filled(
     app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:
@@ -411,7 +444,7 @@ async def test_a_form_whose_field_the_page_replaces_as_it_is_filled_says_what_wa
     ]
     with answering(app.harness.tool_approver, Choice.ALLOW_ONCE):
         said = await agent.fails("browser_fill_form", tab_id=tab, fields=fields)
-    assert said.startswith("Filled part of the form: #nickname filled; "), said
+    assert said.startswith("Filled part of the form (#nickname); then #password: "), said
     assert "then #password: '#password' went away" in said and "(1 field(s) not filled)" in said
     assert "hunter2" not in said
     assert await page.evaluate("document.getElementById('nickname').value") == "ada"
@@ -444,4 +477,29 @@ async def test_the_element_a_selector_named_when_the_person_was_asked_is_the_one
     assert (target.role, target.name) == ("button", "Buy now")
     assert await page.evaluate("window.deleted || false") is False
     assert await page.evaluate("window.bought") == 1
+    await page.close()
+
+
+async def test_files_are_not_said_attached_to_an_input_the_page_took_away_meanwhile(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer, tmp_path: Path
+) -> None:
+    """Chrome gives files to an input that is no longer in the page without a word: the call
+    says it went away instead of "Attached", and the page has no file."""
+    (tmp_path / "report.pdf").write_bytes(b"%PDF-1.4 test")
+    store = app.harness.core.settings_store
+    await asyncio.to_thread(store.update, lambda s: setattr(s, "upload_dirs", [str(tmp_path)]))
+    url = pages.url(f"tools/widgets.html?t={uuid.uuid4().hex[:8]}")
+    tab = await agent.open(url)
+    page = await browser.attach_page(url)
+
+    async def meanwhile(request: ApprovalRequest) -> None:
+        await page.evaluate(
+            "const u = document.getElementById('upload'); u.replaceWith(u.cloneNode(true)); 0"
+        )
+
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE, meanwhile):
+        paths = [str(tmp_path / "report.pdf")]
+        said = await agent.fails("browser_upload_file", tab_id=tab, selector="#upload", paths=paths)
+    assert "'#upload' went away" in said, said
+    assert await page.evaluate("document.getElementById('upload').files.length") == 0
     await page.close()

@@ -21,7 +21,7 @@ from tabrelay.tools.acting.input_events import click_at, press
 from tabrelay.tools.acting.keys import key_for
 from tabrelay.tools.acting.text_entry import call_on_element, enter_text
 from tabrelay.tools.context import TabParams, Target, TargetParams, ToolContext, ToolResult
-from tabrelay.tools.page.refs import Located, locate, node_id_of, secret_kind
+from tabrelay.tools.page.refs import Located, locate, node_id_of, secret_kind, went_away
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
 
@@ -159,8 +159,11 @@ async def fill_form(ctx: ToolContext, params: FillFormParams) -> ToolResult:
             except ToolError as error:
                 if not done:
                     raise
-                raise ToolError(  # say what was filled before it
-                    f"Filled part of the form: {'; '.join(done)}; then {name}: {error.message} "
+                # Which fields were filled before it, not with what: an error goes to the
+                # command log as it is (a choice in a card field is no less a secret).
+                filled = ", ".join(f.ref or f.selector or "" for f in params.fields[:index])
+                raise ToolError(
+                    f"Filled part of the form ({filled}); then {name}: {error.message} "
                     f"({len(params.fields) - index} field(s) not filled)"
                 ) from None
             if target.secret:
@@ -204,6 +207,10 @@ class UploadParams(TargetParams):
 async def upload_file(ctx: ToolContext, params: UploadParams) -> ToolResult:
     files = [allowed_file(p, ctx.settings.upload_dirs) for p in params.paths]
     node = await node_id_of(ctx, ref=params.ref, selector=params.selector)
+    # Chrome gives files to an input the page took away as well: that would say "attached".
+    connected = await ctx.call_on(node.object_id, "function () { return this.isConnected; }")
+    if connected.get("result", {}).get("value") is not True:
+        raise ToolError(went_away(params.ref, params.selector))
     described = await ctx.cdp(
         "DOM.describeNode", {"backendNodeId": node.backend}, session=node.session
     )

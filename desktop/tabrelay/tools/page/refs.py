@@ -22,6 +22,7 @@ from tabrelay.tools.scripts.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY
 from tabrelay.tools.state import object_ids
 
+_NO_MATCH = "nothing on the page matches the selector {selector!r}"
 STALE = (
     "ref {ref} is from an earlier version of the page (it navigated or re-rendered); take a new "
     "snapshot with browser_snapshot and use its refs"
@@ -167,29 +168,45 @@ async def _box_of(ctx: ToolContext, object_id: str) -> str:
     return str(found.get("result", {}).get("objectId") or object_id)
 
 
-# What a key with no target goes to: the focused element, as the approval described it.
+# What a key with no target goes to: the focused element, as the approval described it; in
+# ``ToolContext.found``, NOTHING_FOCUSED when the approval found none.
 FOCUSED = ":focus"
-# Whether this element still has the keyboard focus (QUERY finds the focused element).
+NOTHING_FOCUSED = ""
+# Whether this element (an object of Tabrelay's world, where the page cannot redefine what
+# the document says has the focus) still has the keyboard focus.
 _STILL_FOCUSED = f"function () {{ return ({QUERY})({json.dumps(FOCUSED)}) === this; }}"
+_NONE_FOCUSED = f"({QUERY})({json.dumps(FOCUSED)}) === null"
 
 
 async def focus_kept(ctx: ToolContext) -> None:
-    """Before a key with no target is pressed: the focus is where the approval showed it.
+    """Before a key with no target is pressed: the focus is where the approval showed it (on
+    an element, or on none), as Tabrelay's world reads it.
 
     Raises:
         ToolError: the page moved the focus since (the key would go elsewhere).
     """
     shown = ctx.found.get((ctx.need_tab().id, "selector", FOCUSED))
     if shown is None:
-        return  # nothing had the focus to show: the key goes to the page as it is
+        return  # not described (a recipe's step): the key goes to the page as it is
     try:
-        answer = await ctx.call_on(shown, _STILL_FOCUSED)
+        if shown == NOTHING_FOCUSED:
+            answer = await ctx.cdp(
+                "Runtime.evaluate",
+                {
+                    "expression": _NONE_FOCUSED,
+                    "contextId": await page_outline.opened_world(ctx),
+                    "returnByValue": True,
+                },
+            )
+        else:
+            adopted = await page_outline.adopt(ctx, shown)
+            answer = {} if adopted is None else await ctx.call_on(adopted, _STILL_FOCUSED)
     except CommandFailed:  # its document is gone
         answer = {}
     if answer.get("result", {}).get("value") is not True:
         raise ToolError(
-            "the keyboard focus moved since the element the key was for was described (the "
-            "page moved it, or loaded again); look at the page again and retry"
+            "the keyboard focus moved since the key was described to the person (the page "
+            "moved it, or loaded again); look at the page again and retry"
         )
 
 
@@ -267,11 +284,18 @@ async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None)
     if (known := ctx.found.get(key)) is not None:
         if ref is not None and ctx.state.refs.get(ref) is None:  # its document went meanwhile
             raise ToolError(STALE.format(ref=ref))
+        if known == NOTHING_FOCUSED:
+            raise ToolError(_NO_MATCH.format(selector=selector))
         return known
     if ref is not None:
         known = await _object_for_ref(ctx, ref)
     else:
-        known = await _object_for_selector(ctx, str(selector))
+        try:
+            known = await _object_for_selector(ctx, str(selector))
+        except ToolError:
+            if selector == FOCUSED:  # what the approval saw: a key then goes to the page
+                ctx.found[key] = NOTHING_FOCUSED
+            raise
     ctx.found[key] = known
     return known
 
@@ -289,7 +313,7 @@ async def _object_for_selector(ctx: ToolContext, selector: str) -> str:
         raise ToolError(f"{selector!r} is not a valid CSS selector")
     obj = found.get("result", {})
     if obj.get("subtype") == "null" or "objectId" not in obj:
-        raise ToolError(f"nothing on the page matches the selector {selector!r}")
+        raise ToolError(_NO_MATCH.format(selector=selector))
     return str(obj["objectId"])
 
 

@@ -5,7 +5,7 @@
     let active = document.activeElement;
     while (active && active.shadowRoot && active.shadowRoot.activeElement)
       active = active.shadowRoot.activeElement;
-    return active === document.body ? null : active;
+    return active === document.body && !document.body.isContentEditable ? null : active;
   }
   const deep = (root) => {
     const found = root.querySelector(selector);
