@@ -26,6 +26,34 @@ async def no_progress(done: float, total: float | None, message: str | None) -> 
     pass
 
 
+def nothing_focused(extension: FakeExtension) -> None:
+    """The scripted page has nothing focused, in its own world and in Tabrelay's, where a key
+    with no target is checked before it is pressed (``refs.focus_kept``)."""
+
+    async def frame_tree(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        frame = {"id": "main", "loaderId": "loader-1", "url": extension.tabs[tab_id]["url"]}
+        return {"frameTree": {"frame": frame}}
+
+    async def world(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        return {"executionContextId": 7}
+
+    async def evaluate(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        expression = str(args.get("expression", ""))
+        if ":focus" not in expression:
+            return {"result": {"type": "string", "value": f"evaluated {expression}"}}
+        if "contextId" in args:  # Tabrelay's world: is nothing focused?
+            return {"result": {"type": "boolean", "value": True}}
+        return {"result": {"type": "object", "subtype": "null", "value": None}}
+
+    extension.cdp_handlers.update(
+        {
+            "Page.getFrameTree": frame_tree,
+            "Page.createIsolatedWorld": world,
+            "Runtime.evaluate": evaluate,
+        }
+    )
+
+
 async def test_cancelling_a_key_press_that_waits_for_its_answer_keeps_the_loop_turning(
     relay: RelayHarness,
 ) -> None:
@@ -40,6 +68,7 @@ async def test_cancelling_a_key_press_that_waits_for_its_answer_keeps_the_loop_t
         return {}
 
     extension.cdp_handlers["Input.dispatchKeyEvent"] = held
+    nothing_focused(extension)
     runner = relay.core.runner
     assert runner is not None
     subscribers = relay.core.hub.subscriber_count
@@ -133,6 +162,7 @@ async def test_a_client_cancelling_a_call_that_holds_a_key_gets_the_key_let_go(
         return {}
 
     extension.cdp_handlers["Input.dispatchKeyEvent"] = stuck_on_the_key
+    nothing_focused(extension)
     token = await relay.add_client()
     async with mcp_client(relay.base_mcp(), token) as client:
         call = asyncio.create_task(client.call_tool("browser_press_key", {"key": "Control+a"}))

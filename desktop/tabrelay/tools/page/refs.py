@@ -201,7 +201,8 @@ async def focus_kept(ctx: ToolContext) -> None:
         else:
             adopted = await page_outline.adopt(ctx, shown)
             answer = {} if adopted is None else await ctx.call_on(adopted, _STILL_FOCUSED)
-    except CommandFailed:  # its document is gone
+    # Its document gone, or an answer not Chrome's: not known to be kept, so not pressed.
+    except (CommandFailed, KeyError, TypeError, ValueError):
         answer = {}
     if answer.get("result", {}).get("value") is not True:
         raise ToolError(
