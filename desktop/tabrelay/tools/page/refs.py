@@ -284,7 +284,7 @@ async def object_for(ctx: ToolContext, *, ref: str | None, selector: str | None)
     key = (ctx.need_tab().id, "ref" if ref is not None else "selector", str(ref or selector))
     if (known := ctx.found.get(key)) is not None:
         if ref is not None and ctx.state.refs.get(ref) is None:  # its document went meanwhile
-            raise ToolError(STALE.format(ref=ref))
+            raise ToolError(went_away(ref, selector))
         if known == NOTHING_FOCUSED:
             raise ToolError(_NO_MATCH.format(selector=selector))
         return known
