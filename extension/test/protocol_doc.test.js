@@ -67,6 +67,7 @@ const REBUILD = {
     builders: ["tabEventFrame", "tabRemovedFrame"],
     build: (f) => (f.event === "removed" ? frames.tabRemovedFrame(f.tab.id) : frames.tabEventFrame(f.event, rebuildTab(f.tab))),
   },
+  download: { builders: ["downloadFrame"], build: (f) => frames.downloadFrame(f.download) },
   ping: { builders: ["pingFrame"], build: () => frames.pingFrame() },
   pong: { builders: ["pongFrame"], build: () => frames.pongFrame() },
   result: {

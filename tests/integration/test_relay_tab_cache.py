@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from support.fake_extension import SCRIPTED_METHODS
 from support.harness import RelayHarness
 from support.mcp import mcp_client, text_of
 from tabrelay.config.settings import PolicyRule, Settings
 from tabrelay.errors import CommandFailed, CommandTimeout
-from tabrelay.protocol.constants import EXTENDED_METHODS
 from tabrelay.relay.browser import Browser
 
 BLOCKED = "https://blocked.example/account"
@@ -309,7 +309,7 @@ async def test_a_command_that_timed_out_counts_as_in_flight_until_its_late_answe
 async def test_an_extension_that_does_not_announce_carried_tabs_is_not_asked_for_them(
     relay: RelayHarness,
 ) -> None:
-    extension = await relay.extension(capabilities=EXTENDED_METHODS)
+    extension = await relay.extension(capabilities=SCRIPTED_METHODS)
     browser = await listed(relay)
     await browser.cdp(1, "Runtime.evaluate", {"expression": "1"}, with_tab=True)
     assert "tab" not in extension.commands[-1]["params"]

@@ -40,6 +40,13 @@ class AppNotVerified(Exception):
     """The server could not prove it knows the token: the extension obeys nothing."""
 
 
+# Holding downloads for the app's word is announced only by an extension a test makes hold them
+# (``capabilities=(*EXTENDED_METHODS, ...)`` and handlers of its own): the others are asked
+# nothing more than before.
+HOLDS_DOWNLOADS = ("downloads.hold", "downloads.decide")
+SCRIPTED_METHODS = tuple(m for m in EXTENDED_METHODS if m not in HOLDS_DOWNLOADS)
+
+
 class FakeExtension:
     def __init__(
         self,
@@ -50,9 +57,10 @@ class FakeExtension:
         seed: bool = False,
         instance: str | None = "instance-1",
         browser: str = "FakeChrome 1.0",
-        capabilities: tuple[str, ...] = (*EXTENDED_METHODS, *FEATURES),
+        capabilities: tuple[str, ...] = (*SCRIPTED_METHODS, *FEATURES),
         answer_pings: bool = True,
         host: str = "127.0.0.1",
+        handlers: dict[str, Handler] | None = None,  # methods of the test's own, from the start
     ) -> None:
         self.port = port
         self.token = token
@@ -95,7 +103,7 @@ class FakeExtension:
             "debugger.attach": self._attach,
             "debugger.detach": self._detach,
             "cdp.send": self._cdp_send,
-        }
+        } | (handlers or {})
         # What a cdp.send answer carries as its tab when asked ("tab": true), as the real
         # extension reads it once the command ended; None: it carries none (seed, older).
         self.carry: Callable[[int], Any] | None = None if seed else self._carried_tab

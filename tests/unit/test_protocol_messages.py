@@ -17,6 +17,7 @@ from tabrelay.protocol.messages import (
     CdpEvent,
     CommandError,
     CommandResult,
+    HeldDownload,
     Hello,
     Ping,
     Pong,
@@ -62,6 +63,11 @@ def test_each_message_type_parses_into_its_type() -> None:
     assert event == TabEvent("removed", TabInfo(id=9))
     assert parse({"type": "ping"}) == Ping()
     assert parse({"type": "pong", "extra": "ignored"}) == Pong()
+    held = json.loads(held_frame(url="https://a.test/r", finalUrl="https://b.test/r.csv",
+                                 filename="r.csv", mime="text/csv", totalBytes=-1))  # fmt: skip
+    assert parse(held) == HeldDownload(
+        3, "https://a.test/r", "https://b.test/r.csv", "r.csv", "text/csv", -1, "safe"
+    )
 
 
 def test_tab_info_round_trips_through_the_wire_form() -> None:
@@ -78,6 +84,13 @@ def test_tab_info_round_trips_through_the_wire_form() -> None:
         "focused": False,
     }
     assert TabInfo.from_wire(wire).to_wire() == wire
+
+
+def held_frame(**changed: object) -> str:
+    """A held download's frame with some of its fields changed."""
+    fields = {"id": 3, "url": "u", "finalUrl": "u", "filename": "f", "mime": "", "totalBytes": 1,
+              "danger": "safe"}  # fmt: skip
+    return json.dumps({"type": "download", "download": fields | changed})
 
 
 @pytest.mark.parametrize(
@@ -115,6 +128,15 @@ def test_tab_info_round_trips_through_the_wire_form() -> None:
             '{"type": "tab_event", "event": "created", "tab": {"id": 1, "active": "yes"}}',
             "bad_field",
         ),
+        ('{"type": "download"}', "not_object"),
+        ('{"type": "download", "download": []}', "not_object"),
+        ('{"type": "download", "download": {"id": 3}}', "bad_field"),
+        (held_frame(id=-3), "bad_field"),
+        (held_frame(id=True), "bad_field"),
+        (held_frame(totalBytes=-2), "bad_field"),
+        (held_frame(totalBytes=1.5), "bad_field"),
+        (held_frame(url="u" * 2049), "bad_field"),
+        (held_frame(danger=None), "bad_field"),
         ('{"type": "hello", "protocol": "1"}', "bad_field"),
         ('{"type": "hello", "protocol": 1, "capabilities": "all"}', "bad_field"),
         ('{"type": "auth.response", "nonce": 1, "proof": "p"}', "bad_field"),

@@ -42,7 +42,11 @@ EXTENDED_METHODS: tuple[str, ...] = (
     "tabs.get",
     "tabs.group",
     "downloads.search",
+    "downloads.hold",
+    "downloads.decide",
 )
+# A held download's addresses are cut to this length in its ``download`` frame (a data: URL).
+MAX_HELD_URL_LENGTH = 2048
 # Behaviours an extension announces in ``hello.capabilities`` besides methods.
 # navigation.guard: it lets the document requests the app holds (Fetch) through whenever the
 # app cannot decide (not connected), so an app that went away never leaves a tab stuck.
@@ -62,6 +66,7 @@ class MessageType(enum.StrEnum):
     STATUS = "status"
     CDP_EVENT = "cdp_event"
     TAB_EVENT = "tab_event"
+    DOWNLOAD = "download"  # extension → app: a download waits for the app's word
     PING = "ping"
     PONG = "pong"
     ERROR = "error"  # app → extension: a frame it sent was rejected

@@ -23,6 +23,7 @@ from tabrelay.errors import ProtocolViolation
 from tabrelay.protocol.constants import (
     MAX_CODE_LENGTH,
     MAX_ERROR_LENGTH,
+    MAX_HELD_URL_LENGTH,
     MAX_ID_LENGTH,
     MAX_METHOD_LENGTH,
     MAX_NESTING_DEPTH,
@@ -197,6 +198,34 @@ class TabEvent:
         return {"type": MessageType.TAB_EVENT, "event": self.event, "tab": tab}
 
 
+@dataclass(frozen=True, slots=True)
+class HeldDownload:
+    """A download the extension holds for the app's word (``downloads.decide``): what Chrome
+    says of it as it begins. ``total_bytes`` is -1 when the server did not say."""
+
+    id: int
+    url: str
+    final_url: str
+    filename: str  # the name Chrome chose, without a folder
+    mime: str
+    total_bytes: int
+    danger: str  # Chrome's word: "safe", "file", "url", "content", "uncommon", …
+
+    def to_wire(self) -> JsonObject:
+        return {
+            "type": MessageType.DOWNLOAD,
+            "download": {
+                "id": self.id,
+                "url": self.url,
+                "finalUrl": self.final_url,
+                "filename": self.filename,
+                "mime": self.mime,
+                "totalBytes": self.total_bytes,
+                "danger": self.danger,
+            },
+        }
+
+
 def _sent_tab(tab: TabInfo) -> JsonObject:
     """A tab as the extension writes it outside ``tabs.list``: ``focused`` only when true (it
     is a ``tabs.list`` property; events and carried tabs leave it out)."""
@@ -222,7 +251,16 @@ class Pong:
 
 
 ExtensionMessage = (
-    CommandResult | CommandError | AuthResponse | Hello | Status | CdpEvent | TabEvent | Ping | Pong
+    CommandResult
+    | CommandError
+    | AuthResponse
+    | Hello
+    | Status
+    | CdpEvent
+    | TabEvent
+    | HeldDownload
+    | Ping
+    | Pong
 )
 AppMessage = Command | AuthChallenge | AuthOk | ErrorNotice | RelayPort | Ping | Pong
 
@@ -438,12 +476,32 @@ def _parse_tab_event(obj: JsonObject) -> TabEvent:
     return TabEvent(event, TabInfo.from_wire(obj.get("tab")))
 
 
+def _parse_download(obj: JsonObject) -> HeldDownload:
+    item = _require_object(obj.get("download"), "download")
+    total = _require_int(item.get("totalBytes"), "download.totalBytes")
+    download_id = _require_int(item.get("id"), "download.id")
+    if total < -1 or download_id < 0:
+        raise ProtocolViolation("bad_field", "'download' has a negative id or size")
+    return HeldDownload(
+        id=download_id,
+        url=_require_str(item.get("url"), "download.url", limit=MAX_HELD_URL_LENGTH),
+        final_url=_require_str(
+            item.get("finalUrl"), "download.finalUrl", limit=MAX_HELD_URL_LENGTH
+        ),
+        filename=_require_str(item.get("filename"), "download.filename", limit=MAX_TEXT_LENGTH),
+        mime=_require_str(item.get("mime"), "download.mime", limit=MAX_TEXT_LENGTH),
+        total_bytes=total,
+        danger=_require_str(item.get("danger"), "download.danger", limit=MAX_CODE_LENGTH),
+    )
+
+
 _PARSERS: dict[str, Callable[[JsonObject], ExtensionMessage]] = {
     MessageType.AUTH_RESPONSE: _parse_auth_response,
     MessageType.HELLO: _parse_hello,
     MessageType.STATUS: _parse_status,
     MessageType.CDP_EVENT: _parse_cdp_event,
     MessageType.TAB_EVENT: _parse_tab_event,
+    MessageType.DOWNLOAD: _parse_download,
     MessageType.PING: lambda _obj: Ping(),
     MessageType.PONG: lambda _obj: Pong(),
 }

@@ -48,6 +48,7 @@ from tabrelay.protocol.messages import (
     encode,
 )
 from tabrelay.relay.freshness import Sent, TabFreshness, touched_tabs
+from tabrelay.relay.held_downloads import HeldDownloads
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +113,7 @@ class Browser:
         self.features = (
             frozenset(f for f in hello.capabilities if f in FEATURES) if hello else frozenset()
         )
+        self.held = HeldDownloads(self.send_command)  # downloads waiting for the app's word
 
     # --- identity ---------------------------------------------------------------------------
 
@@ -258,6 +260,7 @@ class Browser:
         if self._closed_reason is not None:
             return
         self._closed_reason = reason
+        self.held.close()
         if self._pong is not None and not self._pong.done():
             self._pong.set_result(False)
         pending, self._pending = self._pending, {}

@@ -30,6 +30,7 @@ from tabrelay.protocol.messages import (
     CommandResult,
     ErrorNotice,
     ExtensionMessage,
+    HeldDownload,
     Hello,
     Ping,
     Pong,
@@ -313,6 +314,8 @@ class ExtensionSession:
             browser.extension_id,
         )
         heartbeat = asyncio.create_task(self._heartbeat(browser))
+        if browser.supports("downloads.hold"):
+            browser.held.start()
         reason = "connection closed"
         try:
             async for frame in connection:
@@ -365,6 +368,8 @@ class ExtensionSession:
                 )
             case Status():
                 browser.apply_status(message)
+            case HeldDownload():
+                browser.held.arrived(message)
             case Ping():
                 with contextlib.suppress(ConnectionClosed):
                     await self._connection.send(PONG_FRAME)

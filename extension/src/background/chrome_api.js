@@ -19,6 +19,7 @@ export const ALLOWED_CHROME_CALLS = Object.freeze([
   "debugger.detach",
   "debugger.getTargets",
   "debugger.sendCommand",
+  "downloads.cancel",
   "downloads.search",
   "runtime.getManifest",
   "storage.local.get",
@@ -42,7 +43,7 @@ export const ALLOWED_CHROME_CALLS = Object.freeze([
  * @property {{setBadgeBackgroundColor: Function, setBadgeText: Function, setTitle: Function}} action
  * @property {{create: Function, get: Function}} alarms
  * @property {{attach: Function, detach: Function, getTargets: Function, sendCommand: Function}} debugger
- * @property {{search: Function}} downloads
+ * @property {{cancel: Function, search: Function}} downloads
  * @property {{getManifest: Function}} runtime
  * @property {{local: {get: Function, remove: Function, set: Function}, session: {get: Function, set: Function}}} storage
  * @property {{query: Function, update: Function}} tabGroups

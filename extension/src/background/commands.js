@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The relay methods the extension obeys, once the app has proved it knows the token: the seed
- * table of DESIGN §3 plus tabs.close, tabs.activate, tabs.get, tabs.group and downloads.search.
+ * table of DESIGN §3 plus tabs.close, tabs.activate, tabs.get, tabs.group, downloads.search,
+ * downloads.hold and downloads.decide.
  *
  * The handler table is the allowlist (THREATS E4): a method not in it gets unknown_method and
  * touches nothing, whatever its name ("__proto__", "chrome.management.setEnabled"…). Every
@@ -15,6 +16,7 @@ import {
   cdpParams,
   checkNavigationUrl,
   debuggerVersion,
+  downloadDecideParams,
   downloadSearchParams,
   groupParams,
   optionalBoolean,
@@ -37,8 +39,9 @@ export class CommandRouter {
    * @param {import("./debugger_sessions.js").DebuggerSessions} deps.sessions
    * @param {() => number} deps.relayPort
    * @param {{search: Function}} [deps.downloads] chrome.downloads (through the facade)
+   * @param {import("./download_hold.js").DownloadHold} [deps.hold] the downloads held for the app
    */
-  constructor({ tabs, sessions, relayPort, downloads }) {
+  constructor({ tabs, sessions, relayPort, downloads, hold }) {
     /** @type {Array<[string, Handler]>} */
     const entries = [
       ["tabs.list", () => tabs.list()],
@@ -77,6 +80,14 @@ export class CommandRouter {
         },
       ],
       ["downloads.search", (p) => searchDownloads(downloads, p)],
+      ["downloads.hold", async () => holding(hold).hold()],
+      [
+        "downloads.decide",
+        async (p) => {
+          const { id, allow } = downloadDecideParams(p);
+          return holding(hold).decide(id, allow);
+        },
+      ],
     ];
     this.#handlers = new Map(entries);
   }
@@ -160,6 +171,17 @@ async function searchDownloads(downloads, p) {
     exists: item.exists,
     startTime: item.startTime,
   }));
+}
+
+/**
+ * @param {import("./download_hold.js").DownloadHold | undefined} hold
+ * @returns {import("./download_hold.js").DownloadHold}
+ */
+function holding(hold) {
+  if (hold === undefined) {
+    throw new CommandError("This browser gives the extension no downloads", ErrorCode.UNKNOWN_METHOD);
+  }
+  return hold;
 }
 
 /** Every method the Tabrelay protocol defines; the router must implement exactly these. */

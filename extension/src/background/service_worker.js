@@ -11,6 +11,7 @@ import { Badge } from "./badge.js";
 import { bindChromeApi } from "./chrome_api.js";
 import { CommandRouter } from "./commands.js";
 import { DebuggerSessions } from "./debugger_sessions.js";
+import { DownloadHold } from "./download_hold.js";
 import { handlePageRequest, isOwnPage } from "./page_requests.js";
 import { RelayConnection } from "./relay_connection.js";
 import { Keys, SessionKeys, SettingsStore } from "./settings.js";
@@ -51,8 +52,9 @@ const tabs = new TabRegistry({
   isAttached: (tabId) => sessions.isAttached(tabId),
   isSharedByPerson: (tabId) => sessions.isSharedByPerson(tabId),
 });
+const hold = new DownloadHold({ downloads: api.downloads, send: (frame) => connection.send(frame) });
 /** @type {CommandRouter} */
-const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port, downloads: api.downloads });
+const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port, downloads: api.downloads, hold });
 /** @type {RelayConnection} */
 const connection = new RelayConnection({
   settings,
@@ -73,6 +75,9 @@ const connection = new RelayConnection({
     const connected = state.state === "connected";
     if (wasConnected && !connected) {
       sessions.stopHolding().catch((error) => console.warn("Tabrelay:", error));
+    }
+    if (!connected) {
+      hold.connectionEnded();
     }
     wasConnected = connected;
     api.storage.session.set({ [SessionKeys.RELAY_STATE]: state });
@@ -178,6 +183,10 @@ chrome.tabs.onRemoved.addListener((tabId) =>
     await sessions.handleTabRemoved(tabId);
   }),
 );
+
+// Not behind `ready`: Chrome must hear at once whether to wait (nothing is held before the
+// connected app asks, and a worker that just woke has no connection).
+chrome.downloads.onDeterminingFilename.addListener((item, suggest) => hold.determining(item, suggest));
 
 chrome.debugger.onEvent.addListener((source, method, params) => sessions.handleEvent(source, method, params));
 chrome.debugger.onDetach.addListener((source, reason) => whenReady(() => sessions.handleDetach(source, reason)));

@@ -93,6 +93,23 @@ export const APP_FRAME_KINDS = Object.freeze(["auth.challenge", "auth.ok", "comm
  */
 
 /**
+ * @typedef {object} HeldDownload a download waiting for the app's word (downloads.decide)
+ * @property {number} id chrome.downloads' id
+ * @property {string} url where it started (at most MAX_HELD_URL_LENGTH characters)
+ * @property {string} finalUrl where it ended after redirects (alike)
+ * @property {string} filename the file name Chrome chose, no folder
+ * @property {string} mime
+ * @property {number} totalBytes its size when the server said it, else -1
+ * @property {string} danger Chrome's word on it: "safe", "file", "url", "content", …
+ */
+
+/**
+ * @typedef {object} DownloadFrame
+ * @property {"download"} type
+ * @property {HeldDownload} download
+ */
+
+/**
  * A tab in the protocol's shape (tabs.list, tabs.get, tab_event).
  * @typedef {object} WireTab
  * @property {number} id
@@ -132,8 +149,8 @@ export const APP_FRAME_KINDS = Object.freeze(["auth.challenge", "auth.ok", "comm
  */
 
 /**
- * @typedef {AuthResponseFrame | HelloFrame | StatusFrame | CdpEventFrame | TabEventFrame | PingFrame |
- *   PongFrame | ResultFrame | FailureFrame} ExtensionFrame
+ * @typedef {AuthResponseFrame | HelloFrame | StatusFrame | CdpEventFrame | TabEventFrame | DownloadFrame |
+ *   PingFrame | PongFrame | ResultFrame | FailureFrame} ExtensionFrame
  */
 
 /** The kinds of frame the extension sends: the names of the builders below. */
@@ -143,6 +160,7 @@ export const EXTENSION_FRAME_KINDS = Object.freeze([
   "status",
   "cdp_event",
   "tab_event",
+  "download",
   "ping",
   "pong",
   "result",
@@ -209,6 +227,14 @@ export function tabEventFrame(event, tab) {
  */
 export function tabRemovedFrame(tabId) {
   return { type: MessageType.TAB_EVENT, event: "removed", tab: { id: tabId } };
+}
+
+/**
+ * @param {HeldDownload} download
+ * @returns {DownloadFrame}
+ */
+export function downloadFrame(download) {
+  return { type: MessageType.DOWNLOAD, download };
 }
 
 /** @returns {PingFrame} */

@@ -29,7 +29,18 @@ export const SEED_METHODS = Object.freeze([
 ]);
 
 /** What the Tabrelay extension adds; announced in hello.capabilities. */
-export const EXTENDED_METHODS = Object.freeze(["tabs.close", "tabs.activate", "tabs.get", "tabs.group", "downloads.search"]);
+export const EXTENDED_METHODS = Object.freeze([
+  "tabs.close",
+  "tabs.activate",
+  "tabs.get",
+  "tabs.group",
+  "downloads.search",
+  "downloads.hold",
+  "downloads.decide",
+]);
+
+/** A held download's addresses are cut to this length in its `download` frame (a data: URL). */
+export const MAX_HELD_URL_LENGTH = 2048;
 
 /**
  * Behaviours announced in hello.capabilities besides methods. navigation.guard: document
@@ -55,6 +66,7 @@ export const MessageType = Object.freeze({
   STATUS: "status",
   CDP_EVENT: "cdp_event",
   TAB_EVENT: "tab_event",
+  DOWNLOAD: "download",
   PING: "ping",
   PONG: "pong",
   ERROR: "error",

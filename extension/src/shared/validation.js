@@ -300,6 +300,22 @@ export function downloadSearchParams(params) {
 }
 
 /**
+ * @param {Record<string, unknown>} params downloads.decide's
+ * @returns {{id: number, allow: boolean}}
+ * @throws {CommandError}
+ */
+export function downloadDecideParams(params) {
+  const { id, allow } = params;
+  if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 0) {
+    throw new CommandError("'id' must be a held download's id", ErrorCode.INVALID_PARAMS);
+  }
+  if (typeof allow !== "boolean") {
+    throw new CommandError("'allow' must be true or false", ErrorCode.INVALID_PARAMS);
+  }
+  return { id, allow };
+}
+
+/**
  * Whether a page is one the extension never lists, drives or reads: browser pages, extension
  * pages (this one's included), local files and the web stores.
  *

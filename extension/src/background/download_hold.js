@@ -1,0 +1,158 @@
+// @ts-check
+/**
+ * Downloads held for the app's word (issue 26: a download an agent's action starts is an effect
+ * the person approves, knowing the file, its size, its type and where it comes from).
+ *
+ * Once the connected app asks for it (downloads.hold), every download Chrome begins waits at
+ * its file name: chrome.downloads.onDeterminingFilename, whose listener Chrome waits for before
+ * it completes a download. The app is told what the download is (a `download` frame: address,
+ * type, size when the server said it, Chrome's word on its danger) and answers with
+ * downloads.decide: allowed, it goes on under the name Chrome chose; refused, it is cancelled.
+ *
+ * Fail closed: a download the app has not answered within HOLD_LIMIT_MS, or still held when
+ * the connection ends, is cancelled (the app that would answer is gone), and a new connection
+ * holds nothing until its app asks. More than MAX_HELD at once are cancelled, not held.
+ */
+
+import { CommandError } from "../shared/errors.js";
+import { downloadFrame } from "../shared/frames.js";
+import { ErrorCode, MAX_HELD_URL_LENGTH } from "../shared/protocol.js";
+
+/** Longer than the app's longest approval (an hour), so only an app that is gone runs it out. */
+export const HOLD_LIMIT_MS = 65 * 60 * 1000;
+export const MAX_HELD = 20;
+const MAX_NAME_LENGTH = 255;
+
+/**
+ * @typedef {object} ChromeDownloadItem what chrome.downloads gives a listener (the fields read)
+ * @property {number} id
+ * @property {string} [url]
+ * @property {string} [finalUrl]
+ * @property {string} [filename]
+ * @property {string} [mime]
+ * @property {number} [totalBytes]
+ * @property {string} [danger]
+ */
+
+export class DownloadHold {
+  #downloads;
+  #send;
+  #setTimer;
+  #clearTimer;
+  #holding = false;
+  /** @type {Map<number, {suggest: () => void, timer: unknown}>} */
+  #held = new Map();
+
+  /**
+   * @param {object} deps
+   * @param {{cancel: Function}} deps.downloads chrome.downloads (through the facade)
+   * @param {(frame: import("../shared/frames.js").DownloadFrame) => boolean} deps.send sends a frame to
+   *   the app; false when it cannot
+   * @param {(fn: () => void, ms: number) => unknown} [deps.setTimer]
+   * @param {(timer: unknown) => void} [deps.clearTimer]
+   */
+  constructor({ downloads, send, setTimer = (fn, ms) => setTimeout(fn, ms), clearTimer = (t) => clearTimeout(/** @type {any} */ (t)) }) {
+    this.#downloads = downloads;
+    this.#send = send;
+    this.#setTimer = setTimer;
+    this.#clearTimer = clearTimer;
+  }
+
+  /** The connected app asked: downloads wait for its word from now on, for this connection. */
+  hold() {
+    this.#holding = true;
+    return {};
+  }
+
+  /** @returns {number[]} the downloads waiting for the app's word */
+  get held() {
+    return [...this.#held.keys()];
+  }
+
+  /**
+   * chrome.downloads.onDeterminingFilename's listener.
+   *
+   * @param {ChromeDownloadItem} item
+   * @param {() => void} suggest Chrome's: the download goes on once it is called
+   * @returns {boolean} true when suggest is called later (Chrome then waits for it)
+   */
+  determining(item, suggest) {
+    if (!this.#holding) {
+      return false; // Chrome goes on as if this listener were not there
+    }
+    if (this.#held.size >= MAX_HELD || !this.#send(downloadFrame(facts(item)))) {
+      this.#cancel(item.id, suggest);
+      return true;
+    }
+    const timer = this.#setTimer(() => void this.decide(item.id, false).catch(() => undefined), HOLD_LIMIT_MS);
+    this.#held.set(item.id, { suggest, timer });
+    return true;
+  }
+
+  /**
+   * The app's word on a held download.
+   *
+   * @param {number} id
+   * @param {boolean} allow
+   * @returns {Promise<{}>}
+   * @throws {CommandError} it is not held (decided already, or never told of)
+   */
+  async decide(id, allow) {
+    const held = this.#held.get(id);
+    if (held === undefined) {
+      throw new CommandError(`Download ${id} is not waiting for a decision`, ErrorCode.INVALID_PARAMS);
+    }
+    this.#held.delete(id);
+    this.#clearTimer(held.timer);
+    if (allow) {
+      held.suggest();
+    } else {
+      await this.#cancel(id, held.suggest);
+    }
+    return {};
+  }
+
+  /** The connection ended: what it held is cancelled, and nothing more is held until asked. */
+  connectionEnded() {
+    this.#holding = false;
+    for (const id of this.held) {
+      this.decide(id, false).catch((error) => console.warn("Tabrelay: a held download was not cancelled", error));
+    }
+  }
+
+  /**
+   * Cancelled before Chrome is let go, so not one more byte of it completes.
+   * @param {number} id
+   * @param {() => void} suggest
+   */
+  async #cancel(id, suggest) {
+    try {
+      await this.#downloads.cancel(id);
+    } finally {
+      try {
+        suggest();
+      } catch {
+        // Chrome may refuse a name for a download it already cancelled.
+      }
+    }
+  }
+}
+
+/**
+ * What the app is told of a held download: bounded, and only its file's name, never a path.
+ *
+ * @param {ChromeDownloadItem} item
+ * @returns {import("../shared/frames.js").HeldDownload}
+ */
+export function facts(item) {
+  const name = String(item.filename ?? "").split(/[\\/]/).pop() ?? "";
+  return {
+    id: item.id,
+    url: String(item.url ?? "").slice(0, MAX_HELD_URL_LENGTH),
+    finalUrl: String(item.finalUrl ?? item.url ?? "").slice(0, MAX_HELD_URL_LENGTH),
+    filename: name.slice(0, MAX_NAME_LENGTH),
+    mime: String(item.mime ?? "").slice(0, 100),
+    totalBytes: typeof item.totalBytes === "number" && Number.isSafeInteger(item.totalBytes) && item.totalBytes > 0 ? item.totalBytes : -1,
+    danger: String(item.danger ?? "safe").slice(0, 40),
+  };
+}
