@@ -10,6 +10,7 @@ tests' page server sends as attachments (tests/e2e/pages/reach/export.html links
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import re
 import stat
@@ -19,9 +20,13 @@ from pathlib import Path
 
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
+from e2e.effect_probe import grant_site
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
 from support.mcp import mcp_client, raw_text_of, text_of
+from tabrelay.approval.gate import Choice
 from tabrelay.config.paths import Paths
+from tabrelay.config.settings import Settings
+from tabrelay.tools.results import plain
 
 pytestmark = E2E
 
@@ -46,11 +51,14 @@ async def test_a_click_that_downloads_answers_with_the_file_and_keeps_it_private
     csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/report", CSV, "text/csv",
                       attachment="report.csv")  # fmt: skip
     tab, snapshot = await export_page(agent, pages, csv=csv)
+    person = app.harness.tool_approver
+    before = len(person.requests)
     said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Export CSV"))
-    # The person was asked, the click judged a download (the control issue's effects).
-    asked = app.harness.tool_approver.requests[-1]
+    # The person was asked, the click judged a download (the control issue's effects), and
+    # once: the file Chrome then held is no larger than the settings' limit.
+    [asked] = person.requests[before:]
     assert asked.tool == "browser_click" and asked.effect is not None
-    assert asked.effect.kind.value == "download"
+    assert asked.effect.kind.value == "download" and not asked.effect.certain
     assert re.search(
         rf"download d\d+: report\.csv \({len(CSV)} bytes, text/csv\) from {re.escape(csv)}", said
     ), said
@@ -134,3 +142,122 @@ async def test_another_session_cannot_list_or_read_a_download_and_bad_ids_are_re
     for bad in ("d999999", "../../etc/passwd", "", "d1; rm -rf /"):
         said = await agent.fails("browser_get_content", download_id=bad)
         assert "no download" in said or "download_id" in said, said
+
+
+async def prepare_page(
+    app: AppUnderTest, agent: Agent, pages: PageServer, name: str
+) -> tuple[int, str, str]:
+    """A page whose button sends its tab to a CSV attachment ``name`` (nothing on the button
+    says so), the button allowed on the site ahead ("always allow browser_click here"): the
+    tab, the button's ref and the file's address."""
+    csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/{name}", CSV, "text/csv", attachment=name)
+    tab, snapshot = await export_page(agent, pages, prepare=csv)
+    await grant_site(app, pages.url("reach/export.html"), tools=("browser_click",))
+    return tab, ref(snapshot, "button", "Prepare the numbers"), csv
+
+
+async def without_grants(app: AppUnderTest) -> None:
+    def forget(settings: Settings) -> None:
+        settings.policy_rules.clear()
+        settings.download_ask_over_mb = Settings().download_ask_over_mb
+
+    await asyncio.to_thread(app.harness.core.settings_store.update, forget)
+
+
+def chromes_copies(name: str) -> list[Path]:
+    """What Chrome's download folder holds of a file (whole, or half-written)."""
+    stem = name.rsplit(".", 1)[0]
+    return sorted((Path.home() / "Downloads").glob(f"{stem}*"))
+
+
+async def test_a_download_no_approval_foresaw_waits_until_the_person_allows_it_knowing_its_size(
+    app: AppUnderTest, agent: Agent, pages: PageServer, module_paths: Paths
+) -> None:
+    tab, button, csv = await prepare_page(app, agent, pages, "numbers.csv")
+    person = app.harness.tool_approver
+    before = len(person.requests)
+    try:
+        said = await agent.ok("browser_click", tab_id=tab, ref=button)
+    finally:
+        await without_grants(app)
+    # The click itself ran under the grant (a button that says nothing of files is routine);
+    # the download it began was held by the extension until the person allowed it, shown its
+    # file, size, type and source.
+    [asked] = person.requests[before:]
+    assert asked.tool == "browser_click" and asked.effect is not None
+    assert asked.effect.kind.value == "download" and asked.effect.certain
+    shown = plain(asked.effect.why)
+    assert shown == f"numbers.csv ({len(CSV)} bytes, text/csv) from {csv}", shown
+    assert asked.effect.sentence("click", "x").startswith("This click will DOWNLOAD A FILE on x")
+    assert re.search(rf"download d\d+: numbers\.csv \({len(CSV)} bytes, text/csv\)", said), said
+    assert (module_paths.downloads_dir / "numbers.csv").read_bytes() == CSV
+
+
+async def test_a_download_the_person_refuses_is_cancelled_and_nothing_of_it_is_kept(
+    app: AppUnderTest, agent: Agent, pages: PageServer, module_paths: Paths
+) -> None:
+    tab, button, _csv = await prepare_page(app, agent, pages, "refused.csv")
+    person = app.harness.tool_approver
+    person.answer = Choice.DENY
+    try:
+        said = await agent.ok("browser_click", tab_id=tab, ref=button)
+    finally:
+        person.answer = Choice.ALLOW_ONCE
+        await without_grants(app)
+    assert re.search(
+        rf"It began downloading refused\.csv \({len(CSV)} bytes, text/csv\) from .*, and Chrome "
+        r"cancelled it: denied by the person",
+        said,
+    ), said
+    assert "download d" not in said and "download_id" not in said, said
+    assert "refused.csv" not in await agent.ok("browser_status")
+    assert not (module_paths.downloads_dir / "refused.csv").exists()
+    for _ in range(20):  # Chrome removes a cancelled download's part file as it cancels
+        if not chromes_copies("refused.csv"):
+            break
+        await asyncio.sleep(0.1)
+    assert chromes_copies("refused.csv") == [], "nothing of it stays in Chrome's folder"
+
+
+async def test_a_foreseen_download_larger_than_the_limit_is_asked_about_again_with_its_size(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    def no_limit(settings: Settings) -> None:
+        settings.download_ask_over_mb = 0  # every file is larger
+
+    await asyncio.to_thread(app.harness.core.settings_store.update, no_limit)
+    csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/big", CSV, "text/csv", attachment="big.csv")
+    tab, snapshot = await export_page(agent, pages, csv=csv)
+    person = app.harness.tool_approver
+    before = len(person.requests)
+    try:
+        said = await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "link", "Export CSV"))
+    finally:
+        await without_grants(app)
+    foreseen, seen = person.requests[before:]
+    assert foreseen.effect is not None and not foreseen.effect.certain
+    assert seen.effect is not None and seen.effect.certain
+    assert f"big.csv ({len(CSV)} bytes, text/csv) from {csv}" in plain(seen.effect.why)
+    assert "download d" in said, said
+
+
+async def test_the_persons_own_download_goes_on_without_a_question_while_tabrelay_holds_them(
+    app: AppUnderTest, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    name = f"mine-{uuid.uuid4().hex[:6]}.csv"
+    csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/own", CSV, "text/csv", attachment=name)
+    person = app.harness.tool_approver
+    before = len(person.requests)
+    page = await browser.open_page(pages.url("reach/export.html"), own_window=True)
+    try:
+        await page.session.send("Runtime.evaluate", {"expression": f"location.href = {csv!r}"})
+        kept = Path.home() / "Downloads" / name
+        for _ in range(100):
+            if kept.exists():
+                break
+            await asyncio.sleep(0.1)
+        assert kept.read_bytes() == CSV, "Chrome finished it: the app let it go at once"
+        kept.unlink()
+    finally:
+        await page.close()
+    assert person.requests[before:] == []

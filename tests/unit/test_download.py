@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from tabrelay.config.settings import Settings
-from tabrelay.errors import CommandFailed, ToolError
+from tabrelay.errors import ApprovalDenied, CommandFailed, ToolError
+from tabrelay.protocol.messages import HeldDownload
+from tabrelay.relay.held_downloads import HeldDownloads
 from tabrelay.tools.acting import download
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.results import plain
@@ -31,11 +33,16 @@ class Browser:
         self.answers = answers
         self.methods = methods
         self.asked: list[dict[str, Any]] = []
+        self.decided: list[dict[str, Any]] = []  # downloads.decide's
+        self.held = HeldDownloads(self.send_command)
 
     def supports(self, method: str) -> bool:
         return method in self.methods
 
     async def send_command(self, method: str, params: dict[str, Any]) -> Any:
+        if method in ("downloads.hold", "downloads.decide"):
+            self.decided += [params] if method == "downloads.decide" else []
+            return {}
         assert method == "downloads.search"
         self.asked.append(params)
         answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
@@ -60,6 +67,7 @@ class Ctx:
         self.session = session
         self.settings = Settings(download_dir=folder, browser_download_dir=str(source))
         self.background: set[asyncio.Future[Any]] = set()
+        self.confirm_download: Any = None
 
     def need_browser(self) -> Browser:
         return self.browser
@@ -287,3 +295,124 @@ def test_text_is_told_from_binary_by_its_bytes() -> None:
     assert download._looks_like_text(("é" * 3000).encode()[:4095])  # a character cut short
     assert not download._looks_like_text(b"PK\x03\x04\x00\x00")
     assert not download._looks_like_text(b"\xff\xfe\xfd plain")
+
+
+class Person:
+    """``ToolContext.confirm_download`` as the endpoint gives it: what it was asked, and its
+    answer (an exception to raise, or None: allowed)."""
+
+    def __init__(self, answer: BaseException | None = None) -> None:
+        self.answer = answer
+        self.asked: list[tuple[str, bool]] = []
+
+    async def __call__(self, what: str, *, beyond: bool) -> None:
+        self.asked.append((plain(what), beyond))
+        if self.answer is not None:
+            raise self.answer
+
+
+async def held_follow(
+    ctx: Ctx, person: Person, **facts: Any
+) -> tuple[asyncio.Future[str], HeldDownload]:
+    """Follow ``URL`` while the extension holds its download (``facts`` change what it says)."""
+    ctx.confirm_download = person
+    holds = ctx.browser.held
+    holds.start()
+    await asyncio.sleep(0)
+    assert holds.holding
+    fields = {"id": 7, "url": URL, "final_url": URL, "filename": "report.csv", "mime": "text/csv",
+              "total_bytes": 8, "danger": "safe"} | facts  # fmt: skip
+    held = HeldDownload(**fields)
+    with holds.acting():
+        following = asyncio.ensure_future(follow(ctx))
+        await asyncio.sleep(0.01)
+        holds.arrived(held)
+        await asyncio.wait([following], timeout=5)
+    return following, held
+
+
+async def test_a_held_download_goes_on_once_the_person_allowed_it_knowing_what_it_is(
+    tmp_path: Path, chrome: Path
+) -> None:
+    written = chrome / "report.csv"
+    written.write_bytes(b"a,b\n1,2\n")
+    ctx = Ctx(Browser([[item(written)]]), Downloads(tmp_path / "d"), chrome)
+    person = Person()
+    following, _ = await held_follow(ctx, person)
+    assert following.result().startswith("It downloaded a file, download d1: report.csv")
+    assert person.asked == [(f"report.csv (8 bytes, text/csv) from {URL}", False)]
+    assert ctx.browser.decided == [{"id": 7, "allow": True}]
+
+
+@pytest.mark.parametrize(
+    ("facts", "shown", "beyond"),
+    [
+        ({"total_bytes": 101 * 1024 * 1024}, f"(105,906,176 bytes, text/csv) from {URL}", True),
+        ({"total_bytes": -1, "mime": ""}, f"(size not given, type unknown) from {URL}", False),
+        ({"danger": "file", "filename": "setup.exe"},
+         f"setup.exe (8 bytes, text/csv) from {URL}, which Chrome flags as 'file'", True),
+        ({"final_url": "https://cdn.test/r.csv"}, "from https://cdn.test/r.csv", False),
+        ({"filename": ""}, "a file (8 bytes", False),
+    ],
+)  # fmt: skip
+async def test_what_the_person_is_shown_and_whether_it_is_beyond_what_a_click_covered(
+    tmp_path: Path, chrome: Path, facts: dict[str, Any], shown: str, beyond: bool
+) -> None:
+    person = Person(ApprovalDenied("denied by the person"))
+    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    await held_follow(ctx, person, **facts)
+    [(what, asked_beyond)] = person.asked
+    assert shown in what and asked_beyond is beyond, what
+
+
+async def test_a_held_download_the_person_refuses_is_cancelled_and_never_looked_for(
+    tmp_path: Path, chrome: Path
+) -> None:
+    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    following, _ = await held_follow(ctx, Person(ApprovalDenied("denied by the person")))
+    said = plain(following.result())
+    assert said == (
+        f"It began downloading report.csv (8 bytes, text/csv) from {URL}, and Chrome cancelled "
+        "it: denied by the person."
+    )
+    assert ctx.browser.decided == [{"id": 7, "allow": False}]
+    assert ctx.browser.asked == [], "nothing is followed, nothing kept"
+
+
+async def test_a_call_cancelled_while_the_person_decides_cancels_its_download(
+    tmp_path: Path, chrome: Path
+) -> None:
+    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    asking = asyncio.Event()
+
+    async def person(what: str, *, beyond: bool) -> None:
+        asking.set()
+        await asyncio.Event().wait()  # the person has not answered yet
+
+    ctx.confirm_download = person
+    holds = ctx.browser.held
+    holds.start()
+    await asyncio.sleep(0)
+    with holds.acting():
+        following = asyncio.ensure_future(follow(ctx))
+        holds.arrived(HeldDownload(7, URL, URL, "r.csv", "text/csv", 8, "safe"))
+        await asyncio.wait_for(asking.wait(), 5)
+        following.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await following
+    await asyncio.gather(*ctx.background)
+    assert ctx.browser.decided == [{"id": 7, "allow": False}]
+
+
+async def test_a_download_link_whose_download_never_comes_is_given_up_on_once(
+    tmp_path: Path, chrome: Path
+) -> None:
+    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    ctx.confirm_download = Person()
+    ctx.browser.held.start()
+    await asyncio.sleep(0)
+    with ctx.browser.held.acting():
+        began = time.monotonic()
+        said = plain(await download.follow(ctx, URL, BEGAN, appear=0.3))  # type: ignore[arg-type]
+    assert said == f"No download of {URL} began within 0.3 s."
+    assert time.monotonic() - began < 0.55, "the wait for it to be held counts toward appear"

@@ -223,6 +223,7 @@ class Effect:
 
     kind: Kind
     why: str = ""
+    certain: bool = False  # seen happening (a download that began), not foreseen
 
     @property
     def consequential(self) -> bool:
@@ -238,7 +239,8 @@ class Effect:
         order" in a form with a card number field``."""
         where = f" on {site}" if site else ""
         because = f": {self.why}" if self.why else ""
-        return f"This {action} will probably {WORDS[self.kind]}{where}{because}"
+        likely = "will" if self.certain else "will probably"
+        return f"This {action} {likely} {WORDS[self.kind]}{where}{because}"
 
 
 ROUTINE = Effect(Kind.ROUTINE)

@@ -242,6 +242,9 @@ class Settings(_Model):
     # data. Downloads are taken only from the browser's download folder: "" is the system's
     # (tools/acting/download.py).
     download_dir: str = Field(default="", max_length=4096)
+    # A download an action began is asked about again, naming its size, when it is larger
+    # than this though the action's approval already weighed a download (MB).
+    download_ask_over_mb: int = Field(default=100, ge=0, le=1_000_000)
     browser_download_dir: str = Field(default="", max_length=4096)
     enable_cdp_tool: bool = False
     log_retention_rows: int = Field(default=100_000, ge=100)

@@ -219,6 +219,9 @@ class ToolRunner:
             session=caller.session,
             access=functools.partial(self._start_plan, caller, reporter),
         )
+        ctx.confirm_download = functools.partial(
+            self._confirm_download, spec, caller, row, ctx, reporter
+        )
         try:
             return await self._steps(spec, params, caller, row, ctx, reporter)
         finally:  # the page objects the call asked for, whatever step it ended at
@@ -426,6 +429,49 @@ class ToolRunner:
             "expires_at": plan.expires_at,
         }
 
+    async def _confirm_download(
+        self,
+        spec: ToolSpec,
+        caller: Caller,
+        row: _Row,
+        ctx: ToolContext,
+        reporter: _CallProgress,
+        what: str,
+        *,
+        beyond: bool,
+    ) -> None:
+        """Let a download the call's action began go on (``what``: its file, size, type and
+        source, the page's words marked): the call's own approval covers it when it weighed a
+        download (asked the person about one, or a rule named ``effect:download``), unless it
+        is ``beyond`` what that covers (larger than the settings' limit, or flagged by Chrome);
+        otherwise the gate asks, as for any consequential effect.
+
+        Raises:
+            ApprovalDenied: the person, a rule, a pause, a timeout or headless said no.
+        """
+        if row.effect is not None and row.effect.kind is effects.Kind.DOWNLOAD and not beyond:
+            return
+        reporter.answered()  # the wait counts on from the tool's last step
+        try:
+            approval = await self.gate.check(
+                client=caller.client,
+                tool=spec.name,
+                arguments=row.shown(),
+                origin=row.origin,
+                tab_title=ctx.tab.title if ctx.tab else None,
+                tab_id=row.tab_id,
+                browser_name=ctx.browser.name if ctx.browser else None,
+                client_reported=caller.reported,
+                progress=reporter.waiting,
+                effect=Effect(effects.Kind.DOWNLOAD, what, certain=True),
+                session=caller.session,
+            )
+        except ApprovalDenied as denied:
+            row.decision = f"{row.decision}; its download {denied.decision}"
+            raise
+        reporter.answered()
+        row.decision = f"{row.decision}; its download {approval.how}"
+
     async def _recipe_effects(self, spec: ToolSpec, params: Params) -> list[str | None] | None:
         """What each step of the recipe a call replays was judged to do when recorded (None
         for a step not judged); None when the call replays no recipe it can read (the tool
@@ -530,7 +576,10 @@ class _CallProgress:
         self._offset = 0.0
 
     async def waiting(self, waited: float, timeout: float | None, message: str | None) -> None:
-        await self._increasing(waited, timeout, message)
+        offset = self._offset  # a later question counts on from the tool's steps
+        await self._increasing(
+            waited + offset, None if timeout is None else timeout + offset, message
+        )
 
     def answered(self) -> None:
         """The person answered: the tool's steps count on from after the wait."""

@@ -189,6 +189,10 @@ class ToolContext:
     # Asks the person to approve a task's plan (purpose, sites, actions, minutes); what they
     # approved, started (browser_request_access). Given by the endpoint, which owns approvals.
     access: Callable[..., Awaitable[dict[str, Any]]] | None = None
+    # Lets a download this call's action began go on, asking the person first unless the
+    # call's approval already weighed a download (``beyond``: it is larger or riskier than
+    # that covers); raises ApprovalDenied. Given by the endpoint, which owns approvals.
+    confirm_download: Callable[..., Awaitable[None]] | None = None
     # Input commands still running after a dialog blocked the page (kept so they finish).
     background: set[asyncio.Future[Any]] = field(default_factory=set)
     # What this call holds down in the page (a mouse button, a key), each with the CDP event

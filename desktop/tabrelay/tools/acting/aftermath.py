@@ -429,9 +429,10 @@ async def following(
     subscription = ctx.hub.subscribe(maxlen=2000, accept=accept)
     ctx.state.log.stopped = None  # what the guard stops from now on is this action's doing
     try:
-        yield ActionWatch(
-            ctx, subscription, Aftermath(tab.id), download=download, its_events=its_events
-        )
+        with browser.held.acting():  # a download it begins waits for its aftermath's word
+            yield ActionWatch(
+                ctx, subscription, Aftermath(tab.id), download=download, its_events=its_events
+            )
     finally:
         subscription.close()
 

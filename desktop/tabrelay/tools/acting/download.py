@@ -30,7 +30,9 @@ from typing import Any
 import platformdirs
 
 from tabrelay.config.files import make_private_dir
-from tabrelay.errors import BrowserError, ToolError
+from tabrelay.errors import ApprovalDenied, BrowserError, ToolError
+from tabrelay.protocol.messages import HeldDownload
+from tabrelay.relay.browser import Browser
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.page import pdf
 from tabrelay.tools.results import page_text
@@ -49,6 +51,8 @@ _UNSAFE_NAME = re.compile(r"[^\w.\- ()\[\]]+")
 
 
 MAX_FOLLOWED = 3  # downloads one action follows; more are named, not followed
+CLAIM_TIMEOUT = 5.0  # seconds for a download the tab said began to be held by the extension
+SAFE_DANGER = frozenset({"safe", "accepted"})  # Chrome's words for a download it does not flag
 
 
 async def follow_all(
@@ -91,7 +95,10 @@ async def _follow(ctx: ToolContext, url: str, since: float, appear: float | None
         )
     await ctx.progress(0, None, f"following the download of {url[:200]}")
     began = time.monotonic()
-    deadline = began + FOLLOW_TIMEOUT
+    refused = await _let_through(ctx, browser, url, appear)
+    if refused is not None:
+        return refused
+    deadline = time.monotonic() + FOLLOW_TIMEOUT  # from when the person let it go
     item: dict[str, Any] = {}
     while True:
         found = await browser.send_command(
@@ -127,6 +134,52 @@ async def _follow(ctx: ToolContext, url: str, since: float, appear: float | None
         f"It downloaded a file, {kept.describe()}; browser_get_content with "
         f"download_id='{kept.id}' reads it."
     )
+
+
+async def _let_through(
+    ctx: ToolContext, browser: Browser, url: str, appear: float | None
+) -> str | None:
+    """Let the download of ``url``, which the extension holds for Tabrelay's word, go on once
+    the call's approval covers it (``ToolContext.confirm_download``: the person asked about its
+    file, size, type and source, unless the call's own approval weighed a download and this
+    one is no larger or riskier than that covers). ``None`` when it goes on (or the extension
+    holds no downloads); otherwise the sentence saying it was cancelled, and why. A call
+    cancelled meanwhile cancels the download too."""
+    if not browser.held.holding or ctx.confirm_download is None:
+        return None
+    held = await browser.held.claim(url, timeout=CLAIM_TIMEOUT if appear is None else appear)
+    if held is None:
+        return None  # none was held: followed as before (Chrome may show none: ``appear``)
+    what = _held_words(held, url)
+    limit = ctx.settings.download_ask_over_mb * 1024 * 1024
+    try:
+        await ctx.confirm_download(
+            what, beyond=held.danger not in SAFE_DANGER or held.total_bytes > limit
+        )
+    except ApprovalDenied as denied:
+        await _cancel(browser, held.id)
+        return f"It began downloading {what}, and Chrome cancelled it: {denied.message}."
+    except BaseException:  # cancelled while the person decides: the download ends with it
+        ctx.background.add(ended := asyncio.ensure_future(_cancel(browser, held.id)))
+        ended.add_done_callback(ctx.background.discard)
+        raise
+    await browser.held.decide(held.id, allow=True)
+    return None
+
+
+def _held_words(held: HeldDownload, url: str) -> str:
+    """A held download in words for the person and the agent: name, size, type, source."""
+    size = f"{held.total_bytes:,} bytes" if held.total_bytes >= 0 else "size not given"
+    flagged = "" if held.danger in SAFE_DANGER else f", which Chrome flags as {held.danger!r}"
+    name = page_text(held.filename) if held.filename else "a file"
+    kind = page_text(held.mime) if held.mime else "type unknown"
+    return f"{name} ({size}, {kind}) from {page_text((held.final_url or url)[:300])}{flagged}"
+
+
+async def _cancel(browser: Browser, download_id: int) -> None:
+    """A held download cancelled; a browser gone meanwhile cancels what it held itself."""
+    with contextlib.suppress(BrowserError):
+        await browser.held.decide(download_id, allow=False)
 
 
 def _count(value: Any) -> int:
