@@ -1,4 +1,5 @@
-"""Reach (issue 26): what reading closed shadow roots, and frames of other sites, costs.
+"""Reach (issue 26): what reading closed shadow roots and frames of other sites costs, and what
+a download and a page's own tool take.
 
 The generated page of the snapshot bench (``bench/many.html``) with each section of 40 controls
 in a shadow root on a custom element (``?shadow=open`` or ``closed``), at 500, 2,000 and 8,000
@@ -16,11 +17,15 @@ import asyncio
 import re
 import statistics
 import time
+import urllib.parse
+import uuid
 from typing import Any
 
 from bench_snapshot import our_snapshot
 from rig import PageServer, app_in_process
 from stats import Row, row, verdict
+
+from e2e.agent import ref
 
 GROUP = "reach: closed shadow roots"
 SIZES = (500, 2000, 8000)
@@ -133,3 +138,78 @@ async def _frames_loaded(agent: Any, tab: int) -> None:
             return
         await asyncio.sleep(0.2)
     raise AssertionError("the frames did not load")
+
+
+DOWNLOADS_GROUP = "reach: downloads and page tools"
+DOWNLOAD_SIZES = (1_000, 1_000_000, 16_000_000)
+_NAMED = re.compile(r"download (d\d+): report-\d+[^./]*\.csv \(([\d,]+) bytes, text/csv\) from http")
+
+
+async def downloads_benchmarks(ctx: Any) -> list[Row]:
+    """A click on *Export CSV* (``reach/export.html``, a CSV served as an attachment of 1 kB,
+    1 MB and 16 MB) until its answer names the file (held by the extension for the app's word,
+    let go, followed, moved into the private folder), and ``browser_get_content`` reading it
+    back (the first response's worth); a page's own tool (``reach/webmcp.html``, WebMCP) called
+    through ``browser_page_tool``. The bench home allows everything, so nobody is asked: the
+    times are Tabrelay's, not a person's. Target: every answer names the file with its size."""
+    samples = 2 if ctx.quick else SAMPLES
+    rows: list[Row] = []
+    named = 0
+    with PageServer() as pages:
+        async with app_in_process(ctx.home / "downloads") as run:
+            agent = run.agent
+            for size in DOWNLOAD_SIZES:
+                body = _csv(size)
+                clicks, reads, said, read = [], [], "", ""
+                for _ in range(samples):
+                    name = f"report-{size}.csv"
+                    url = pages.serve(f"files/{uuid.uuid4().hex[:8]}/r", body, "text/csv",
+                                      attachment=name)  # fmt: skip
+                    query = urllib.parse.urlencode({"csv": url})
+                    tab = await agent.open(pages.url(f"reach/export.html?{query}"))
+                    link = ref(await agent.snapshot(tab), "link", "Export CSV")
+                    started = time.perf_counter()
+                    said = await agent.ok("browser_click", tab_id=tab, ref=link)
+                    clicks.append((time.perf_counter() - started) * 1000)
+                    match = _NAMED.search(said)
+                    if match is None or int(match.group(2).replace(",", "")) != size:
+                        raise AssertionError(f"the download was not named: {said}")
+                    named += 1
+                    started = time.perf_counter()
+                    read = await agent.ok("browser_get_content", download_id=match.group(1))
+                    reads.append((time.perf_counter() - started) * 1000)
+                    await agent.ok("browser_close_tab", tab_id=tab)
+                label = f"download a {size:,}-byte CSV"
+                rows += [
+                    row(f"{label} · click to answer p50", statistics.median(clicks), "ms",
+                        group=DOWNLOADS_GROUP),
+                    row(f"{label} · answer", len(said.encode()), "bytes", group=DOWNLOADS_GROUP),
+                    row(f"{label} · read back p50", statistics.median(reads), "ms",
+                        group=DOWNLOADS_GROUP),
+                    row(f"{label} · read back", len(read.encode()), "bytes", group=DOWNLOADS_GROUP),
+                ]  # fmt: skip
+            tab = await agent.open(pages.url("reach/webmcp.html"))
+            calls, answer = [], ""
+            for _ in range(samples * 2):
+                started = time.perf_counter()
+                answer = await agent.ok("browser_page_tool", tab_id=tab, name="search_teas",
+                                        arguments={"q": "green"})  # fmt: skip
+                calls.append((time.perf_counter() - started) * 1000)
+            rows += [
+                row("a page's own tool (search_teas) · call p50", statistics.median(calls), "ms",
+                    group=DOWNLOADS_GROUP),
+                row("a page's own tool (search_teas) · answer", len(answer.encode()), "bytes",
+                    group=DOWNLOADS_GROUP),
+            ]  # fmt: skip
+    wanted = samples * len(DOWNLOAD_SIZES)
+    rows.append(verdict("downloads: answers without the file's name and size",
+                        wanted - named, "", 0))  # fmt: skip
+    return rows
+
+
+def _csv(size: int) -> bytes:
+    """A CSV of exactly ``size`` bytes."""
+    line = b"1,Ada Lovelace,12.50\n"
+    head = b"id,name,total\n"
+    body = head + line * ((size - len(head)) // len(line))
+    return body + b"x" * (size - len(body))

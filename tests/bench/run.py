@@ -34,7 +34,7 @@ from bench_latency import latency_benchmarks  # noqa: E402
 from bench_outline_corpus import outline_corpus_benchmarks  # noqa: E402
 from bench_pdf import pdf_benchmarks  # noqa: E402
 from bench_plans import plans_benchmarks  # noqa: E402
-from bench_reach import frames_benchmarks, reach_benchmarks  # noqa: E402
+from bench_reach import downloads_benchmarks, frames_benchmarks, reach_benchmarks  # noqa: E402
 from bench_relay import relay_benchmarks  # noqa: E402
 from bench_reliability import reliability_benchmarks  # noqa: E402
 from bench_snapshot import snapshot_benchmarks  # noqa: E402
@@ -64,6 +64,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "hidden": hidden_benchmarks,
     "reach": reach_benchmarks,
     "frames": frames_benchmarks,
+    "downloads": downloads_benchmarks,
     "pdf": pdf_benchmarks,
     "tools_list": tools_list_benchmarks,
     "events": events_benchmarks,
