@@ -142,7 +142,9 @@ async def _frames_loaded(agent: Any, tab: int) -> None:
 
 DOWNLOADS_GROUP = "reach: downloads and page tools"
 DOWNLOAD_SIZES = (1_000, 1_000_000, 16_000_000)
-_NAMED = re.compile(r"download (d\d+): report-\d+[^./]*\.csv \(([\d,]+) bytes, text/csv\) from http")
+_NAMED = re.compile(
+    r"download (d\d+): report-\d+[^./]*\.csv \(([\d,]+) bytes, text/csv\) from http"
+)
 
 
 async def downloads_benchmarks(ctx: Any) -> list[Row]:

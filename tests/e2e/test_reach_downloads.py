@@ -261,3 +261,22 @@ async def test_the_persons_own_download_goes_on_without_a_question_while_tabrela
     finally:
         await page.close()
     assert person.requests[before:] == []
+
+
+async def test_navigating_to_a_file_that_downloads_follows_it_as_a_click_does(
+    app: AppUnderTest, agent: Agent, pages: PageServer, module_paths: Paths
+) -> None:
+    csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/went", CSV, "text/csv", attachment="went.csv")
+    tab, _ = await export_page(agent, pages)
+    person = app.harness.tool_approver
+    before = len(person.requests)
+    said = await agent.ok("browser_navigate", tab_id=tab, url=csv)
+    # Asked about once for the navigation (its address), and once for what it turned out to
+    # be: a download, named with its size.
+    navigation, download = person.requests[before:]
+    assert navigation.tool == download.tool == "browser_navigate"
+    assert download.effect is not None and download.effect.certain
+    assert plain(download.effect.why) == f"went.csv ({len(CSV)} bytes, text/csv) from {csv}"
+    assert re.search(rf"download d\d+: went\.csv \({len(CSV)} bytes, text/csv\)", said), said
+    assert (module_paths.downloads_dir / "went.csv").read_bytes() == CSV
+    assert re.search(r"The tab stayed on \S*reach/export\.html", said), said

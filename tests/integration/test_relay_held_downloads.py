@@ -18,7 +18,8 @@ HELD = {"id": 4, "url": "https://shop.test/r.csv", "finalUrl": "https://shop.tes
 
 
 async def holding_extension(relay: RelayHarness) -> tuple[FakeExtension, list[dict[str, Any]]]:
-    """A scripted extension that holds downloads: the ``downloads.decide`` words it got."""
+    """A scripted extension that holds downloads, connected and holding: the
+    ``downloads.decide`` words it got."""
     decided: list[dict[str, Any]] = []
 
     async def hold(params: dict[str, Any]) -> dict[str, Any]:
@@ -32,6 +33,9 @@ async def holding_extension(relay: RelayHarness) -> tuple[FakeExtension, list[di
         capabilities=(*EXTENDED_METHODS, *FEATURES),
         handlers={"downloads.hold": hold, "downloads.decide": decide},
     )
+    await relay.browser_count(1)
+    browser = relay.core.registry.resolve()
+    await until(lambda: browser.held.holding)
     return extension, decided
 
 
@@ -45,9 +49,6 @@ async def test_the_app_asks_to_hold_and_lets_the_persons_own_download_go_at_once
     relay: RelayHarness,
 ) -> None:
     extension, decided = await holding_extension(relay)
-    await relay.browser_count(1)
-    browser = relay.core.registry.resolve()
-    await until(lambda: browser.held.holding)
     assert [c["method"] for c in extension.commands][:1] == ["downloads.hold"]
     await extension.send({"type": "download", "download": HELD})
     await until(lambda: decided)
@@ -58,9 +59,6 @@ async def test_a_malformed_download_frame_is_refused_and_decides_nothing(
     relay: RelayHarness,
 ) -> None:
     extension, decided = await holding_extension(relay)
-    await relay.browser_count(1)
-    browser = relay.core.registry.resolve()
-    await until(lambda: browser.held.holding)
     for bad in ({**HELD, "id": "4"}, {**HELD, "totalBytes": -7}, {**HELD, "url": "u" * 5000}):
         await extension.send({"type": "download", "download": bad})
     await until(lambda: len(extension.errors) == 3)

@@ -29,8 +29,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from tabrelay.approval import effects
-from tabrelay.approval.effects import Effect
-from tabrelay.approval.gate import ApprovalGate, site_of
+from tabrelay.approval.effects import Effect, Kind
+from tabrelay.approval.gate import Approval, ApprovalGate, site_of
 from tabrelay.approval.plans import draft_of
 from tabrelay.approval.policy import normalize_origin
 from tabrelay.config.settings import SettingsStore
@@ -257,20 +257,15 @@ class ToolRunner:
                 recipe=await self._recipe_effects(spec, params),
             )
             row.leaving = _leaving(spec.name, params, row.touches, row.origin)
-        approval = await self.gate.check(
-            client=caller.client,
-            tool=spec.name,
-            arguments=row.shown(),
-            origin=row.origin,
-            tab_title=ctx.tab.title if ctx.tab else None,
-            tab_id=row.tab_id,
-            browser_name=ctx.browser.name if ctx.browser else None,
-            client_reported=caller.reported,
+        approval = await self._check(
+            spec,
+            caller,
+            row,
+            ctx,
+            reporter,
             touches=row.touched(),
-            progress=reporter.waiting,
             effect=row.effect,
             leaving=row.leaving,
-            session=caller.session,
         )
         reporter.answered()
         row.decision = approval.how
@@ -429,6 +424,35 @@ class ToolRunner:
             "expires_at": plan.expires_at,
         }
 
+    async def _check(
+        self,
+        spec: ToolSpec,
+        caller: Caller,
+        row: _Row,
+        ctx: ToolContext,
+        reporter: _CallProgress,
+        *,
+        effect: Effect | None,
+        touches: Touches | None = None,
+        leaving: str | None = None,
+    ) -> Approval:
+        """The gate's word on this call (``ApprovalGate.check``), with what it is shown of it."""
+        return await self.gate.check(
+            client=caller.client,
+            tool=spec.name,
+            arguments=row.shown(),
+            origin=row.origin,
+            tab_title=ctx.tab.title if ctx.tab else None,
+            tab_id=row.tab_id,
+            browser_name=ctx.browser.name if ctx.browser else None,
+            client_reported=caller.reported,
+            touches=touches,
+            progress=reporter.waiting,
+            effect=effect,
+            leaving=leaving,
+            session=caller.session,
+        )
+
     async def _confirm_download(
         self,
         spec: ToolSpec,
@@ -449,22 +473,12 @@ class ToolRunner:
         Raises:
             ApprovalDenied: the person, a rule, a pause, a timeout or headless said no.
         """
-        if row.effect is not None and row.effect.kind is effects.Kind.DOWNLOAD and not beyond:
+        if row.effect is not None and row.effect.kind is Kind.DOWNLOAD and not beyond:
             return
         reporter.answered()  # the wait counts on from the tool's last step
         try:
-            approval = await self.gate.check(
-                client=caller.client,
-                tool=spec.name,
-                arguments=row.shown(),
-                origin=row.origin,
-                tab_title=ctx.tab.title if ctx.tab else None,
-                tab_id=row.tab_id,
-                browser_name=ctx.browser.name if ctx.browser else None,
-                client_reported=caller.reported,
-                progress=reporter.waiting,
-                effect=Effect(effects.Kind.DOWNLOAD, what, certain=True),
-                session=caller.session,
+            approval = await self._check(
+                spec, caller, row, ctx, reporter, effect=Effect(Kind.DOWNLOAD, what, certain=True)
             )
         except ApprovalDenied as denied:
             row.decision = f"{row.decision}; its download {denied.decision}"

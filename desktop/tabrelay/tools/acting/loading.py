@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from tabrelay.errors import CommandFailed, CommandTimeout, NavigationBlocked
 from tabrelay.relay.events import HubEvent
+from tabrelay.tools.acting import download
 from tabrelay.tools.context import ToolContext, ToolResult
 from tabrelay.tools.page.pdf import MIME_TYPE
 from tabrelay.tools.results import page_text
@@ -43,6 +45,8 @@ async def open_url(
 
     async def go() -> Any:
         result = await ctx.cdp("Page.navigate", {"url": url})
+        if result.get("isDownload") is True:
+            raise _Download
         error = result.get("errorText")
         if error == BLOCKED and log.stopped is not None:  # a redirect hop the guard stopped
             stopped, why = log.stopped
@@ -53,7 +57,23 @@ async def open_url(
             raise CommandFailed(f"could not open {url}: {error}", code=LoadCode.NET_ERROR)
         return result
 
-    return await until_loaded(ctx, go, wait_until, timeout)
+    began = time.time()  # the wall clock Chrome dates downloads by
+    with ctx.need_browser().held.acting():  # a download it turns out to be waits for its word
+        try:
+            return await until_loaded(ctx, go, wait_until, timeout)
+        except _Download:
+            said = await download.follow(ctx, url, began)
+    tab = await ctx.need_browser().get_tab(ctx.need_tab().id)
+    return ToolResult(
+        f"{said} The tab stayed on {page_text(tab.url[:300])}: that address is a file to "
+        "download, not a page.",
+        data={"tab_id": tab.id, "url": tab.url, "title": tab.title},
+        page_fields=("url", "title"),
+    )
+
+
+class _Download(Exception):
+    """Chrome took the address as a download, not a page (``Page.navigate``'s isDownload)."""
 
 
 async def until_loaded(
