@@ -416,3 +416,17 @@ async def test_a_download_link_whose_download_never_comes_is_given_up_on_once(
         said = plain(await download.follow(ctx, URL, BEGAN, appear=0.3))  # type: ignore[arg-type]
     assert said == f"No download of {URL} began within 0.3 s."
     assert time.monotonic() - began < 0.55, "the wait for it to be held counts toward appear"
+
+
+async def test_a_held_download_is_told_apart_from_anothers_of_the_same_address_by_its_id(
+    tmp_path: Path, chrome: Path
+) -> None:
+    written = chrome / "report.csv"
+    written.write_bytes(b"a,b\n1,2\n")
+    person_s = chrome / "report (1).csv"
+    person_s.write_bytes(b"the person's own copy")
+    theirs = {**item(person_s), "id": 8}
+    ctx = Ctx(Browser([[theirs, item(written)]]), Downloads(tmp_path / "d"), chrome)
+    following, _ = await held_follow(ctx, Person())
+    assert following.result().startswith("It downloaded a file, download d1: report.csv")
+    assert person_s.read_bytes() == b"the person's own copy", "theirs stays where it is"

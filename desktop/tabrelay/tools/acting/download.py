@@ -2,9 +2,13 @@
 (issue 26).
 
 Following: the tab's ``Page.downloadWillBegin`` (seen by the action's aftermath) names the
-address; the extension's ``downloads.search`` (exactly that address, since the action began:
-never a list of the person's downloads) says where Chrome writes the file and how far it got,
-asked every ``POLL`` seconds until it is complete, interrupted, or ``FOLLOW_TIMEOUT`` passes.
+address. An extension that holds downloads for Tabrelay's word (``relay/held_downloads.py``)
+has this one let go once the call's approval covers it (``_let_through``: the person is asked
+about its file, size, type and source unless the call's own approval weighed a download), and
+names Chrome's id for it. The extension's ``downloads.search`` (exactly that address, since the
+action began: never a list of the person's downloads) says where Chrome writes the file and how
+far it got, asked at growing intervals up to ``POLL`` seconds until it is complete,
+interrupted, or ``FOLLOW_TIMEOUT`` passes.
 A complete file is moved out of Chrome's download folder (``Settings.browser_download_dir``, by
 default the system's downloads folder: the only one files are taken from) into
 ``Settings.download_dir`` (by default a private folder of Tabrelay's data, 0700; each file 0600)
@@ -40,7 +44,8 @@ from tabrelay.tools.state.downloads import Download
 from tabrelay.tools.state.tab_state import PdfPages
 
 FOLLOW_TIMEOUT = 30.0  # seconds a download may take before the answer says it is still going
-POLL = 0.1
+POLL = 0.1  # at most, between two looks at how far it got
+FIRST_POLL = 0.01  # the first wait, doubled each time up to POLL
 APPEAR_TIMEOUT = 2.0  # seconds an expected download (a download link's) has to show in Chrome
 CLOCK_SLACK = 2.0  # seconds a file's time may lag the action's start (file systems round it)
 MAX_READ_BYTES = 64 * 1024 * 1024
@@ -95,16 +100,19 @@ async def _follow(ctx: ToolContext, url: str, since: float, appear: float | None
         )
     await ctx.progress(0, None, f"following the download of {url[:200]}")
     began = time.monotonic()
-    refused = await _let_through(ctx, browser, url, appear)
-    if refused is not None:
-        return refused
+    try:
+        held = await _let_through(ctx, browser, url, appear)
+    except _Refused as refused:
+        return refused.sentence
     deadline = time.monotonic() + FOLLOW_TIMEOUT  # from when the person let it go
     item: dict[str, Any] = {}
-    while True:
+    for polls in itertools.count():
         found = await browser.send_command(
             "downloads.search", {"url": url, "startedAfter": int(since * 1000)}
         )
         items = [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+        if held is not None:  # Chrome's id for it is known: others of that address are not it
+            items = [i for i in items if i.get("id") == held]
         if len(items) > 1:  # the person (or another agent) downloading the same file meanwhile
             return (
                 f"It started downloading {page_text(url[:300])}, and another download of that "
@@ -128,7 +136,7 @@ async def _follow(ctx: ToolContext, url: str, since: float, appear: float | None
                 f"It started downloading {page_text(url[:300])}, still going after "
                 f"{FOLLOW_TIMEOUT:g} s{got}; Chrome keeps it in its download folder."
             )
-        await asyncio.sleep(POLL)
+        await asyncio.sleep(min(POLL, FIRST_POLL * 2**polls))  # a small file is done at once
     kept = await _keep(ctx, item, url, since)
     return (
         f"It downloaded a file, {kept.describe()}; browser_get_content with "
@@ -136,15 +144,24 @@ async def _follow(ctx: ToolContext, url: str, since: float, appear: float | None
     )
 
 
+class _Refused(Exception):
+    def __init__(self, sentence: str) -> None:
+        super().__init__(sentence)
+        self.sentence = sentence
+
+
 async def _let_through(
     ctx: ToolContext, browser: Browser, url: str, appear: float | None
-) -> str | None:
+) -> int | None:
     """Let the download of ``url``, which the extension holds for Tabrelay's word, go on once
     the call's approval covers it (``ToolContext.confirm_download``: the person asked about its
     file, size, type and source, unless the call's own approval weighed a download and this
-    one is no larger or riskier than that covers). ``None`` when it goes on (or the extension
-    holds no downloads); otherwise the sentence saying it was cancelled, and why. A call
-    cancelled meanwhile cancels the download too."""
+    one is no larger or riskier than that covers): Chrome's id for it, or ``None`` when the
+    extension held none. A call cancelled meanwhile cancels the download too.
+
+    Raises:
+        _Refused: it was not allowed, and was cancelled (the sentence says why).
+    """
     if not browser.held.holding or ctx.confirm_download is None:
         return None
     held = await browser.held.claim(url, timeout=CLAIM_TIMEOUT if appear is None else appear)
@@ -158,13 +175,15 @@ async def _let_through(
         )
     except ApprovalDenied as denied:
         await _cancel(browser, held.id)
-        return f"It began downloading {what}, and Chrome cancelled it: {denied.message}."
+        raise _Refused(
+            f"It began downloading {what}, and Chrome cancelled it: {denied.message}."
+        ) from None
     except BaseException:  # cancelled while the person decides: the download ends with it
         ctx.background.add(ended := asyncio.ensure_future(_cancel(browser, held.id)))
         ended.add_done_callback(ctx.background.discard)
         raise
     await browser.held.decide(held.id, allow=True)
-    return None
+    return held.id
 
 
 def _held_words(held: HeldDownload, url: str) -> str:
