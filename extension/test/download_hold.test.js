@@ -132,3 +132,22 @@ test("downloads.hold and downloads.decide through the router validate what the a
   const bare = new CommandRouter({ tabs: /** @type {any} */ ({}), sessions: /** @type {any} */ ({}), relayPort: () => 23001 });
   await assert.rejects(bare.handle({ method: "downloads.hold", params: {} }), (error) => error instanceof CommandError && error.code === "unknown_method");
 });
+
+test("a download Chrome will not cancel is never let go", async () => {
+  /** @type {string[]} */
+  const calls = [];
+  const hold = new DownloadHold({
+    downloads: { cancel: async () => Promise.reject(new Error("Download must be in progress")) },
+    send: () => true,
+  });
+  hold.hold();
+  hold.determining({ id: 1, url: "https://a.test/x" }, () => void calls.push("suggest 1"));
+  const warn = console.warn;
+  console.warn = () => undefined;
+  try {
+    await hold.decide(1, false);
+  } finally {
+    console.warn = warn;
+  }
+  assert.deepEqual(calls, [], "not suggested: Chrome keeps it unfinished");
+});

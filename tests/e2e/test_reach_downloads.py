@@ -280,3 +280,33 @@ async def test_navigating_to_a_file_that_downloads_follows_it_as_a_click_does(
     assert re.search(rf"download d\d+: went\.csv \({len(CSV)} bytes, text/csv\)", said), said
     assert (module_paths.downloads_dir / "went.csv").read_bytes() == CSV
     assert re.search(r"The tab stayed on \S*reach/export\.html", said), said
+
+
+async def test_a_download_that_began_elsewhere_during_an_action_is_asked_about_as_it_ends(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    # The page opens the file in a tab of its own: the click's aftermath follows its tab, not
+    # that one, so nothing claims the download; the click settles it as it ends.
+    csv = pages.serve(f"files/{uuid.uuid4().hex[:6]}/elsewhere", CSV, "text/csv",
+                      attachment="elsewhere.csv")  # fmt: skip
+    tab, snapshot = await export_page(agent, pages, popup=csv)
+    await grant_site(app, pages.url("reach/export.html"), tools=("browser_click",))
+    person = app.harness.tool_approver
+    person.answer = Choice.DENY
+    before = len(person.requests)
+    try:
+        await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Show the numbers"))
+    finally:
+        person.answer = Choice.ALLOW_ONCE
+        await without_grants(app)
+    [asked] = person.requests[before:]
+    assert asked.effect is not None and asked.effect.certain
+    assert plain(asked.effect.why) == (
+        f"elsewhere.csv ({len(CSV)} bytes, text/csv) from {csv}; it began while this call ran, "
+        "from nothing Tabrelay followed"
+    )
+    for _ in range(20):
+        if not chromes_copies("elsewhere.csv"):
+            break
+        await asyncio.sleep(0.1)
+    assert chromes_copies("elsewhere.csv") == [], "refused: nothing of it stays"

@@ -297,6 +297,10 @@ def test_text_is_told_from_binary_by_its_bytes() -> None:
     assert not download._looks_like_text(b"\xff\xfe\xfd plain")
 
 
+async def unsettled(held: HeldDownload) -> bool:
+    raise AssertionError(f"download {held.id} was left to the end of the action")
+
+
 class Person:
     """``ToolContext.confirm_download`` as the endpoint gives it: what it was asked, and its
     answer (an exception to raise, or None: allowed)."""
@@ -323,7 +327,7 @@ async def held_follow(
     fields = {"id": 7, "url": URL, "final_url": URL, "filename": "report.csv", "mime": "text/csv",
               "total_bytes": 8, "danger": "safe"} | facts  # fmt: skip
     held = HeldDownload(**fields)
-    with holds.acting():
+    async with holds.acting(unsettled):
         following = asyncio.ensure_future(follow(ctx))
         await asyncio.sleep(0.01)
         holds.arrived(held)
@@ -348,9 +352,11 @@ async def test_a_held_download_goes_on_once_the_person_allowed_it_knowing_what_i
     ("facts", "shown", "beyond"),
     [
         ({"total_bytes": 101 * 1024 * 1024}, f"(105,906,176 bytes, text/csv) from {URL}", True),
-        ({"total_bytes": -1, "mime": ""}, f"(size not given, type unknown) from {URL}", False),
-        ({"danger": "file", "filename": "setup.exe"},
-         f"setup.exe (8 bytes, text/csv) from {URL}, which Chrome flags as 'file'", True),
+        ({"total_bytes": -1, "mime": ""}, f"(size not given, type unknown) from {URL}", True),
+        ({"danger": "file"}, f"report.csv (8 bytes, text/csv) from {URL}, which Chrome flags as "
+         "'file'", True),
+        ({"filename": "Tool.AppImage"}, f"from {URL}, a program or an installer", True),
+        ({"filename": "report.exe.csv"}, f"report.exe.csv (8 bytes, text/csv) from {URL}", False),
         ({"final_url": "https://cdn.test/r.csv"}, "from https://cdn.test/r.csv", False),
         ({"filename": ""}, "a file (8 bytes", False),
     ],
@@ -393,7 +399,7 @@ async def test_a_call_cancelled_while_the_person_decides_cancels_its_download(
     holds = ctx.browser.held
     holds.start()
     await asyncio.sleep(0)
-    with holds.acting():
+    async with holds.acting(unsettled):
         following = asyncio.ensure_future(follow(ctx))
         holds.arrived(HeldDownload(7, URL, URL, "r.csv", "text/csv", 8, "safe"))
         await asyncio.wait_for(asking.wait(), 5)
@@ -411,7 +417,7 @@ async def test_a_download_link_whose_download_never_comes_is_given_up_on_once(
     ctx.confirm_download = Person()
     ctx.browser.held.start()
     await asyncio.sleep(0)
-    with ctx.browser.held.acting():
+    async with ctx.browser.held.acting(unsettled):
         began = time.monotonic()
         said = plain(await download.follow(ctx, URL, BEGAN, appear=0.3))  # type: ignore[arg-type]
     assert said == f"No download of {URL} began within 0.3 s."
@@ -430,3 +436,21 @@ async def test_a_held_download_is_told_apart_from_anothers_of_the_same_address_b
     following, _ = await held_follow(ctx, Person())
     assert following.result().startswith("It downloaded a file, download d1: report.csv")
     assert person_s.read_bytes() == b"the person's own copy", "theirs stays where it is"
+
+
+async def test_a_download_its_aftermath_did_not_follow_is_asked_about_whatever_was_foreseen(
+    tmp_path: Path, chrome: Path
+) -> None:
+    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    held = HeldDownload(9, URL, URL, "r.csv", "text/csv", 8, "safe")
+    person = Person()
+    ctx.confirm_download = person
+    assert await download.settle(ctx, held) is True  # type: ignore[arg-type]
+    assert person.asked == [
+        (f"r.csv (8 bytes, text/csv) from {URL}; it began while this call ran, from nothing "
+         "Tabrelay followed", True)
+    ]  # fmt: skip
+    person.answer = ApprovalDenied("denied by the person")
+    assert await download.settle(ctx, held) is False  # type: ignore[arg-type]
+    ctx.confirm_download = None
+    assert await download.settle(ctx, held) is False, "nobody to ask: cancelled"  # type: ignore[arg-type]

@@ -369,7 +369,10 @@ class ExtensionSession:
             case Status():
                 browser.apply_status(message)
             case HeldDownload():
-                browser.held.arrived(message)
+                if not browser.held.arrived(message):
+                    await self._violation(
+                        browser, ProtocolViolation("unexpected", "downloads are not held here")
+                    )
             case Ping():
                 with contextlib.suppress(ConnectionClosed):
                     await self._connection.send(PONG_FRAME)

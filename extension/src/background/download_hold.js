@@ -81,7 +81,7 @@ export class DownloadHold {
       return false; // Chrome goes on as if this listener were not there
     }
     if (this.#held.size >= MAX_HELD || !this.#send(downloadFrame(facts(item)))) {
-      this.#cancel(item.id, suggest);
+      void this.#cancel(item.id, suggest);
       return true;
     }
     const timer = this.#setTimer(() => void this.decide(item.id, false).catch(() => undefined), HOLD_LIMIT_MS);
@@ -121,19 +121,22 @@ export class DownloadHold {
   }
 
   /**
-   * Cancelled before Chrome is let go, so not one more byte of it completes.
+   * Cancelled before Chrome is let go, so it never completes; one Chrome would not cancel is
+   * never let go either (it stays unfinished).
    * @param {number} id
    * @param {() => void} suggest
    */
   async #cancel(id, suggest) {
     try {
       await this.#downloads.cancel(id);
-    } finally {
-      try {
-        suggest();
-      } catch {
-        // Chrome may refuse a name for a download it already cancelled.
-      }
+    } catch (error) {
+      console.warn("Tabrelay: a held download could not be cancelled; it is left unfinished", error);
+      return;
+    }
+    try {
+      suggest();
+    } catch {
+      // Chrome may refuse a name for a download it already cancelled.
     }
   }
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -19,6 +20,7 @@ from typing import Any
 from tabrelay.errors import EventsClosed, TabrelayError
 from tabrelay.relay.events import HubEvent, Subscription
 from tabrelay.tools.acting import download
+from tabrelay.tools.acting.download import settle as settle_download
 from tabrelay.tools.context import ToolContext, ToolResult
 from tabrelay.tools.results import page_text
 
@@ -429,7 +431,8 @@ async def following(
     subscription = ctx.hub.subscribe(maxlen=2000, accept=accept)
     ctx.state.log.stopped = None  # what the guard stops from now on is this action's doing
     try:
-        with browser.held.acting():  # a download it begins waits for its aftermath's word
+        # A download it begins waits for its aftermath's word, or for this call's, as it ends.
+        async with browser.held.acting(functools.partial(settle_download, ctx)):
             yield ActionWatch(
                 ctx, subscription, Aftermath(tab.id), download=download, its_events=its_events
             )

@@ -58,6 +58,14 @@ _UNSAFE_NAME = re.compile(r"[^\w.\- ()\[\]]+")
 MAX_FOLLOWED = 3  # downloads one action follows; more are named, not followed
 CLAIM_TIMEOUT = 5.0  # seconds for a download the tab said began to be held by the extension
 SAFE_DANGER = frozenset({"safe", "accepted"})  # Chrome's words for a download it does not flag
+# Files that run or install: asked about even when the action foresaw a download (Chrome names
+# its own danger only after it has asked extensions for a file name, so this is Tabrelay's).
+_PROGRAM = re.compile(
+    r"\.(exe|msi|msix|appx|appxbundle|bat|cmd|com|scr|pif|cpl|ps1|psm1|vbs|vbe|js|jse|wsf|wsh|"
+    r"hta|jar|apk|aab|ipa|dmg|pkg|mpkg|app|sh|bash|zsh|command|run|bin|deb|rpm|appimage|snap|"
+    r"flatpak|dll|so|dylib|reg|lnk|url|iso|img|vhd|vhdx|xpi|crx)$",
+    re.IGNORECASE,
+)
 
 
 async def follow_all(
@@ -167,29 +175,55 @@ async def _let_through(
     held = await browser.held.claim(url, timeout=CLAIM_TIMEOUT if appear is None else appear)
     if held is None:
         return None  # none was held: followed as before (Chrome may show none: ``appear``)
-    what = _held_words(held, url)
-    limit = ctx.settings.download_ask_over_mb * 1024 * 1024
     try:
-        await ctx.confirm_download(
-            what, beyond=held.danger not in SAFE_DANGER or held.total_bytes > limit
-        )
+        await ctx.confirm_download(_held_words(held, url), beyond=_beyond(ctx, held))
     except ApprovalDenied as denied:
         await _cancel(browser, held.id)
         raise _Refused(
-            f"It began downloading {what}, and Chrome cancelled it: {denied.message}."
+            f"It began downloading {_held_words(held, url)}, and Chrome cancelled it: "
+            f"{denied.message}."
         ) from None
     except BaseException:  # cancelled while the person decides: the download ends with it
-        ctx.background.add(ended := asyncio.ensure_future(_cancel(browser, held.id)))
-        ended.add_done_callback(ctx.background.discard)
+        browser.held.decide_later(held.id, allow=False)
         raise
     await browser.held.decide(held.id, allow=True)
     return held.id
+
+
+async def settle(ctx: ToolContext, held: HeldDownload) -> bool:
+    """Whether a download that began while the call's action was under way, and that its
+    aftermath did not follow (a page's script, another tab, a frame of another process, past
+    ``MAX_FOLLOWED``), may go on: the person is asked whatever the call's approval covered."""
+    if ctx.confirm_download is None:
+        return False
+    try:
+        await ctx.confirm_download(
+            f"{_held_words(held, held.url)}; it began while this call ran, from nothing "
+            "Tabrelay followed",
+            beyond=True,
+        )
+    except ApprovalDenied:
+        return False
+    return True
+
+
+def _beyond(ctx: ToolContext, held: HeldDownload) -> bool:
+    """Whether a download is more than an approval that foresaw one covers: larger than the
+    settings' limit, of a size the server did not say, a program, or flagged by Chrome."""
+    limit = ctx.settings.download_ask_over_mb * 1024 * 1024
+    return (
+        held.danger not in SAFE_DANGER
+        or not 0 <= held.total_bytes <= limit
+        or _PROGRAM.search(held.filename) is not None
+    )
 
 
 def _held_words(held: HeldDownload, url: str) -> str:
     """A held download in words for the person and the agent: name, size, type, source."""
     size = f"{held.total_bytes:,} bytes" if held.total_bytes >= 0 else "size not given"
     flagged = "" if held.danger in SAFE_DANGER else f", which Chrome flags as {held.danger!r}"
+    if _PROGRAM.search(held.filename):
+        flagged += ", a program or an installer"
     name = page_text(held.filename) if held.filename else "a file"
     kind = page_text(held.mime) if held.mime else "type unknown"
     return f"{name} ({size}, {kind}) from {page_text((held.final_url or url)[:300])}{flagged}"

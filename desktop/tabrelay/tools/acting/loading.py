@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -58,7 +59,8 @@ async def open_url(
         return result
 
     began = time.time()  # the wall clock Chrome dates downloads by
-    with ctx.need_browser().held.acting():  # a download it turns out to be waits for its word
+    # A download it turns out to be (or the page starts) waits for this call's word.
+    async with ctx.need_browser().held.acting(functools.partial(download.settle, ctx)):
         try:
             return await until_loaded(ctx, go, wait_until, timeout)
         except _Download:
