@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -220,7 +220,7 @@ class ToolRunner:
             access=functools.partial(self._start_plan, caller, reporter),
         )
         ctx.confirm_download = functools.partial(
-            self._confirm_download, spec, caller, row, ctx, reporter
+            _confirm_download, row, functools.partial(self._check, spec, caller, row, ctx, reporter)
         )
         try:
             return await self._steps(spec, params, caller, row, ctx, reporter)
@@ -267,7 +267,6 @@ class ToolRunner:
             effect=row.effect,
             leaving=row.leaving,
         )
-        reporter.answered()
         row.decision = approval.how
         if not spec.read_only:  # where it may take the tab: a redirect elsewhere is judged
             here = normalize_origin(row.origin) if row.origin else None
@@ -436,8 +435,11 @@ class ToolRunner:
         touches: Touches | None = None,
         leaving: str | None = None,
     ) -> Approval:
-        """The gate's word on this call (``ApprovalGate.check``), with what it is shown of it."""
-        return await self.gate.check(
+        """The gate's word on this call (``ApprovalGate.check``), with what it is shown of it;
+        the wait for the person counts on from the tool's last step, and its steps from after
+        the answer (``_CallProgress``)."""
+        reporter.answered()
+        approval = await self.gate.check(
             client=caller.client,
             tool=spec.name,
             arguments=row.shown(),
@@ -452,39 +454,8 @@ class ToolRunner:
             leaving=leaving,
             session=caller.session,
         )
-
-    async def _confirm_download(
-        self,
-        spec: ToolSpec,
-        caller: Caller,
-        row: _Row,
-        ctx: ToolContext,
-        reporter: _CallProgress,
-        what: str,
-        *,
-        beyond: bool,
-    ) -> None:
-        """Let a download the call's action began go on (``what``: its file, size, type and
-        source, the page's words marked): the call's own approval covers it when it weighed a
-        download (asked the person about one, or a rule named ``effect:download``), unless it
-        is ``beyond`` what that covers (larger than the settings' limit, or flagged by Chrome);
-        otherwise the gate asks, as for any consequential effect.
-
-        Raises:
-            ApprovalDenied: the person, a rule, a pause, a timeout or headless said no.
-        """
-        if row.effect is not None and row.effect.kind is Kind.DOWNLOAD and not beyond:
-            return
-        reporter.answered()  # the wait counts on from the tool's last step
-        try:
-            approval = await self._check(
-                spec, caller, row, ctx, reporter, effect=Effect(Kind.DOWNLOAD, what, certain=True)
-            )
-        except ApprovalDenied as denied:
-            row.decision = f"{row.decision}; its download {denied.decision}"
-            raise
         reporter.answered()
-        row.decision = f"{row.decision}; its download {approval.how}"
+        return approval
 
     async def _recipe_effects(self, spec: ToolSpec, params: Params) -> list[str | None] | None:
         """What each step of the recipe a call replays was judged to do when recorded (None
@@ -576,6 +547,29 @@ class ToolRunner:
             self.log.submit(entry)
         except RuntimeError:
             logger.warning("no command log row for %s: the log is closed", row.tool)
+
+
+async def _confirm_download(
+    row: _Row, check: Callable[..., Awaitable[Approval]], what: str, *, beyond: bool
+) -> None:
+    """Let a download the call's action began go on (``what``: its file, size, type and source,
+    the page's words marked): the call's own approval covers it when it weighed a download
+    (asked the person about one, or a rule named ``effect:download``), unless it is ``beyond``
+    what that covers (``tools.acting.download``: too large, of no stated size, a program, or
+    flagged by Chrome); otherwise ``check`` (the call's gate) asks, as for any consequential
+    effect. The command log's row says how it went.
+
+    Raises:
+        ApprovalDenied: the person, a rule, a pause, a timeout or headless said no.
+    """
+    if row.effect is not None and row.effect.kind is Kind.DOWNLOAD and not beyond:
+        return
+    try:
+        approval = await check(effect=Effect(Kind.DOWNLOAD, what, certain=True))
+    except ApprovalDenied as denied:
+        row.decision = f"{row.decision}; its download {denied.decision}"
+        raise
+    row.decision = f"{row.decision}; its download {approval.how}"
 
 
 class _CallProgress:
