@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from pathlib import Path
+
+import pytest
 
 from tabrelay.store.commandlog import SCHEMA_VERSION, CommandEntry, CommandLog
 
@@ -103,4 +106,44 @@ def test_the_app_and_a_command_opening_an_old_log_at_once_migrate_it_once(
     for thread in threads:
         thread.join(10)
     assert errors == []
+    assert version(path) == SCHEMA_VERSION
+
+
+def test_opening_an_old_log_another_program_is_writing_waits_for_it(tmp_path: Path) -> None:
+    """Switching the file to WAL is answered "locked" at once while another connection writes
+    (SQLite does not wait for it): opening waits for the writer instead of failing."""
+    path = tmp_path / "commands.sqlite3"
+    with sqlite3.connect(path) as raw:
+        raw.executescript(VERSION_0)
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")
+    timer = threading.Timer(0.3, writer.execute, ("COMMIT",))
+    timer.start()
+    try:
+        started = time.monotonic()
+        CommandLog(path).close()
+        assert time.monotonic() - started >= 0.25
+    finally:
+        timer.join()
+        writer.close()
+    assert version(path) == SCHEMA_VERSION
+
+
+def test_a_log_another_program_keeps_writing_is_a_clear_error_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "commands.sqlite3"
+    with sqlite3.connect(path) as raw:
+        raw.executescript(VERSION_0)
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            CommandLog(path, open_timeout=0.2)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    log = CommandLog(path)  # once the other program is done, it opens and migrates
+    assert [(r.tool, r.time) for r in log.recent()] == [("browser_click", 1000.0)]
+    log.close()
     assert version(path) == SCHEMA_VERSION

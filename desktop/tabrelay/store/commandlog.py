@@ -64,6 +64,8 @@ EXPORT_FORMATS = ("jsonl", "csv")
 # store takes milliseconds; a disk or lock that hangs must not hang a reader or a quit with it.
 FLUSH_TIMEOUT = 5.0
 CLOSE_TIMEOUT = 5.0
+# How long opening waits for another program writing the file (`tabrelay log` and the app).
+OPEN_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,7 @@ class CommandLog:
         *,
         flush_timeout: float = FLUSH_TIMEOUT,
         close_timeout: float = CLOSE_TIMEOUT,
+        open_timeout: float = OPEN_TIMEOUT,
     ) -> None:
         make_private_dir(path.parent)
         # SQLite creates a database with the umask's mode, and its -wal, -shm and -journal with
@@ -106,12 +109,17 @@ class CommandLog:
         self.flush_timeout = flush_timeout
         self.close_timeout = close_timeout
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(
+            path, timeout=open_timeout, check_same_thread=False, isolation_level=None
+        )
         self._db.row_factory = sqlite3.Row
-        with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
+        try:
+            self._use_wal(open_timeout)
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across app crashes
             self._migrate()
+        except BaseException:
+            self._db.close()  # an open file nobody can close is left behind otherwise
+            raise
         self._listeners: Listeners[[CommandEntry]] = Listeners("the command log")
         self._queue: queue.SimpleQueue[CommandEntry | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None  # started by the first submit
@@ -120,6 +128,25 @@ class CommandLog:
         self._written = 0
         self._progress = threading.Condition()
         self._closed = False
+
+    def _use_wal(self, timeout: float) -> None:
+        """Switch the file to WAL, waiting at most ``timeout`` seconds for another connection.
+
+        The switch needs the file to itself, and SQLite answers "locked" at once instead of
+        waiting while another connection is writing (an older log the app and a `tabrelay log`
+        command open together): so it is tried again, with short pauses.
+        """
+        deadline = time.monotonic() + timeout
+        pause = 0.005
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _migrate(self) -> None:
         """Create the table, or bring an older one up to ``SCHEMA_VERSION``, in one write
