@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from support.scale import examples
 from tabrelay.approval.policy import evaluate, normalize_origin
 from tabrelay.config.settings import PolicyRule
+from tabrelay.protocol import urls
 from tabrelay.protocol.urls import (
     InvalidUrl,
     host_address,
@@ -711,3 +712,24 @@ def test_any_host_text_is_read_or_refused(text: str) -> None:
         site_origin(parse_url(f"http://{host}/"))
     except InvalidUrl:
         assert host.endswith(".")  # only a name with root dots can hide a bad address
+
+
+def test_a_url_parsed_again_is_the_same_and_a_long_one_is_not_kept() -> None:
+    """A tool call reads its tab's address several times: it is parsed once and kept (the
+    result is immutable); a refused URL is refused every time; an address of megabytes is
+    parsed each time rather than kept."""
+    kept = urls._parse_kept
+    kept.cache_clear()
+    first = parse_url("HTTP://Example.COM:80/a b?q=1#f")
+    assert parse_url("HTTP://Example.COM:80/a b?q=1#f") is first
+    assert first.href == "http://example.com/a%20b?q=1#f"
+    assert kept.cache_info().hits == 1
+    for _ in range(2):
+        with pytest.raises(InvalidUrl, match="out of range"):
+            parse_url("https://256.0.0.1/")
+    long = "https://example.com/?" + "q" * (urls._KEPT_LENGTH + 1)
+    assert parse_url(long).query == "q" * (urls._KEPT_LENGTH + 1)
+    assert kept.cache_info().currsize == 1
+    for n in range(urls._KEPT_URLS + 10):  # bounded: the oldest go
+        parse_url(f"https://example.com/{n}")
+    assert kept.cache_info().currsize == urls._KEPT_URLS
