@@ -11,14 +11,27 @@ import { MAX_HELD_URL_LENGTH } from "../src/shared/protocol.js";
 function setup({ connected = true } = {}) {
   /** @type {string[]} */
   const calls = [];
+  /** @type {string[]} pausing and resuming, apart from what decides */
+  const flow = [];
+  /** @type {number[][]} what each worker kept for the next */
+  const remembered = [];
+  /** @type {Map<number, Record<string, unknown>>} what chrome.downloads.search finds */
+  const items = new Map();
   /** @type {any[]} */
   const sent = [];
   /** @type {Map<number, () => void>} */
   const timers = new Map();
   let nextTimer = 1;
   const hold = new DownloadHold({
-    downloads: { cancel: async (/** @type {number} */ id) => void calls.push(`cancel ${id}`) },
+    downloads: {
+      cancel: async (/** @type {number} */ id) => void calls.push(`cancel ${id}`),
+      pause: async (/** @type {number} */ id) => void flow.push(`pause ${id}`),
+      resume: async (/** @type {number} */ id) => void flow.push(`resume ${id}`),
+      removeFile: async (/** @type {number} */ id) => void calls.push(`removeFile ${id}`),
+      search: async (/** @type {{id: number}} */ { id }) => (items.has(id) ? [items.get(id)] : []),
+    },
     send: (frame) => (connected ? (sent.push(frame), true) : false),
+    remember: async (ids) => void remembered.push(ids),
     setTimer: (fn, ms) => {
       assert.equal(ms, HOLD_LIMIT_MS);
       const id = nextTimer++;
@@ -33,7 +46,7 @@ function setup({ connected = true } = {}) {
   const begin = (id, more = {}) =>
     hold.determining({ id, url: `https://shop.test/${id}.csv`, filename: `/home/p/Downloads/${id}.csv`, mime: "text/csv", totalBytes: 12, danger: "safe", ...more }, suggest(id));
   const settle = () => new Promise((resolve) => setImmediate(resolve));
-  return { hold, calls, sent, timers, begin, settle };
+  return { hold, calls, flow, remembered, items, sent, timers, begin, settle };
 }
 
 /** @param {Promise<unknown>} promise */
@@ -136,9 +149,11 @@ test("downloads.hold and downloads.decide through the router validate what the a
 test("a download Chrome will not cancel is never let go", async () => {
   /** @type {string[]} */
   const calls = [];
+  const refuse = async () => Promise.reject(new Error("Download must be in progress"));
   const hold = new DownloadHold({
-    downloads: { cancel: async () => Promise.reject(new Error("Download must be in progress")) },
+    downloads: { cancel: refuse, pause: refuse, resume: refuse, removeFile: refuse, search: async () => [] },
     send: () => true,
+    remember: async () => undefined,
   });
   hold.hold();
   hold.determining({ id: 1, url: "https://a.test/x" }, () => void calls.push("suggest 1"));
@@ -150,4 +165,59 @@ test("a download Chrome will not cancel is never let go", async () => {
     console.warn = warn;
   }
   assert.deepEqual(calls, [], "not suggested: Chrome keeps it unfinished");
+});
+
+test("a held download is paused while it waits, resumed once allowed, and remembered while held", async () => {
+  const { hold, begin, flow, remembered, calls } = setup();
+  hold.hold();
+  begin(1);
+  begin(2);
+  assert.deepEqual(flow, ["pause 1", "pause 2"], "nothing more of it is written while the person decides");
+  assert.deepEqual(remembered, [[1], [1, 2]]);
+  await hold.decide(1, true);
+  await hold.decide(2, false);
+  assert.deepEqual(calls, ["suggest 1", "cancel 2", "suggest 2"]);
+  assert.deepEqual(flow, ["pause 1", "pause 2", "resume 1"], "named first, then it goes on");
+  assert.deepEqual(remembered.at(-1), [], "nothing held: nothing for the next worker to undo");
+});
+
+test("a new worker undoes what a stopped one held: unfinished cancelled, completed removed", async () => {
+  const { hold, calls, remembered, items } = setup();
+  items.set(1, { id: 1, state: "in_progress" });
+  items.set(2, { id: 2, state: "complete", exists: true });
+  items.set(3, { id: 3, state: "interrupted" }); // cancelled already: nothing to undo
+  items.set(4, { id: 4, state: "complete", exists: false }); // its file is gone already
+  await hold.recover([1, 2, 3, 4, 5]); // 5: Chrome no longer knows it
+  assert.deepEqual(calls, ["cancel 1", "removeFile 2"]);
+  assert.deepEqual(remembered.at(-1), [], "undone once: the next worker finds nothing");
+
+  // What the storage holds is the extension's own, but read as untrusted all the same.
+  calls.length = 0;
+  for (const bad of [undefined, null, "1,2", { 0: 1 }, [1.5, "2", -0.5, Number.MAX_VALUE, null]]) {
+    await hold.recover(bad);
+  }
+  assert.deepEqual(calls, []);
+});
+
+test("a download the new worker already holds again is not undone, and a failure to undo one does not stop the rest", async () => {
+  const { hold, begin, calls, items } = setup();
+  hold.hold();
+  begin(1);
+  items.set(1, { id: 1, state: "in_progress" });
+  items.set(2, { id: 2, state: "in_progress" });
+  items.set(3, { id: 3, state: "in_progress" });
+  const search = items.get.bind(items);
+  items.get = (id) => {
+    if (id === 2) throw new Error("search failed");
+    return search(id);
+  };
+  const warn = console.warn;
+  console.warn = () => undefined;
+  try {
+    await hold.recover([1, 2, 3]);
+  } finally {
+    console.warn = warn;
+  }
+  assert.deepEqual(calls, ["cancel 3"]);
+  assert.deepEqual(hold.held, [1]);
 });

@@ -310,3 +310,44 @@ async def test_a_download_that_began_elsewhere_during_an_action_is_asked_about_a
             break
         await asyncio.sleep(0.1)
     assert chromes_copies("elsewhere.csv") == [], "refused: nothing of it stays"
+
+
+async def test_a_download_held_when_the_extensions_worker_stops_is_undone_and_the_call_answers(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    # Chrome stops the extension's worker (a crash, an update, serviceworker-internals' Stop)
+    # while a download waits for the person. Its listener goes with it, and Chrome completes
+    # the download under its own name: the next worker, woken by that, removes the file.
+    name = f"stopped-{uuid.uuid4().hex[:6]}.csv"
+    tab, button, _csv = await prepare_page(app, agent, pages, name)
+    person = app.harness.tool_approver
+    person.answer = None  # the person has not decided yet
+    before = len(person.requests)
+    relay = await app.browser()
+    click = asyncio.create_task(agent.call("browser_click", tab_id=tab, ref=button))
+    try:
+        for _ in range(100):
+            if person.requests[before:] or click.done():
+                break
+            await asyncio.sleep(0.1)
+        [asked] = person.requests[before:]
+        assert asked.effect is not None and asked.effect.certain, "held, and asked about"
+        await browser.cdp.send("Target.closeTarget", {"targetId": await browser.worker_target_id()})
+        said = text_of(await asyncio.wait_for(click, 10))
+    finally:
+        person.answer = Choice.ALLOW_ONCE
+        await without_grants(app)
+    # The call answers at once (its other commands fail with the connection, or the question
+    # does), and the question went with the browser.
+    assert "disconnected" in said and "download d" not in said, said
+    assert asked in person.withdrawn
+    for _ in range(100):
+        if not chromes_copies(name):
+            break
+        await asyncio.sleep(0.1)
+    assert chromes_copies(name) == [], "the next worker removed what Chrome completed"
+    for _ in range(400):  # the new worker reconnects (at the latest by its 30 s alarm)
+        if any(b is not relay for b in app.browsers()):
+            break
+        await asyncio.sleep(0.1)
+    assert any(b is not relay for b in app.browsers()), "the extension came back"

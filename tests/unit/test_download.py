@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tabrelay.config.settings import Settings
-from tabrelay.errors import ApprovalDenied, CommandFailed, ToolError
+from tabrelay.errors import ApprovalDenied, BrowserDisconnected, CommandFailed, ToolError
 from tabrelay.protocol.messages import HeldDownload
 from tabrelay.relay.held_downloads import HeldDownloads
 from tabrelay.tools.acting import download
@@ -410,6 +410,39 @@ async def test_a_call_cancelled_while_the_person_decides_cancels_its_download(
     assert ctx.browser.decided == [{"id": 7, "allow": False}]
 
 
+async def test_a_browser_gone_while_the_person_decides_ends_the_call_with_the_question(
+    tmp_path: Path, chrome: Path
+) -> None:
+    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    asking = asyncio.Event()
+    withdrawn: list[str] = []
+
+    async def person(what: str, *, beyond: bool) -> None:
+        asking.set()
+        try:
+            await asyncio.Event().wait()  # the person has not answered yet
+        except asyncio.CancelledError:
+            withdrawn.append(plain(what))
+            raise
+
+    ctx.confirm_download = person
+    holds = ctx.browser.held
+    holds.start()
+    await asyncio.sleep(0)
+    async with holds.acting(unsettled):
+        following = asyncio.ensure_future(follow(ctx))
+        holds.arrived(HeldDownload(7, URL, URL, "r.csv", "text/csv", 8, "safe"))
+        await asyncio.wait_for(asking.wait(), 5)
+        holds.close()  # the extension's worker stopped, or the browser quit
+        said = plain(await asyncio.wait_for(following, 5))
+    assert said.startswith(
+        f"It started downloading {URL}, and then: the browser disconnected while the person "
+        "was being asked about its download"
+    ), said
+    assert withdrawn == [f"r.csv (8 bytes, text/csv) from {URL}"], "the dialog is taken down"
+    assert ctx.browser.decided == [], "nothing is sent on a connection that ended"
+
+
 async def test_a_download_link_whose_download_never_comes_is_given_up_on_once(
     tmp_path: Path, chrome: Path
 ) -> None:
@@ -442,6 +475,8 @@ async def test_a_download_its_aftermath_did_not_follow_is_asked_about_whatever_w
     tmp_path: Path, chrome: Path
 ) -> None:
     ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    ctx.browser.held.start()
+    await asyncio.sleep(0)
     held = HeldDownload(9, URL, URL, "r.csv", "text/csv", 8, "safe")
     person = Person()
     ctx.confirm_download = person
@@ -454,3 +489,7 @@ async def test_a_download_its_aftermath_did_not_follow_is_asked_about_whatever_w
     assert await download.settle(ctx, held) is False  # type: ignore[arg-type]
     ctx.confirm_download = None
     assert await download.settle(ctx, held) is False, "nobody to ask: cancelled"  # type: ignore[arg-type]
+    ctx.confirm_download = person
+    ctx.browser.held.close()  # the browser went: there is no download left to ask about
+    with pytest.raises(BrowserDisconnected, match="while the person was being asked"):
+        await download.settle(ctx, held)  # type: ignore[arg-type]

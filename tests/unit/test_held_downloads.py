@@ -226,3 +226,58 @@ async def test_answers_the_browser_cannot_take_are_logged_and_the_connection_end
     assert person.asked == [] and (2, True) not in extension.decided(), (
         "a closed connection answers nothing (the extension cancels what it held)"
     )
+
+
+async def test_a_question_about_a_download_is_withdrawn_when_the_connection_ends() -> None:
+    extension, holds = await holding()
+    asked = asyncio.Event()
+    withdrawn: list[bool] = []
+
+    async def person_deciding() -> None:
+        async with holds.asking():
+            asked.set()
+            try:
+                await asyncio.sleep(3600)  # the person has not decided
+            except asyncio.CancelledError:
+                withdrawn.append(True)  # the dialog is taken down
+                raise
+
+    question = asyncio.ensure_future(person_deciding())
+    await asked.wait()
+    holds.close()
+    with pytest.raises(BrowserDisconnected, match="while the person was being asked"):
+        await asyncio.wait_for(question, 1)
+    assert withdrawn == [True]
+    assert not question.cancelled() and asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+    # Nothing is answered on a connection that ended, and nothing is asked on one.
+    holds.decide_later(1, allow=False)
+    await settle()
+    assert extension.decided() == []
+    with pytest.raises(BrowserDisconnected):
+        async with holds.asking():
+            pytest.fail("asked on a connection that ended")
+
+
+async def test_a_caller_cancelled_while_asking_stays_cancelled_though_the_connection_ends_too() -> (
+    None
+):
+    _, holds = await holding()
+    asked = asyncio.Event()
+
+    async def person_deciding() -> None:
+        async with holds.asking():
+            asked.set()
+            await asyncio.sleep(3600)
+
+    question = asyncio.ensure_future(person_deciding())
+    await asked.wait()
+    question.cancel()  # the agent's client went away
+    holds.close()  # and the browser, in the same moment
+    with pytest.raises(asyncio.CancelledError):
+        await question
+    # A question that ended on its own leaves nothing behind to be withdrawn later.
+    _, holds = await holding()
+    async with holds.asking():
+        pass
+    holds.close()
+    assert holds._asking == set() and holds._withdrawn == set()

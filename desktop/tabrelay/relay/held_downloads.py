@@ -26,7 +26,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
-from tabrelay.errors import BrowserError
+from tabrelay.errors import BrowserDisconnected, BrowserError
 from tabrelay.protocol.constants import MAX_HELD_URL_LENGTH
 from tabrelay.protocol.messages import HeldDownload
 
@@ -37,6 +37,10 @@ Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
 # goes on (asking the person first, as its call's approval must).
 Settle = Callable[[HeldDownload], Awaitable[bool]]
 MAX_WAITING = 100  # held downloads waiting at once; more are cancelled
+GONE = (
+    "the browser disconnected while the person was being asked about its download; the "
+    "extension cancels a download it held then (or removes its file, if Chrome completed it)"
+)
 
 
 class HeldDownloads:
@@ -49,6 +53,8 @@ class HeldDownloads:
         self._waiting: dict[int, HeldDownload] = {}  # arrived while acting, unclaimed
         self._news = asyncio.Event()  # set (and replaced) when one arrives
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._asking: set[asyncio.Task[Any]] = set()  # calls asking the person about one
+        self._withdrawn: set[asyncio.Task[Any]] = set()  # of those, cancelled by ``close``
 
     def start(self) -> None:
         """Ask the extension (one that lists ``downloads.hold``) to hold downloads."""
@@ -143,15 +149,45 @@ class HeldDownloads:
     async def _decide(self, download_id: int, *, allow: bool) -> None:
         await self._send("downloads.decide", {"id": download_id, "allow": allow})
 
+    @contextlib.asynccontextmanager
+    async def asking(self) -> AsyncIterator[None]:
+        """The calling task asks the person about a held download: if the connection ends
+        meanwhile, the question is withdrawn (the task is cancelled) and ``BrowserDisconnected``
+        raised in its place; the extension undoes what it held, so nothing is left to decide.
+
+        Raises:
+            BrowserDisconnected: the connection ended (before, or while the person decided).
+        """
+        task = asyncio.current_task()
+        assert task is not None
+        if not self.holding:
+            raise BrowserDisconnected(GONE)
+        cancelling = task.cancelling()
+        self._asking.add(task)
+        try:
+            yield
+        except asyncio.CancelledError:
+            if task in self._withdrawn and task.uncancel() <= cancelling:
+                raise BrowserDisconnected(GONE) from None
+            raise
+        finally:
+            self._asking.discard(task)
+            self._withdrawn.discard(task)
+
     def decide_later(self, download_id: int, *, allow: bool) -> None:
-        """``decide`` from where nothing may be awaited (a call being cancelled)."""
-        self._spawn(self._answer(download_id, allow=allow))
+        """``decide`` from where nothing may be awaited (a call being cancelled); nothing once
+        the connection ended (the extension undid what it held)."""
+        if self.holding:
+            self._spawn(self._answer(download_id, allow=allow))
 
     def close(self) -> None:
         """The connection ended: nothing more is answered (the extension cancels what it
         held), and a claim waiting ends."""
         self.holding = False
         for task in self._tasks:
+            task.cancel()
+        for task in self._asking - self._withdrawn:
+            self._withdrawn.add(task)
             task.cancel()
         self._waiting.clear()
         self._news.set()

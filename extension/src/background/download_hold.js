@@ -12,6 +12,13 @@
  * Fail closed: a download the app has not answered within HOLD_LIMIT_MS, or still held when
  * the connection ends, is cancelled (the app that would answer is gone), and a new connection
  * holds nothing until its app asks. More than MAX_HELD at once are cancelled, not held.
+ *
+ * A worker Chrome stops (a crash, an update, serviceworker-internals) takes its listener with
+ * it, and Chrome then completes what it held under its own name. So a held download is also
+ * paused (no more of it is written while it waits; a small one may be whole already), and
+ * what is held is remembered (chrome.storage.session): the next worker, woken by the
+ * download's change or its alarm, undoes what its predecessor held and never let go
+ * (`recover`: cancelled if unfinished, its file removed if Chrome completed it).
  */
 
 import { CommandError } from "../shared/errors.js";
@@ -37,6 +44,7 @@ const MAX_NAME_LENGTH = 255;
 export class DownloadHold {
   #downloads;
   #send;
+  #remember;
   #setTimer;
   #clearTimer;
   #holding = false;
@@ -45,15 +53,19 @@ export class DownloadHold {
 
   /**
    * @param {object} deps
-   * @param {{cancel: Function}} deps.downloads chrome.downloads (through the facade)
+   * @param {{cancel: Function, pause: Function, removeFile: Function, resume: Function, search: Function}} deps.downloads
+   *   chrome.downloads (through the facade)
    * @param {(frame: import("../shared/frames.js").DownloadFrame) => boolean} deps.send sends a frame to
    *   the app; false when it cannot
+   * @param {(ids: number[]) => Promise<unknown>} deps.remember keeps the ids held now where the next
+   *   worker finds them (chrome.storage.session)
    * @param {(fn: () => void, ms: number) => unknown} [deps.setTimer]
    * @param {(timer: unknown) => void} [deps.clearTimer]
    */
-  constructor({ downloads, send, setTimer = (fn, ms) => setTimeout(fn, ms), clearTimer = (t) => clearTimeout(/** @type {any} */ (t)) }) {
+  constructor({ downloads, send, remember, setTimer = (fn, ms) => setTimeout(fn, ms), clearTimer = (t) => clearTimeout(/** @type {any} */ (t)) }) {
     this.#downloads = downloads;
     this.#send = send;
+    this.#remember = remember;
     this.#setTimer = setTimer;
     this.#clearTimer = clearTimer;
   }
@@ -86,6 +98,8 @@ export class DownloadHold {
     }
     const timer = this.#setTimer(() => void this.decide(item.id, false).catch(() => undefined), HOLD_LIMIT_MS);
     this.#held.set(item.id, { suggest, timer });
+    this.#remembered();
+    this.#downloads.pause(item.id).catch(() => undefined); // refused for one already whole
     return true;
   }
 
@@ -106,10 +120,42 @@ export class DownloadHold {
     this.#clearTimer(held.timer);
     if (allow) {
       held.suggest();
+      await this.#downloads.resume(id).catch(() => undefined); // one whole already was not paused
     } else {
       await this.#cancel(id, held.suggest);
     }
+    this.#remembered();
     return {};
+  }
+
+  /**
+   * A new worker starts: undo what a stopped one held and never let go (Chrome went on with it
+   * when that worker's listener went): cancelled if unfinished, its file removed if complete.
+   *
+   * @param {unknown} remembered what the stopped worker kept (chrome.storage.session)
+   */
+  async recover(remembered) {
+    const ids = Array.isArray(remembered) ? remembered.filter((id) => Number.isSafeInteger(id)).slice(0, MAX_HELD) : [];
+    for (const id of ids) {
+      if (this.#held.has(id)) {
+        continue; // held by this worker: a download Chrome began again under the same id
+      }
+      try {
+        const [item] = await this.#downloads.search({ id });
+        if (item?.state === "in_progress") {
+          await this.#downloads.cancel(id);
+        } else if (item?.state === "complete" && item.exists !== false) {
+          await this.#downloads.removeFile(id);
+        }
+      } catch (error) {
+        console.warn("Tabrelay: a download held when the worker stopped could not be undone", error);
+      }
+    }
+    this.#remembered();
+  }
+
+  #remembered() {
+    this.#remember(this.held).catch((/** @type {unknown} */ error) => console.warn("Tabrelay: held downloads not remembered", error));
   }
 
   /** The connection ended: what it held is cancelled, and nothing more is held until asked. */

@@ -52,7 +52,11 @@ const tabs = new TabRegistry({
   isAttached: (tabId) => sessions.isAttached(tabId),
   isSharedByPerson: (tabId) => sessions.isSharedByPerson(tabId),
 });
-const hold = new DownloadHold({ downloads: api.downloads, send: (frame) => connection.send(frame) });
+const hold = new DownloadHold({
+  downloads: api.downloads,
+  send: (frame) => connection.send(frame),
+  remember: (ids) => api.storage.session.set({ [SessionKeys.HELD_DOWNLOADS]: ids }),
+});
 /** @type {CommandRouter} */
 const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port, downloads: api.downloads, hold });
 /** @type {RelayConnection} */
@@ -99,7 +103,10 @@ const ready = (async () => {
   } catch (error) {
     console.warn("Tabrelay: could not restore debugger sessions", error);
   }
+  // What a stopped worker held, read before this one holds anything (it overwrites the list).
+  const stored = await api.storage.session.get([SessionKeys.HELD_DOWNLOADS]).catch(() => ({}));
   connection.start();
+  await hold.recover(stored[SessionKeys.HELD_DOWNLOADS]);
 })();
 
 /** @param {() => unknown} work */
@@ -187,6 +194,8 @@ chrome.tabs.onRemoved.addListener((tabId) =>
 // Not behind `ready`: Chrome must hear at once whether to wait (nothing is held before the
 // connected app asks, and a worker that just woke has no connection).
 chrome.downloads.onDeterminingFilename.addListener((item, suggest) => hold.determining(item, suggest));
+// A download changing wakes a stopped worker, whose start undoes what its predecessor held.
+chrome.downloads.onChanged.addListener(() => whenReady(() => undefined));
 
 chrome.debugger.onEvent.addListener((source, method, params) => sessions.handleEvent(source, method, params));
 chrome.debugger.onDetach.addListener((source, reason) => whenReady(() => sessions.handleDetach(source, reason)));

@@ -34,6 +34,7 @@ export const SessionKeys = Object.freeze({
   PAIRING_PORT: "pairingPort",
   PAIRING_ENDED: "pairingEnded",
   DECLINED_UNTIL: "declinedUntil",
+  HELD_DOWNLOADS: "heldDownloads",
 });
 
 /** @typedef {"declined" | "expired"} PairingEnd how the last pairing request ended without a credential */

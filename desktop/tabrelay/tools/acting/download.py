@@ -176,7 +176,8 @@ async def _let_through(
     if held is None:
         return None  # none was held: followed as before (Chrome may show none: ``appear``)
     try:
-        await ctx.confirm_download(_held_words(held, url), beyond=_beyond(ctx, held))
+        async with browser.held.asking():
+            await ctx.confirm_download(_held_words(held, url), beyond=_beyond(ctx, held))
     except ApprovalDenied as denied:
         await _cancel(browser, held.id)
         raise _Refused(
@@ -197,11 +198,12 @@ async def settle(ctx: ToolContext, held: HeldDownload) -> bool:
     if ctx.confirm_download is None:
         return False
     try:
-        await ctx.confirm_download(
-            f"{_held_words(held, held.url)}; it began while this call ran, from nothing "
-            "Tabrelay followed",
-            beyond=True,
-        )
+        async with ctx.need_browser().held.asking():
+            await ctx.confirm_download(
+                f"{_held_words(held, held.url)}; it began while this call ran, from nothing "
+                "Tabrelay followed",
+                beyond=True,
+            )
     except ApprovalDenied:
         return False
     return True
