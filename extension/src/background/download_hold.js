@@ -138,7 +138,8 @@ export class DownloadHold {
     const ids = Array.isArray(remembered) ? remembered.filter((id) => Number.isSafeInteger(id)).slice(0, MAX_HELD) : [];
     for (const id of ids) {
       if (this.#held.has(id)) {
-        continue; // held by this worker: a download Chrome began again under the same id
+        await this.decide(id, false); // Chrome asked this worker again: cancelled all the same
+        continue;
       }
       try {
         const [item] = await this.#downloads.search({ id });
