@@ -13,7 +13,7 @@ import pytest
 
 from tabrelay.errors import CommandFailed
 from tabrelay.tools.page import page_outline
-from tabrelay.tools.page.outline import build_outline
+from tabrelay.tools.page.outline import PROPERTIES, build_outline
 from tabrelay.tools.scripts import page_scripts
 from tabrelay.tools.state.tab_state import DETACHED, SessionState
 
@@ -56,10 +56,10 @@ def test_rows_become_nodes_shaped_like_chromes_tree() -> None:
         "sources": [{"type": "contents", "value": {"value": "Pay"}}],
         "whole": True,  # not cut after 100 descendants, as Chrome's names are
     }
-    assert heading["properties"] == [{"name": "level", "value": {"value": 1}}]
+    assert heading[PROPERTIES] == {"level": 1}  # by name, as the walk reads them
     assert text["role"] == {"value": "StaticText"}
     # The kind of secret is the app's to know; it is no property of the node.
-    assert code["properties"] == [{"name": "focusable", "value": {"value": True}}]
+    assert code[PROPERTIES] == {"focusable": True}
     assert page.secrets == {9: "one-time code"}
     assert generic["ignored"] is True
     assert (page.clickable, page.inline, page.script_focus, page.visible) == (

@@ -663,9 +663,9 @@ def _value(node: dict[str, Any], key: str) -> Any:
 
 def _properties(node: dict[str, Any]) -> dict[str, Any]:
     """The node's properties by name (read once per node: the walk asks for them often)."""
-    props = node.get(_PROPERTIES)
+    props = node.get(PROPERTIES)
     if props is None:
-        props = node[_PROPERTIES] = {
+        props = node[PROPERTIES] = {
             p["name"]: p.get("value", {}).get("value")
             for p in node.get("properties", [])
             if isinstance(p, dict) and "name" in p
@@ -673,7 +673,9 @@ def _properties(node: dict[str, Any]) -> dict[str, Any]:
     return props
 
 
-_PROPERTIES = "tabrelay:properties"  # where ``_properties`` keeps them on the node
+# Where a node's properties are kept by name: read from Chrome's ``properties`` list once, or
+# given so by the in-page outline (``page_outline.decode``), which has them by name already.
+PROPERTIES = "tabrelay:properties"
 # A string as a JSON literal, non-ASCII kept (one encoder: ``json.dumps`` with options makes
 # one per call).
 _quoted = json.JSONEncoder(ensure_ascii=False).encode

@@ -39,7 +39,7 @@ from tabrelay.errors import CommandFailed
 from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.context import ToolContext, exception_text
 from tabrelay.tools.page import child_sessions, webmcp
-from tabrelay.tools.page.outline import FrameTree
+from tabrelay.tools.page.outline import PROPERTIES, FrameTree
 from tabrelay.tools.page.shadow_roots import CANDIDATES, open_closed_roots
 from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, SIGHT
@@ -602,7 +602,7 @@ def _outline(frames: list[dict[str, Any]], top: str, base: int) -> PageOutline:
                 secret = props.pop("secret", None)
                 if secret:
                     page.secrets[held] = secret
-                node["properties"] = [{"name": k, "value": {"value": v}} for k, v in props.items()]
+                node[PROPERTIES] = props
             if flags & IGNORED:
                 node["ignored"] = True
             if flags and held:
