@@ -86,12 +86,18 @@ def test_a_new_log_starts_at_the_current_version(tmp_path: Path) -> None:
     assert version(path) == SCHEMA_VERSION
 
 
-def test_the_app_and_a_command_opening_an_old_log_at_once_migrate_it_once(
-    tmp_path: Path,
-) -> None:
+def old_log(tmp_path: Path) -> Path:
+    """A log of the first release, with its one row."""
     path = tmp_path / "commands.sqlite3"
     with sqlite3.connect(path) as raw:
         raw.executescript(VERSION_0)
+    return path
+
+
+def test_the_app_and_a_command_opening_an_old_log_at_once_migrate_it_once(
+    tmp_path: Path,
+) -> None:
+    path = old_log(tmp_path)
     errors: list[BaseException] = []
 
     def open_it() -> None:
@@ -112,9 +118,7 @@ def test_the_app_and_a_command_opening_an_old_log_at_once_migrate_it_once(
 def test_opening_an_old_log_another_program_is_writing_waits_for_it(tmp_path: Path) -> None:
     """Switching the file to WAL is answered "locked" at once while another connection writes
     (SQLite does not wait for it): opening waits for the writer instead of failing."""
-    path = tmp_path / "commands.sqlite3"
-    with sqlite3.connect(path) as raw:
-        raw.executescript(VERSION_0)
+    path = old_log(tmp_path)
     writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     writer.execute("BEGIN IMMEDIATE")
     timer = threading.Timer(0.3, writer.execute, ("COMMIT",))
@@ -132,9 +136,7 @@ def test_opening_an_old_log_another_program_is_writing_waits_for_it(tmp_path: Pa
 def test_a_log_another_program_keeps_writing_is_a_clear_error_and_loses_nothing(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "commands.sqlite3"
-    with sqlite3.connect(path) as raw:
-        raw.executescript(VERSION_0)
+    path = old_log(tmp_path)
     writer = sqlite3.connect(path, isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")
     try:

@@ -7,9 +7,11 @@ End to end in real Chromium: tests/e2e/test_reach_downloads.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -385,16 +387,27 @@ async def test_a_held_download_the_person_refuses_is_cancelled_and_never_looked_
     assert ctx.browser.asked == [], "nothing is followed, nothing kept"
 
 
-async def test_a_call_cancelled_while_the_person_decides_cancels_its_download(
-    tmp_path: Path, chrome: Path
-) -> None:
-    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
-    asking = asyncio.Event()
+class Undecided:
+    """``confirm_download`` of a person who has not answered yet: the questions withdrawn."""
 
-    async def person(what: str, *, beyond: bool) -> None:
-        asking.set()
-        await asyncio.Event().wait()  # the person has not answered yet
+    def __init__(self) -> None:
+        self.asking = asyncio.Event()
+        self.withdrawn: list[str] = []
 
+    async def __call__(self, what: str, *, beyond: bool) -> None:
+        self.asking.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.withdrawn.append(plain(what))  # the dialog is taken down
+            raise
+
+
+@contextlib.asynccontextmanager
+async def deciding(ctx: Ctx) -> AsyncIterator[tuple[asyncio.Future[str], Undecided]]:
+    """An action under way whose held download the person is being asked about: the follow,
+    and the person."""
+    person = Undecided()
     ctx.confirm_download = person
     holds = ctx.browser.held
     holds.start()
@@ -402,7 +415,15 @@ async def test_a_call_cancelled_while_the_person_decides_cancels_its_download(
     async with holds.acting(unsettled):
         following = asyncio.ensure_future(follow(ctx))
         holds.arrived(HeldDownload(7, URL, URL, "r.csv", "text/csv", 8, "safe"))
-        await asyncio.wait_for(asking.wait(), 5)
+        await asyncio.wait_for(person.asking.wait(), 5)
+        yield following, person
+
+
+async def test_a_call_cancelled_while_the_person_decides_cancels_its_download(
+    tmp_path: Path, chrome: Path
+) -> None:
+    ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
+    async with deciding(ctx) as (following, _):
         following.cancel()
         with pytest.raises(asyncio.CancelledError):
             await following
@@ -414,32 +435,14 @@ async def test_a_browser_gone_while_the_person_decides_ends_the_call_with_the_qu
     tmp_path: Path, chrome: Path
 ) -> None:
     ctx = Ctx(Browser([[]]), Downloads(tmp_path / "d"), chrome)
-    asking = asyncio.Event()
-    withdrawn: list[str] = []
-
-    async def person(what: str, *, beyond: bool) -> None:
-        asking.set()
-        try:
-            await asyncio.Event().wait()  # the person has not answered yet
-        except asyncio.CancelledError:
-            withdrawn.append(plain(what))
-            raise
-
-    ctx.confirm_download = person
-    holds = ctx.browser.held
-    holds.start()
-    await asyncio.sleep(0)
-    async with holds.acting(unsettled):
-        following = asyncio.ensure_future(follow(ctx))
-        holds.arrived(HeldDownload(7, URL, URL, "r.csv", "text/csv", 8, "safe"))
-        await asyncio.wait_for(asking.wait(), 5)
-        holds.close()  # the extension's worker stopped, or the browser quit
+    async with deciding(ctx) as (following, person):
+        ctx.browser.held.close()  # the extension's worker stopped, or the browser quit
         said = plain(await asyncio.wait_for(following, 5))
     assert said.startswith(
         f"It started downloading {URL}, and then: the browser disconnected while the person "
         "was being asked about its download"
     ), said
-    assert withdrawn == [f"r.csv (8 bytes, text/csv) from {URL}"], "the dialog is taken down"
+    assert person.withdrawn == [f"r.csv (8 bytes, text/csv) from {URL}"]
     assert ctx.browser.decided == [], "nothing is sent on a connection that ended"
 
 
