@@ -11,10 +11,10 @@ import { MAX_HELD_URL_LENGTH } from "../src/shared/protocol.js";
 function setup({ connected = true } = {}) {
   /** @type {string[]} */
   const calls = [];
-  /** @type {string[]} pausing and resuming, apart from what decides */
-  const flow = [];
-  /** @type {number[][]} what each worker kept for the next */
+  /** @type {unknown[][]} what each worker kept for the next, as it kept it */
   const remembered = [];
+  /** @type {string[]} what Chrome heard and what was remembered, in order */
+  const order = [];
   /** @type {Map<number, Record<string, unknown>>} what chrome.downloads.search finds */
   const items = new Map();
   /** @type {any[]} */
@@ -25,13 +25,14 @@ function setup({ connected = true } = {}) {
   const hold = new DownloadHold({
     downloads: {
       cancel: async (/** @type {number} */ id) => void calls.push(`cancel ${id}`),
-      pause: async (/** @type {number} */ id) => void flow.push(`pause ${id}`),
-      resume: async (/** @type {number} */ id) => void flow.push(`resume ${id}`),
       removeFile: async (/** @type {number} */ id) => void calls.push(`removeFile ${id}`),
       search: async (/** @type {{id: number}} */ { id }) => (items.has(id) ? [items.get(id)] : []),
     },
     send: (frame) => (connected ? (sent.push(frame), true) : false),
-    remember: async (ids) => void remembered.push(ids),
+    remember: async (held) => {
+      remembered.push(held);
+      order.push(`remember [${held.map((h) => h.id)}]`);
+    },
     setTimer: (fn, ms) => {
       assert.equal(ms, HOLD_LIMIT_MS);
       const id = nextTimer++;
@@ -41,12 +42,15 @@ function setup({ connected = true } = {}) {
     clearTimer: (id) => void timers.delete(/** @type {number} */ (id)),
   });
   /** @param {number} id */
-  const suggest = (id) => () => void calls.push(`suggest ${id}`);
+  const suggest = (id) => () => {
+    calls.push(`suggest ${id}`);
+    order.push(`suggest ${id}`);
+  };
   /** @param {number} id @param {Record<string, unknown>} [more] */
   const begin = (id, more = {}) =>
-    hold.determining({ id, url: `https://shop.test/${id}.csv`, filename: `/home/p/Downloads/${id}.csv`, mime: "text/csv", totalBytes: 12, danger: "safe", ...more }, suggest(id));
+    hold.determining({ id, url: `https://shop.test/${id}.csv`, filename: `/home/p/Downloads/${id}.csv`, mime: "text/csv", totalBytes: 12, danger: "safe", startTime: `T${id}`, ...more }, suggest(id));
   const settle = () => new Promise((resolve) => setImmediate(resolve));
-  return { hold, calls, flow, remembered, items, sent, timers, begin, settle };
+  return { hold, calls, remembered, order, items, sent, timers, begin, settle };
 }
 
 /** @param {Promise<unknown>} promise */
@@ -146,17 +150,19 @@ test("downloads.hold and downloads.decide through the router validate what the a
   await assert.rejects(bare.handle({ method: "downloads.hold", params: {} }), (error) => error instanceof CommandError && error.code === "unknown_method");
 });
 
-test("a download Chrome will not cancel is never let go", async () => {
+test("a download Chrome will not cancel is never let go, and stays remembered for the next worker", async () => {
   /** @type {string[]} */
   const calls = [];
+  /** @type {unknown[][]} */
+  const remembered = [];
   const refuse = async () => Promise.reject(new Error("Download must be in progress"));
   const hold = new DownloadHold({
-    downloads: { cancel: refuse, pause: refuse, resume: refuse, removeFile: refuse, search: async () => [] },
+    downloads: { cancel: refuse, removeFile: refuse, search: async () => [] },
     send: () => true,
-    remember: async () => undefined,
+    remember: async (held) => void remembered.push(held),
   });
   hold.hold();
-  hold.determining({ id: 1, url: "https://a.test/x" }, () => void calls.push("suggest 1"));
+  hold.determining({ id: 1, url: "https://a.test/x", startTime: "T1" }, () => void calls.push("suggest 1"));
   const warn = console.warn;
   console.warn = () => undefined;
   try {
@@ -164,48 +170,56 @@ test("a download Chrome will not cancel is never let go", async () => {
   } finally {
     console.warn = warn;
   }
+  await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(calls, [], "not suggested: Chrome keeps it unfinished");
+  assert.deepEqual(hold.held, []);
+  assert.deepEqual(remembered.at(-1), [{ id: 1, start: "T1" }]);
 });
 
-test("a held download is paused while it waits, resumed once allowed, and remembered while held", async () => {
-  const { hold, begin, flow, remembered, calls } = setup();
+test("what is held is remembered until it is let go, and forgotten before Chrome hears it is allowed", async () => {
+  const { hold, begin, remembered, order, settle } = setup();
   hold.hold();
   begin(1);
   begin(2);
-  assert.deepEqual(flow, ["pause 1", "pause 2"], "nothing more of it is written while the person decides");
-  assert.deepEqual(remembered, [[1], [1, 2]]);
+  await settle();
+  assert.deepEqual(remembered, [[{ id: 1, start: "T1" }], [{ id: 1, start: "T1" }, { id: 2, start: "T2" }]]);
+  order.length = 0;
   await hold.decide(1, true);
   await hold.decide(2, false);
-  assert.deepEqual(calls, ["suggest 1", "cancel 2", "suggest 2"]);
-  assert.deepEqual(flow, ["pause 1", "pause 2", "resume 1"], "named first, then it goes on");
+  await settle();
+  // A worker stopped between the two steps never undoes the download the app allowed.
+  assert.deepEqual(order.slice(0, 2), ["remember [2]", "suggest 1"]);
   assert.deepEqual(remembered.at(-1), [], "nothing held: nothing for the next worker to undo");
 });
 
-test("a new worker undoes what a stopped one held: unfinished cancelled, completed removed", async () => {
+test("a new worker undoes what a stopped one held: unfinished cancelled, completed removed, another's left", async () => {
   const { hold, calls, remembered, items } = setup();
-  items.set(1, { id: 1, state: "in_progress" });
-  items.set(2, { id: 2, state: "complete", exists: true });
-  items.set(3, { id: 3, state: "interrupted" }); // cancelled already: nothing to undo
-  items.set(4, { id: 4, state: "complete", exists: false }); // its file is gone already
-  await hold.recover([1, 2, 3, 4, 5]); // 5: Chrome no longer knows it
+  items.set(1, { id: 1, state: "in_progress", startTime: "T1" });
+  items.set(2, { id: 2, state: "complete", exists: true, startTime: "T2" });
+  items.set(3, { id: 3, state: "interrupted", startTime: "T3" }); // cancelled already: nothing to undo
+  items.set(4, { id: 4, state: "complete", exists: false, startTime: "T4" }); // its file is gone already
+  items.set(6, { id: 6, state: "complete", exists: true, startTime: "later" }); // the id given again
+  const stored = [1, 2, 3, 4, 5, 6].map((id) => ({ id, start: `T${id}` })); // 5: Chrome no longer knows it
+  await hold.recover(stored);
   assert.deepEqual(calls, ["cancel 1", "removeFile 2"]);
   assert.deepEqual(remembered.at(-1), [], "undone once: the next worker finds nothing");
 
   // What the storage holds is the extension's own, but read as untrusted all the same.
   calls.length = 0;
-  for (const bad of [undefined, null, "1,2", { 0: 1 }, [1.5, "2", -0.5, Number.MAX_VALUE, null]]) {
+  items.set(1, { id: 1, state: "in_progress", startTime: "T1" });
+  for (const bad of [undefined, null, "1,2", { 0: 1 }, [1, "2", { id: 1.5, start: "T1" }, { id: -1, start: "T1" }, { id: 1 }, { id: 1, start: "x".repeat(41) }, null]]) {
     await hold.recover(bad);
   }
   assert.deepEqual(calls, []);
 });
 
-test("a download Chrome asks the new worker about again is cancelled all the same, and a failure to undo one does not stop the rest", async () => {
-  const { hold, begin, calls, items } = setup();
+test("a predecessor's download is remembered until undone; one Chrome asks the new worker about again is cancelled", async () => {
+  const { hold, begin, calls, items, remembered } = setup();
   hold.hold();
   begin(1);
-  items.set(1, { id: 1, state: "in_progress" });
-  items.set(2, { id: 2, state: "in_progress" });
-  items.set(3, { id: 3, state: "in_progress" });
+  items.set(1, { id: 1, state: "in_progress", startTime: "T1" });
+  items.set(2, { id: 2, state: "in_progress", startTime: "T2" });
+  items.set(3, { id: 3, state: "in_progress", startTime: "T3" });
   const search = items.get.bind(items);
   items.get = (id) => {
     if (id === 2) throw new Error("search failed");
@@ -214,10 +228,31 @@ test("a download Chrome asks the new worker about again is cancelled all the sam
   const warn = console.warn;
   console.warn = () => undefined;
   try {
-    await hold.recover([1, 2, 3]);
+    await hold.recover([1, 2, 3].map((id) => ({ id, start: `T${id}` })));
   } finally {
     console.warn = warn;
   }
   assert.deepEqual(calls, ["cancel 1", "suggest 1", "cancel 3"]);
   assert.deepEqual(hold.held, []);
+  assert.deepEqual(remembered.at(-1), [{ id: 2, start: "T2" }], "not undone yet: still remembered");
+});
+
+test("a download neither told to the app nor cancelled by Chrome is remembered for the next worker", async () => {
+  /** @type {unknown[][]} */
+  const remembered = [];
+  const hold = new DownloadHold({
+    downloads: { cancel: async () => Promise.reject(new Error("no")), removeFile: async () => undefined, search: async () => [] },
+    send: () => false,
+    remember: async (held) => void remembered.push(held),
+  });
+  hold.hold();
+  const warn = console.warn;
+  console.warn = () => undefined;
+  try {
+    hold.determining({ id: 9, url: "https://a.test/x", startTime: "T9" }, () => assert.fail("never let go"));
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    console.warn = warn;
+  }
+  assert.deepEqual(remembered.at(-1), [{ id: 9, start: "T9" }]);
 });

@@ -14,6 +14,7 @@ import asyncio
 import base64
 import re
 import stat
+import time
 import urllib.parse
 import uuid
 from pathlib import Path
@@ -319,11 +320,12 @@ async def test_a_download_held_when_the_extensions_worker_stops_is_undone_and_th
     # while a download waits for the person. Its listener goes with it, and Chrome completes
     # the download under its own name: the next worker, woken by that, removes the file.
     name = f"stopped-{uuid.uuid4().hex[:6]}.csv"
-    tab, button, _csv = await prepare_page(app, agent, pages, name)
+    tab, button, csv = await prepare_page(app, agent, pages, name)
     person = app.harness.tool_approver
     person.answer = None  # the person has not decided yet
     before = len(person.requests)
     relay = await app.browser()
+    began = time.time()
     click = asyncio.create_task(agent.call("browser_click", tab_id=tab, ref=button))
     try:
         for _ in range(100):
@@ -341,13 +343,24 @@ async def test_a_download_held_when_the_extensions_worker_stops_is_undone_and_th
     # does), and the question went with the browser.
     assert "disconnected" in said and "download d" not in said, said
     assert asked in person.withdrawn
-    for _ in range(100):
-        if not chromes_copies(name):
-            break
-        await asyncio.sleep(0.1)
-    assert chromes_copies(name) == [], "the next worker removed what Chrome completed"
+    back = None
     for _ in range(400):  # the new worker reconnects (at the latest by its 30 s alarm)
-        if any(b is not relay for b in app.browsers()):
+        back = next((b for b in app.browsers() if b is not relay), None)
+        if back is not None:
             break
         await asyncio.sleep(0.1)
-    assert any(b is not relay for b in app.browsers()), "the extension came back"
+    assert back is not None, "the extension came back"
+    # Chrome did go on with it when the worker went; the next worker took it back.
+    found: list[dict[str, object]] = []
+    for _ in range(50):
+        found = await back.send_command(
+            "downloads.search", {"url": csv, "startedAfter": int(began * 1000)}
+        )
+        if found and not (found[0]["state"] == "complete" and found[0]["exists"]):
+            break
+        await asyncio.sleep(0.1)
+    [download] = found
+    assert download["state"] == "interrupted" or (
+        download["state"] == "complete" and download["exists"] is False
+    ), download
+    assert chromes_copies(name) == [], "nothing of it stays in Chrome's folder"

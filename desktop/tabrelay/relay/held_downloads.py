@@ -170,6 +170,10 @@ class HeldDownloads:
             if task in self._withdrawn and task.uncancel() <= cancelling:
                 raise BrowserDisconnected(GONE) from None
             raise
+        except BaseException:
+            if task in self._withdrawn:  # the body made the withdrawal into another error
+                task.uncancel()
+            raise
         finally:
             self._asking.discard(task)
             self._withdrawn.discard(task)

@@ -130,7 +130,8 @@ class CommandLog:
         self._closed = False
 
     def _use_wal(self, timeout: float) -> None:
-        """Switch the file to WAL, waiting at most ``timeout`` seconds for another connection.
+        """Switch the file to WAL, waiting for another connection about ``timeout`` seconds
+        (at most twice that: one try may itself wait the connection's busy timeout).
 
         The switch needs the file to itself, and SQLite answers "locked" at once instead of
         waiting while another connection is writing (an older log the app and a `tabrelay log`
@@ -143,7 +144,8 @@ class CommandLog:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 return
             except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY  # BUSY_RECOVERY too
+                if not busy or time.monotonic() >= deadline:
                     raise
             time.sleep(pause)
             pause = min(pause * 2, 0.1)

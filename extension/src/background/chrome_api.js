@@ -20,9 +20,7 @@ export const ALLOWED_CHROME_CALLS = Object.freeze([
   "debugger.getTargets",
   "debugger.sendCommand",
   "downloads.cancel",
-  "downloads.pause",
   "downloads.removeFile",
-  "downloads.resume",
   "downloads.search",
   "runtime.getManifest",
   "storage.local.get",
@@ -46,7 +44,7 @@ export const ALLOWED_CHROME_CALLS = Object.freeze([
  * @property {{setBadgeBackgroundColor: Function, setBadgeText: Function, setTitle: Function}} action
  * @property {{create: Function, get: Function}} alarms
  * @property {{attach: Function, detach: Function, getTargets: Function, sendCommand: Function}} debugger
- * @property {{cancel: Function, pause: Function, removeFile: Function, resume: Function, search: Function}} downloads
+ * @property {{cancel: Function, removeFile: Function, search: Function}} downloads
  * @property {{getManifest: Function}} runtime
  * @property {{local: {get: Function, remove: Function, set: Function}, session: {get: Function, set: Function}}} storage
  * @property {{query: Function, update: Function}} tabGroups

@@ -14,11 +14,14 @@
  * holds nothing until its app asks. More than MAX_HELD at once are cancelled, not held.
  *
  * A worker Chrome stops (a crash, an update, serviceworker-internals) takes its listener with
- * it, and Chrome then completes what it held under its own name. So a held download is also
- * paused (no more of it is written while it waits; a small one may be whole already), and
- * what is held is remembered (chrome.storage.session): the next worker, woken by the
- * download's change or its alarm, undoes what its predecessor held and never let go
- * (`recover`: cancelled if unfinished, its file removed if Chrome completed it).
+ * it, and Chrome then goes on with what it held under its own name. So what is held is
+ * remembered (chrome.storage.local, which an update keeps: each download's id and start time),
+ * and forgotten only once it is let go or undone; the next worker, woken by the download's
+ * change (or its alarm, or the browser's next start), undoes what its predecessor held and
+ * never let go (`recover`: cancelled if unfinished, its file removed if Chrome completed it).
+ * A download let go is forgotten before Chrome hears so: a worker stopped in between never
+ * undoes a download the app allowed. What cannot be remembered (the worker stopped within the
+ * write) cannot be undone.
  */
 
 import { CommandError } from "../shared/errors.js";
@@ -39,7 +42,10 @@ const MAX_NAME_LENGTH = 255;
  * @property {string} [mime]
  * @property {number} [totalBytes]
  * @property {string} [danger]
+ * @property {string} [startTime]
  */
+
+/** @typedef {{id: number, start: string}} Remembered a held download as the next worker finds it */
 
 export class DownloadHold {
   #downloads;
@@ -48,17 +54,19 @@ export class DownloadHold {
   #setTimer;
   #clearTimer;
   #holding = false;
-  /** @type {Map<number, {suggest: () => void, timer: unknown}>} */
+  /** @type {Map<number, {suggest: () => void, timer: unknown, start: string}>} */
   #held = new Map();
+  /** @type {Map<number, string>} held, then not cancelled by Chrome, or a predecessor's not undone yet: by id, start time */
+  #undo = new Map();
 
   /**
    * @param {object} deps
-   * @param {{cancel: Function, pause: Function, removeFile: Function, resume: Function, search: Function}} deps.downloads
-   *   chrome.downloads (through the facade)
+   * @param {{cancel: Function, removeFile: Function, search: Function}} deps.downloads chrome.downloads
+   *   (through the facade)
    * @param {(frame: import("../shared/frames.js").DownloadFrame) => boolean} deps.send sends a frame to
    *   the app; false when it cannot
-   * @param {(ids: number[]) => Promise<unknown>} deps.remember keeps the ids held now where the next
-   *   worker finds them (chrome.storage.session)
+   * @param {(held: Remembered[]) => Promise<unknown>} deps.remember keeps what is held now where the
+   *   next worker finds it (chrome.storage.local)
    * @param {(fn: () => void, ms: number) => unknown} [deps.setTimer]
    * @param {(timer: unknown) => void} [deps.clearTimer]
    */
@@ -93,13 +101,12 @@ export class DownloadHold {
       return false; // Chrome goes on as if this listener were not there
     }
     if (this.#held.size >= MAX_HELD || !this.#send(downloadFrame(facts(item)))) {
-      void this.#cancel(item.id, suggest);
+      void this.#cancel(item.id, suggest).then((cancelled) => cancelled || this.#unfinished(item.id, start(item)));
       return true;
     }
     const timer = this.#setTimer(() => void this.decide(item.id, false).catch(() => undefined), HOLD_LIMIT_MS);
-    this.#held.set(item.id, { suggest, timer });
-    this.#remembered();
-    this.#downloads.pause(item.id).catch(() => undefined); // refused for one already whole
+    this.#held.set(item.id, { suggest, timer, start: start(item) });
+    void this.#remembered();
     return true;
   }
 
@@ -119,44 +126,71 @@ export class DownloadHold {
     this.#held.delete(id);
     this.#clearTimer(held.timer);
     if (allow) {
+      await this.#remembered(); // forgotten first: a next worker never undoes what was allowed
       held.suggest();
-      await this.#downloads.resume(id).catch(() => undefined); // one whole already was not paused
-    } else {
-      await this.#cancel(id, held.suggest);
+    } else if (!(await this.#cancel(id, held.suggest))) {
+      this.#unfinished(id, held.start);
     }
-    this.#remembered();
+    void this.#remembered();
     return {};
+  }
+
+  /**
+   * Chrome did not cancel it: it stays unfinished, and a next worker tries again.
+   * @param {number} id
+   * @param {string} started
+   */
+  #unfinished(id, started) {
+    this.#undo.set(id, started);
+    void this.#remembered();
   }
 
   /**
    * A new worker starts: undo what a stopped one held and never let go (Chrome went on with it
    * when that worker's listener went): cancelled if unfinished, its file removed if complete.
+   * Each is remembered until it is undone; one whose start time is not the one remembered is
+   * another download (Chrome gave its id again) and is left alone.
    *
-   * @param {unknown} remembered what the stopped worker kept (chrome.storage.session)
+   * @param {unknown} remembered what the stopped worker kept (chrome.storage.local), read as untrusted
    */
   async recover(remembered) {
-    const ids = Array.isArray(remembered) ? remembered.filter((id) => Number.isSafeInteger(id)).slice(0, MAX_HELD) : [];
-    for (const id of ids) {
+    for (const entry of Array.isArray(remembered) ? remembered.slice(0, 2 * MAX_HELD) : []) {
+      if (Number.isSafeInteger(entry?.id) && entry.id >= 0 && typeof entry.start === "string" && entry.start.length <= 40) {
+        this.#undo.set(entry.id, entry.start);
+      }
+    }
+    for (const [id, start] of [...this.#undo]) {
       if (this.#held.has(id)) {
+        this.#undo.delete(id);
         await this.decide(id, false); // Chrome asked this worker again: cancelled all the same
         continue;
       }
       try {
         const [item] = await this.#downloads.search({ id });
-        if (item?.state === "in_progress") {
-          await this.#downloads.cancel(id);
-        } else if (item?.state === "complete" && item.exists !== false) {
-          await this.#downloads.removeFile(id);
+        if (item !== undefined && String(item.startTime ?? "") === start) {
+          if (item.state === "in_progress") {
+            await this.#downloads.cancel(id);
+          } else if (item.state === "complete" && item.exists !== false) {
+            await this.#downloads.removeFile(id);
+          }
         }
+        this.#undo.delete(id);
       } catch (error) {
         console.warn("Tabrelay: a download held when the worker stopped could not be undone", error);
       }
     }
-    this.#remembered();
+    await this.#remembered();
   }
 
-  #remembered() {
-    this.#remember(this.held).catch((/** @type {unknown} */ error) => console.warn("Tabrelay: held downloads not remembered", error));
+  /** What a next worker must undo if this one stops now, kept where it finds it. */
+  async #remembered() {
+    const held = [...this.#held].map(([id, { start }]) => ({ id, start }));
+    const undo = [...this.#undo].map(([id, start]) => ({ id, start }));
+    try {
+      await this.#remember([...held, ...undo]);
+    } catch (error) {
+      console.warn("Tabrelay: held downloads not remembered", error);
+    }
   }
 
   /** The connection ended: what it held is cancelled, and nothing more is held until asked. */
@@ -172,20 +206,30 @@ export class DownloadHold {
    * never let go either (it stays unfinished).
    * @param {number} id
    * @param {() => void} suggest
+   * @returns {Promise<boolean>} whether Chrome cancelled it
    */
   async #cancel(id, suggest) {
     try {
       await this.#downloads.cancel(id);
     } catch (error) {
       console.warn("Tabrelay: a held download could not be cancelled; it is left unfinished", error);
-      return;
+      return false;
     }
     try {
       suggest();
     } catch {
       // Chrome may refuse a name for a download it already cancelled.
     }
+    return true;
   }
+}
+
+/**
+ * When Chrome began a download (with its id, what tells it apart from a later one given that id).
+ * @param {ChromeDownloadItem} item
+ */
+function start(item) {
+  return String(item.startTime ?? "").slice(0, 40);
 }
 
 /**

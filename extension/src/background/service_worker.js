@@ -55,7 +55,7 @@ const tabs = new TabRegistry({
 const hold = new DownloadHold({
   downloads: api.downloads,
   send: (frame) => connection.send(frame),
-  remember: (ids) => api.storage.session.set({ [SessionKeys.HELD_DOWNLOADS]: ids }),
+  remember: (held) => api.storage.local.set({ [Keys.HELD_DOWNLOADS]: held }),
 });
 /** @type {CommandRouter} */
 const router = new CommandRouter({ tabs, sessions, relayPort: () => connection.port, downloads: api.downloads, hold });
@@ -104,9 +104,9 @@ const ready = (async () => {
     console.warn("Tabrelay: could not restore debugger sessions", error);
   }
   // What a stopped worker held, read before this one holds anything (it overwrites the list).
-  const stored = await api.storage.session.get([SessionKeys.HELD_DOWNLOADS]).catch(() => ({}));
+  const stored = await api.storage.local.get([Keys.HELD_DOWNLOADS]).catch(() => ({}));
   connection.start();
-  await hold.recover(stored[SessionKeys.HELD_DOWNLOADS]);
+  await hold.recover(stored[Keys.HELD_DOWNLOADS]);
 })();
 
 /** @param {() => unknown} work */

@@ -3,8 +3,9 @@
  * What the extension remembers: the relay port (options page only), the relay token (only in
  * chrome.storage.local, never sync: THREATS E6), a permanent authentication problem, whether
  * the app unpaired this browser, the browser instance id, the ports where the app proved
- * itself and the port it said it moves to (where to look for it when the set port has no app);
- * and, for this browser session only, the pairing request under way (its code, port and start)
+ * itself and the port it said it moves to (where to look for it when the set port has no app),
+ * the downloads held for the app's word (id and start time: download_hold.js); and, for this
+ * browser session only, the pairing request under way (its code, port and start)
  * and how it ended.
  */
 
@@ -23,6 +24,7 @@ export const Keys = Object.freeze({
   INSTANCE: "instanceId",
   KNOWN_PORTS: "knownPorts",
   ANNOUNCED_PORT: "announcedPort",
+  HELD_DOWNLOADS: "heldDownloads",
 });
 
 /** chrome.storage.session keys (cleared when the browser quits; readable by our pages only). */
@@ -34,7 +36,6 @@ export const SessionKeys = Object.freeze({
   PAIRING_PORT: "pairingPort",
   PAIRING_ENDED: "pairingEnded",
   DECLINED_UNTIL: "declinedUntil",
-  HELD_DOWNLOADS: "heldDownloads",
 });
 
 /** @typedef {"declined" | "expired"} PairingEnd how the last pairing request ended without a credential */
