@@ -166,13 +166,12 @@ class HeldDownloads:
         self._asking.add(task)
         try:
             yield
-        except asyncio.CancelledError:
-            if task in self._withdrawn and task.uncancel() <= cancelling:
+        except BaseException as ended:
+            # The withdrawal's cancel is undone whatever the body made of it; only it ending
+            # the wait (no other cancel pending) becomes the disconnection.
+            withdrawn = task in self._withdrawn and task.uncancel() <= cancelling
+            if withdrawn and isinstance(ended, asyncio.CancelledError):
                 raise BrowserDisconnected(GONE) from None
-            raise
-        except BaseException:
-            if task in self._withdrawn:  # the body made the withdrawal into another error
-                task.uncancel()
             raise
         finally:
             self._asking.discard(task)

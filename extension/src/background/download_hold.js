@@ -128,10 +128,11 @@ export class DownloadHold {
     if (allow) {
       await this.#remembered(); // forgotten first: a next worker never undoes what was allowed
       held.suggest();
-    } else if (!(await this.#cancel(id, held.suggest))) {
+    } else if (await this.#cancel(id, held.suggest)) {
+      void this.#remembered();
+    } else {
       this.#unfinished(id, held.start);
     }
-    void this.#remembered();
     return {};
   }
 

@@ -175,14 +175,13 @@ async def _let_through(
     held = await browser.held.claim(url, timeout=CLAIM_TIMEOUT if appear is None else appear)
     if held is None:
         return None  # none was held: followed as before (Chrome may show none: ``appear``)
+    what = _held_words(held, url)
     try:
-        async with browser.held.asking():
-            await ctx.confirm_download(_held_words(held, url), beyond=_beyond(ctx, held))
+        await _ask(ctx, what, beyond=_beyond(ctx, held))
     except ApprovalDenied as denied:
         await _cancel(browser, held.id)
         raise _Refused(
-            f"It began downloading {_held_words(held, url)}, and Chrome cancelled it: "
-            f"{denied.message}."
+            f"It began downloading {what}, and Chrome cancelled it: {denied.message}."
         ) from None
     except BaseException:  # cancelled while the person decides: the download ends with it
         browser.held.decide_later(held.id, allow=False)
@@ -198,15 +197,28 @@ async def settle(ctx: ToolContext, held: HeldDownload) -> bool:
     if ctx.confirm_download is None:
         return False
     try:
-        async with ctx.need_browser().held.asking():
-            await ctx.confirm_download(
-                f"{_held_words(held, held.url)}; it began while this call ran, from nothing "
-                "Tabrelay followed",
-                beyond=True,
-            )
+        await _ask(
+            ctx,
+            f"{_held_words(held, held.url)}; it began while this call ran, from nothing Tabrelay "
+            "followed",
+            beyond=True,
+        )
     except ApprovalDenied:
         return False
     return True
+
+
+async def _ask(ctx: ToolContext, what: str, *, beyond: bool) -> None:
+    """The call's approval asked about a held download (``ToolContext.confirm_download``),
+    withdrawn when the browser goes meanwhile (``HeldDownloads.asking``).
+
+    Raises:
+        ApprovalDenied: it was not allowed.
+        BrowserDisconnected: the browser went first.
+    """
+    assert ctx.confirm_download is not None
+    async with ctx.need_browser().held.asking():
+        await ctx.confirm_download(what, beyond=beyond)
 
 
 def _beyond(ctx: ToolContext, held: HeldDownload) -> bool:
