@@ -18,6 +18,7 @@ from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer
 from tabrelay.errors import CommandFailed
+from tabrelay.tools.acting import loading
 from tabrelay.tools.groups import snapshot
 from tabrelay.tools.page import page_outline
 
@@ -269,4 +270,20 @@ async def test_a_page_caught_between_two_documents_is_read_again(
     monkeypatch.setattr(snapshot, "RENDER_WAIT", 0.3)
     failed = await agent.fails("browser_snapshot", tab_id=tab)
     assert failed.startswith("the page cannot be read yet (Cannot find context"), failed
+    await agent.ok("browser_close_tab", tab_id=tab)
+
+
+async def test_a_wait_for_the_next_document_that_runs_out_while_chrome_answers_reads_the_page(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """The wait for a document to be parsed gets what is left of the snapshot's wait; when that
+    runs out before Chrome answers its question (a few microseconds left), the wait is over and
+    the snapshot says the page cannot be read, not that Chrome did not answer. The whole wait
+    never runs over what it was given by more than a round trip."""
+    tab = await agent.open(pages.url(f"outline/building.html?mode=late&t={uuid.uuid4().hex[:8]}"))
+    ctx = await app.tool_context(tab)
+    for left in (1e-6, 0.05):
+        started = time.monotonic()
+        await loading.until_parsed(ctx, timeout=left)
+        assert time.monotonic() - started < left + 1.0
     await agent.ok("browser_close_tab", tab_id=tab)

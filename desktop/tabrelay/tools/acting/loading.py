@@ -143,8 +143,10 @@ async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> None
     """Wait (at most ``timeout``) until the tab's document is parsed: a reader caught between
     two documents reads the next one then (its own answer says whether it was still loading).
 
-    A document between navigations has no context to ask: that counts as loading.
+    A document between navigations has no context to ask: that counts as loading. A wait that
+    runs out, even before Chrome answers the question, is over: the reader reads what is there.
     """
+    deadline = time.monotonic() + timeout
     async with ctx.events(PARSED) as events:
         try:
             answer = await ctx.cdp(
@@ -153,8 +155,10 @@ async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> None
                 timeout=timeout,
             )
             state = answer.get("result", {}).get("value")
+        except CommandTimeout:
+            return
         except CommandFailed:
             state = "loading"
         if state == "loading":
             with contextlib.suppress(CommandTimeout):  # read as it is by then
-                await events.until(lambda e: True, timeout=timeout)
+                await events.until(lambda e: True, timeout=max(0.0, deadline - time.monotonic()))
