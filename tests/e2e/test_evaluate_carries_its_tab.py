@@ -1,14 +1,15 @@
-"""browser_evaluate and browser_snapshot in real Chromium: the answer to their last CDP command
-carries the tab as the extension read it once the command had run (``cdp.send`` with ``tab``),
-so the navigation guard's look after the tool needs no round trip of its own, and still sees
-where the script took the page."""
+"""browser_evaluate, browser_snapshot and an action that starts nothing (browser_type,
+browser_click) in real Chromium: the answer to their last CDP command carries the tab as the
+extension read it once the command had run (``cdp.send`` with ``tab``), so the navigation
+guard's look after the tool needs no round trip of its own, and still sees where the script
+took the page."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from e2e.agent import Agent
+from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, PageServer, wait_until
 from support.harness import allow_everything
@@ -83,5 +84,39 @@ async def test_a_snapshot_needs_no_look_of_its_own_at_the_tab(
         assert "Place an order" in await agent.snapshot(tab)
         assert sorted(sent[:2]) == ["cdp.send Page.getFrameTree", "cdp.send Runtime.evaluate"]
         assert sent[2:] == ["cdp.send Runtime.callFunctionOn"], sent
+    finally:
+        vars(app.browsers()[0]).pop("send_command")
+
+
+async def test_an_action_that_starts_nothing_needs_no_look_of_its_own_at_the_tab(
+    app: AppUnderTest, agent: Agent, pages: PageServer
+) -> None:
+    """Typing into a field and clicking a button that only counts end with the look through the
+    page's task queue (did the action start anything?), which carries the tab: no ``tabs.get``
+    after it. A click that takes the page elsewhere is still looked at, and says where it went."""
+    await asyncio.to_thread(allow_everything, app.paths)
+    tab = await agent.open(pages.url("tools/form.html"))
+    field = ref(await agent.snapshot(tab), "textbox", "Name *")
+    await agent.ok("browser_type", tab_id=tab, ref=field, text="Ada")  # the tab's set-up
+    sent = recorded(app, tab)
+    try:
+        await agent.ok("browser_type", tab_id=tab, ref=field, text="Grace")
+        assert "tabs.get" not in sent, sent
+        assert sent[-2:] == ["cdp.send Runtime.evaluate", "cdp.send Runtime.releaseObjectGroup"]
+        assert (
+            await agent.ok(
+                "browser_evaluate", tab_id=tab, expression="document.querySelector('#name').value"
+            )
+            == '"Grace"'
+        )
+        counter = await agent.open(pages.url("tools/widgets.html"))
+        button = ref(await agent.snapshot(counter), "button", "Clicked 0 times")
+        sent = recorded(app, counter)
+        await agent.ok("browser_click", tab_id=counter, ref=button)
+        assert "tabs.get" not in sent, sent
+        link = ref(await agent.snapshot(tab), "link", "Long page")
+        clicked = await agent.ok("browser_click", tab_id=tab, ref=link)
+        assert pages.url("tools/long.html") in clicked, clicked
+        assert (await app.browsers()[0].get_tab(tab)).url == pages.url("tools/long.html")
     finally:
         vars(app.browsers()[0]).pop("send_command")

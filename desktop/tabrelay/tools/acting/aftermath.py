@@ -378,12 +378,15 @@ class ActionWatch:
                         self.aftermath.feed(event)
 
     async def _probe(self) -> None:
-        """One round trip through the page's task queue (a gone document ends it early)."""
+        """One round trip through the page's task queue (a gone document ends it early). When
+        the action started nothing, it is the tool's last command: the tab comes with its answer,
+        so the look the endpoint takes after the tool (the guard's) needs no round trip."""
         with contextlib.suppress(TabrelayError):
             await self._ctx.cdp(
                 "Runtime.evaluate",
                 {"expression": _PROBE, "awaitPromise": True, "returnByValue": True},
                 timeout=2.0,
+                with_tab=True,
             )
 
     async def _where(self) -> Followed:
