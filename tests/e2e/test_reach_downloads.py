@@ -22,7 +22,7 @@ from pathlib import Path
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.effect_probe import grant_site
-from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer
+from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
 from support.mcp import mcp_client, raw_text_of, text_of
 from tabrelay.approval.gate import Choice
 from tabrelay.config.paths import Paths
@@ -343,23 +343,21 @@ async def test_a_download_held_when_the_extensions_worker_stops_is_undone_and_th
     # does), and the question went with the browser.
     assert "disconnected" in said and "download d" not in said, said
     assert asked in person.withdrawn
-    back = None
-    for _ in range(400):  # the new worker reconnects (at the latest by its 30 s alarm)
-        back = next((b for b in app.browsers() if b is not relay), None)
-        if back is not None:
-            break
-        await asyncio.sleep(0.1)
-    assert back is not None, "the extension came back"
-    # Chrome did go on with it when the worker went; the next worker took it back.
-    found: list[dict[str, object]] = []
-    for _ in range(50):
-        found = await back.send_command(
+    back = await wait_until(  # the new worker reconnects (at the latest by its 30 s alarm)
+        lambda: next((b for b in app.browsers() if b is not relay), None),
+        timeout=40,
+        message="the extension came back",
+    )
+
+    async def settled() -> list[dict[str, object]] | None:
+        found: list[dict[str, object]] = await back.send_command(
             "downloads.search", {"url": csv, "startedAfter": int(began * 1000)}
         )
-        if found and not (found[0]["state"] == "complete" and found[0]["exists"]):
-            break
-        await asyncio.sleep(0.1)
-    [download] = found
+        complete = found and found[0]["state"] == "complete" and found[0]["exists"]
+        return found if found and not complete else None
+
+    # Chrome did go on with it when the worker went; the next worker took it back.
+    [download] = await wait_until(settled, timeout=5, message="the download undone")
     assert download["state"] == "interrupted" or (
         download["state"] == "complete" and download["exists"] is False
     ), download

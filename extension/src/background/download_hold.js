@@ -160,7 +160,7 @@ export class DownloadHold {
         this.#undo.set(entry.id, entry.start);
       }
     }
-    for (const [id, start] of [...this.#undo]) {
+    for (const [id, started] of [...this.#undo]) {
       if (this.#held.has(id)) {
         this.#undo.delete(id);
         await this.decide(id, false); // Chrome asked this worker again: cancelled all the same
@@ -168,7 +168,7 @@ export class DownloadHold {
       }
       try {
         const [item] = await this.#downloads.search({ id });
-        if (item !== undefined && String(item.startTime ?? "") === start) {
+        if (item !== undefined && start(item) === started) {
           if (item.state === "in_progress") {
             await this.#downloads.cancel(id);
           } else if (item.state === "complete" && item.exists !== false) {
