@@ -520,7 +520,9 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
         }
         // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
         // The font asked for first: a fallback in the stack ("Segoe UI Symbol") is no icon font.
-        if (ICON_FONT.test(style.fontFamily.split(',')[0])) glyphs.add(nodes.length);
+        // A ligature is one word: text with a space in it is not one (its font is not read).
+        if (!text.trim().includes(' ') && ICON_FONT.test(style.fontFamily.split(',')[0]))
+          glyphs.add(nodes.length);
         let flags = 0;
         if (
           onScreen &&
@@ -542,6 +544,9 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
 
   // Text left out because a sighted person cannot see it, counted by why.
   const ICON_FONT = /icon|symbol|glyph|awesome|material/i;
+  // The states ARIA gives by attribute, and the attribute of each.
+  const ARIA_STATES = ['checked', 'pressed', 'selected', 'expanded', 'disabled', 'required',
+    'invalid', 'readonly', 'multiline'].map((state) => [state, `aria-${state}`]);
   const glyphs = new Set();
   // Roles kept on their line when out of sight (a skip link, a custom checkbox's input): what a
   // person reaches with the keyboard or through what is drawn for it.
@@ -688,18 +693,9 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
     if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS')
       props.expanded = el.parentElement.open;
     if (el.disabled || (el.matches && el.matches(':disabled'))) props.disabled = true;
-    for (const state of [
-      'checked',
-      'pressed',
-      'selected',
-      'expanded',
-      'disabled',
-      'required',
-      'invalid',
-      'readonly',
-      'multiline',
-    ]) {
-      const a = attr(el, 'aria-' + state);
+    // (An element without attributes, most of a page, has none of them to read.)
+    if (el.hasAttributes()) for (const [state, name] of ARIA_STATES) {
+      const a = attr(el, name);
       if (a === null || a === 'undefined') continue;
       if (state === 'invalid' && a === 'false') continue;
       props[state] = a === 'true' ? true : a === 'false' ? false : a;

@@ -25,20 +25,22 @@
     }
     return c;
   };
-  const luminance = (c) => {
-    const [r, g, b] = c.slice(0, 3).map((v) => {
-      const s = v / 255;
-      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
-    });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  // Relative luminance (WCAG); plain arithmetic: this runs for every text on the page.
+  const channel = (v) => {
+    const s = v / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
   };
+  const luminance = (c) =>
+    0.2126 * channel(c[0]) + 0.7152 * channel(c[1]) + 0.0722 * channel(c[2]);
   const contrast = (a, b) => {
-    const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
-    return (x + 0.05) / (y + 0.05);
+    const x = luminance(a);
+    const y = luminance(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
   };
   const over = (top, below) => {
     const a = top[3];
-    return [0, 1, 2].map((i) => top[i] * a + below[i] * (1 - a)).concat(1);
+    const mix = (i) => top[i] * a + below[i] * (1 - a);
+    return [mix(0), mix(1), mix(2), 1];
   };
   // Left of or above the page, where no scrolling reaches (inside a scroller, it may).
   // A fixed box does not scroll: outside the window, it is never seen.
