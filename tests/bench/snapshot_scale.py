@@ -7,7 +7,8 @@ same pages, one browser at a time; rounds alternate so a machine whose load chan
 every side alike, and the targets are ratios of p50s. Completeness is the independent DOM check
 of bench_snapshot. Where our time misses a target, the rows say where it goes: the outline
 script in the page (timed straight on Chromium's debugging port, and through the extension's
-chrome.debugger), the app decoding the relay frame that carries its answer and building the
+chrome.debugger; of that, what withholding hidden text costs: the same script with sight.js's
+checks answering at once), the app decoding the relay frame that carries its answer and building the
 outline (timed here on the same answer, with the app's code), and the rest (the relay hop, MCP).
 """
 
@@ -40,6 +41,7 @@ TIME_TARGET = 0.5  # × Playwright MCP's p50 (issue 16 asked ≤ 1 ×)
 SCALE_TIMEOUT = 180.0  # one snapshot of 8,000 elements, on a loaded machine
 OURS = "ours"
 PAGE = "Chrome: the outline script in Tabrelay's world"
+SIGHT = "Chrome: of which withholding hidden text (sight.js)"
 EXTENSION = "extension: the outline script through chrome.debugger"
 
 
@@ -130,11 +132,18 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
         "Page.createIsolatedWorld", {"frameId": frame, "worldName": page_outline.WORLD}
     )
     call = outline_call(made["executionContextId"])
-    times = []
+    times, unsighted = [], []
     for _ in range(3):
         started = time.perf_counter()
         answer = await session.send("Runtime.callFunctionOn", call, timeout=SCALE_TIMEOUT)
         times.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        await session.send(
+            "Runtime.callFunctionOn",
+            {**call, "functionDeclaration": without_sight()},
+            timeout=SCALE_TIMEOUT,
+        )
+        unsighted.append((time.perf_counter() - started) * 1000)
     frame_text = json.dumps({"id": "1", "result": answer})
     decode_ms = median_ms(lambda: json.loads(decode_json(frame_text)["result"]["result"]["value"]))
 
@@ -153,6 +162,7 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
 
     return {
         PAGE: statistics.median(times),
+        SIGHT: statistics.median(times) - statistics.median(unsighted),
         EXTENSION: await in_extension(chromium, tab),
         "app: decode the answer's frame (json)": decode_ms,
         "app: build the outline": median_ms(build),
@@ -168,6 +178,29 @@ def outline_call(context: int) -> dict[str, Any]:
         "arguments": [{"value": False}, {"value": []}],
         "returnByValue": True,
     }
+
+
+# The outline script with its hidden-text checks answering "seen" at once (the page holds no
+# hidden text): measured only, to say what withholding hidden text costs. Never shipped.
+_SEEN_AT_ONCE = (
+    (
+        "    of(el, style, above) {\n",
+        "    of(el, style, above) {\n      return { ...above, own: null };\n",
+    ),
+    (
+        "    text(node, parent, state, style) {\n",
+        "    text(node, parent, state, style) {\n      return null;\n",
+    ),
+)
+
+
+def without_sight() -> str:
+    script = page_outline.OUTLINE
+    for anchor, seen in _SEEN_AT_ONCE:
+        if script.count(anchor) != 1:  # sight.js changed: this measurement must follow it
+            raise RuntimeError(f"sight.js no longer has {anchor.strip()!r} once")
+        script = script.replace(anchor, seen)
+    return script
 
 
 async def in_extension(chromium: ExtensionBrowser, tab: int) -> float:
