@@ -8,8 +8,9 @@ every side alike, and the targets are ratios of p50s. Completeness is the indepe
 of bench_snapshot. Where our time misses a target, the rows say where it goes: the outline
 script in the page (timed straight on Chromium's debugging port, and through the extension's
 chrome.debugger; of that, what withholding hidden text costs: the same script with sight.js's
-checks answering at once), the app decoding the relay frame that carries its answer and building the
-outline (timed here on the same answer, with the app's code), and the rest (the relay hop, MCP).
+checks answering at once), the app decoding the relay frame that carries its answer and
+building the outline (timed here on the same answer, with the app's code), and the rest (the
+relay hop, MCP).
 """
 
 from __future__ import annotations
@@ -132,17 +133,14 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
         "Page.createIsolatedWorld", {"frameId": frame, "worldName": page_outline.WORLD}
     )
     call = outline_call(made["executionContextId"])
+    seen_at_once = {**call, "functionDeclaration": without_sight()}
     times, unsighted = [], []
     for _ in range(3):
         started = time.perf_counter()
         answer = await session.send("Runtime.callFunctionOn", call, timeout=SCALE_TIMEOUT)
         times.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        await session.send(
-            "Runtime.callFunctionOn",
-            {**call, "functionDeclaration": without_sight()},
-            timeout=SCALE_TIMEOUT,
-        )
+        await session.send("Runtime.callFunctionOn", seen_at_once, timeout=SCALE_TIMEOUT)
         unsighted.append((time.perf_counter() - started) * 1000)
     frame_text = json.dumps({"id": "1", "result": answer})
     decode_ms = median_ms(lambda: json.loads(decode_json(frame_text)["result"]["result"]["value"]))

@@ -694,7 +694,7 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
       props.expanded = el.parentElement.open;
     if (el.disabled || (el.matches && el.matches(':disabled'))) props.disabled = true;
     // (An element without attributes, most of a page, has none of them to read.)
-    if (el.hasAttributes()) for (const [state, name] of ARIA_STATES) {
+    for (const [state, name] of el.hasAttributes() ? ARIA_STATES : []) {
       const a = attr(el, name);
       if (a === null || a === 'undefined') continue;
       if (state === 'invalid' && a === 'false') continue;
