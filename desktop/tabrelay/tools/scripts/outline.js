@@ -125,6 +125,9 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
     'term',
     'caption',
   ]);
+  // The states ARIA gives by attribute, and the attribute of each.
+  const ARIA_STATES = ['checked', 'pressed', 'selected', 'expanded', 'disabled', 'required',
+    'invalid', 'readonly', 'multiline'].map((state) => [state, `aria-${state}`]);
 
   const sight = (SIGHT)();
   const styleOf = sight.style;  // one computed style per element for the whole read
@@ -542,11 +545,8 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
     if (said) generated(el, '::after', parent, nodes, seen);
   }
 
-  // Text left out because a sighted person cannot see it, counted by why.
+  // An icon font, by its name; the text nodes drawn in one (their index in ``nodes``).
   const ICON_FONT = /icon|symbol|glyph|awesome|material/i;
-  // The states ARIA gives by attribute, and the attribute of each.
-  const ARIA_STATES = ['checked', 'pressed', 'selected', 'expanded', 'disabled', 'required',
-    'invalid', 'readonly', 'multiline'].map((state) => [state, `aria-${state}`]);
   const glyphs = new Set();
   // Roles kept on their line when out of sight (a skip link, a custom checkbox's input): what a
   // person reaches with the keyboard or through what is drawn for it.
