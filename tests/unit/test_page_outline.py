@@ -222,3 +222,138 @@ async def test_the_outline_is_sent_whole_once_per_world_and_called_after(
     assert page_outline._KEPT.endswith(
         hashlib.sha256(page_outline.OUTLINE.encode()).hexdigest()[:16]
     )  # another version's code is never called
+
+
+def test_a_world_s_seal_is_the_app_s_own_and_names_one_document() -> None:
+    """The seal a world keeps (``_KEEP_AND_RUN``'s first argument) is made from the tab
+    session's secret and the document's key: another document, another tab session, or a page
+    that read Tabrelay's source gets none of its seals."""
+    ctx = SimpleNamespace(state=SimpleNamespace(session=SessionState()))
+    other = SimpleNamespace(state=SimpleNamespace(session=SessionState()))
+    seal = page_outline._seal(ctx, ("", "F", "L1"))  # type: ignore[arg-type]
+    assert seal == page_outline._seal(ctx, ("", "F", "L1"))  # type: ignore[arg-type]
+    assert seal != page_outline._seal(ctx, ("", "F", "L2"))  # type: ignore[arg-type]
+    assert seal != page_outline._seal(other, ("", "F", "L1"))  # type: ignore[arg-type]
+    assert len(seal) == 64 and len(ctx.state.session.secret) == 32
+    assert ctx.state.session.secret.hex() not in repr(ctx.state.session)
+    ctx.state.session.fresh()  # a new debugger session keeps the secret, forgets the worlds
+    assert page_outline._seal(ctx, ("", "F", "L1")) == seal  # type: ignore[arg-type]
+    assert "function (seal, ...args)" in page_outline._KEEP_AND_RUN
+    assert page_outline._SEALED in page_outline._RUN_SEALED
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        "an outline without a seal",
+        [],
+        ["seal"],
+        ["seal", "outline", "more"],
+        [7, "outline"],
+        [None, "outline"],
+        ["a guess", "outline"],
+        ["SEAL", "outline"],
+        {"0": "seal", "1": "outline"},
+    ],
+)
+def test_an_answer_without_the_seal_is_no_outline(value: Any) -> None:
+    """What a world that is not Tabrelay's may answer (any JSON value): no outline."""
+    assert page_outline.sealed(value, "seal") is None
+    assert page_outline.sealed(["seal", "outline"], "seal") == "outline"
+
+
+class Again:
+    """A tab read before (its top document's world known, and read at once next) whose world
+    answers ``value`` (given the seal) or fails; the tab is at ``url``."""
+
+    def __init__(self, value: Any, *, url: str = "https://shop.example/") -> None:
+        self.state = SimpleNamespace(session=SessionState())
+        self.key = ("", "main-frame", "L1")
+        self.state.session.worlds[self.key] = 41
+        self.state.session.again = self.key
+        self.value = value
+        self.tab = SimpleNamespace(id=5, url=url)
+        self.sent: list[dict[str, Any]] = []
+
+    def need_tab(self) -> Any:
+        return self.tab
+
+    def need_browser(self) -> Any:
+        async def get_tab(tab_id: int) -> Any:
+            assert tab_id == 5
+            return self.tab
+
+        return SimpleNamespace(get_tab=get_tab)
+
+    async def cdp(self, method: str, params: dict[str, Any], with_tab: bool = False) -> Any:
+        assert method == "Runtime.callFunctionOn" and with_tab
+        assert params["functionDeclaration"] == page_outline._RUN_SEALED
+        assert params["executionContextId"] == 41
+        self.sent.append(params)
+        if isinstance(self.value, Exception):
+            raise self.value
+        if callable(self.value):
+            return self.value(page_outline._seal(self, self.key))  # type: ignore[arg-type]
+        return {"result": {"value": self.value}}
+
+
+def sealed_answer(text: str) -> Any:
+    return lambda seal: {"result": {"type": "object", "value": [seal, text]}}
+
+
+async def test_a_document_read_last_is_read_again_at_once() -> None:
+    ctx = Again(sealed_answer(answer([TOP | {"nodes": TOP["nodes"][:5]}])))
+    again = await page_outline.read_again(ctx, viewport=True, tools=True)  # type: ignore[arg-type]
+    assert again is not None and (again.frame_id, again.loader) == ("main-frame", "L1")
+    assert [f.frame_id for f in again.page.frames] == ["main-frame"]
+    assert [a["value"] for a in ctx.sent[0]["arguments"]] == [True, [], True, True]
+    assert ctx.state.session.again == ctx.key  # and again next time
+
+
+@pytest.mark.parametrize(
+    ("value", "world_kept"),
+    [
+        (CommandFailed("Cannot find context with specified id"), False),
+        ({"result": {"value": answer([TOP])}}, False),  # no seal: not Tabrelay's world
+        ({"result": {"value": None}}, False),  # a world that lost its code
+        (sealed_answer('{"closed": 2}'), True),  # closed roots to open first
+        (sealed_answer(answer([TOP, {"owner": 11, "url": "x", "nodes": []}])), True),
+        (sealed_answer(json.dumps(json.loads(answer([TOP])) | {"codeEditors": True})), True),
+        (sealed_answer("not JSON"), True),
+        (lambda seal: {"exceptionDetails": {"text": "Uncaught"}, "result": {}}, False),
+    ],
+    ids=[
+        "its world gone",
+        "another world",
+        "a world without the code",
+        "closed shadow roots",
+        "a frame now",
+        "a code editor now",
+        "a malformed answer",
+        "a script error",
+    ],
+)
+async def test_a_document_that_needs_more_than_its_world_is_read_the_long_way(
+    value: Any, world_kept: bool
+) -> None:
+    ctx = Again(value)
+    assert await page_outline.read_again(ctx, viewport=False) is None  # type: ignore[arg-type]
+    assert ctx.state.session.again is None  # the long read says whether next time may be so
+    assert (ctx.key in ctx.state.session.worlds) is world_kept
+
+
+async def test_a_document_at_another_address_than_the_tab_s_is_read_the_long_way() -> None:
+    ctx = Again(sealed_answer(answer([TOP])), url="https://shop.example/elsewhere")
+    assert await page_outline.read_again(ctx, viewport=False) is None  # type: ignore[arg-type]
+    assert ctx.state.session.again is None
+
+
+async def test_nothing_is_read_at_once_without_a_document_read_last_and_its_world() -> None:
+    ctx = Again(AssertionError("nothing is sent"))
+    ctx.state.session.again = None
+    assert await page_outline.read_again(ctx, viewport=False) is None  # type: ignore[arg-type]
+    ctx.state.session.again = ctx.key
+    del ctx.state.session.worlds[ctx.key]  # the move was heard: its world forgotten
+    assert await page_outline.read_again(ctx, viewport=False) is None  # type: ignore[arg-type]
+    assert ctx.sent == []

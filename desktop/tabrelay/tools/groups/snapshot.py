@@ -21,7 +21,7 @@ from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.acting.loading import PARSE_WAIT, PARSED, STILL_LOADING, until_parsed
 from tabrelay.tools.context import Reading, TabParams, ToolContext, ToolResult
 from tabrelay.tools.page import editor_text, page_outline, webmcp
-from tabrelay.tools.page.outline import Outline, build_outline, search
+from tabrelay.tools.page.outline import EditorText, Outline, build_outline, search
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts.page_scripts import withheld_note
 from tabrelay.tools.state.tab_state import RefTarget
@@ -177,21 +177,28 @@ async def take(
     """
     tab = ctx.need_tab()
     refs = ctx.state.refs
-    # Independent reads go out together: each is a round trip through the extension.
-    tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
-    top = tree["frameTree"]["frame"]
-    marked = [b for node, e in editors.items() for b in (node, e.box) if b is not None]
-    page = await page_outline.read(
-        ctx,
-        top["id"],
-        loader=str(top.get("loaderId", "")),
-        viewport=viewport,
-        tools=tools,
-        refused=page_outline.refused_under(ctx, tree["frameTree"]),
-        marked=marked,
-    )
+    # A document whose last read needed nothing but Tabrelay's world is read at once: one round
+    # trip through the extension.
+    again = await page_outline.read_again(ctx, viewport=viewport, tools=tools)
+    editors: dict[int, EditorText] = {}
+    if again is not None:
+        page, loaders = again.page, {again.frame_id: again.loader}
+    else:
+        # Independent reads go out together: each is a round trip through the extension.
+        tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
+        top = tree["frameTree"]["frame"]
+        marked = [b for node, e in editors.items() for b in (node, e.box) if b is not None]
+        page = await page_outline.read(
+            ctx,
+            top["id"],
+            loader=str(top.get("loaderId", "")),
+            viewport=viewport,
+            tools=tools,
+            refused=page_outline.refused_under(ctx, tree["frameTree"]),
+            marked=marked,
+        )
+        loaders = page_outline.loaders_of(tree["frameTree"]) | page.loaders
     held = page.held
-    loaders = page_outline.loaders_of(tree["frameTree"]) | page.loaders
 
     def assign(node: int, frame_id: str) -> str:
         return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, "")))

@@ -15,6 +15,10 @@ The same call says whether the document was still being parsed and (the top fram
 tools the page declares (``webmcp``), so a snapshot asks nothing else of the page. The top
 frame's world keeps the script's code once it has run it: a later read of that document sends
 only a call of it (``_run_outline``; compiling 40 KB anew was most of a small page's read).
+A document whose last read needed nothing but that world (one frame, no code editor) is read
+again before the frame tree is asked for (``read_again``): one relay command. Its context id
+may name another world by then, so the answer counts only with the seal the app gave the world
+with the code, and says itself whether the page still needs nothing more.
 
 What can be clicked without a role (a ``div`` a framework listens on) is told by what the page
 draws: where the pointing-hand cursor starts, or an ``onclick`` attribute. Listeners are not
@@ -31,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -42,6 +47,7 @@ from tabrelay.tools.page import child_sessions, webmcp
 from tabrelay.tools.page.outline import PROPERTIES, FrameTree
 from tabrelay.tools.page.shadow_roots import CANDIDATES, open_closed_roots
 from tabrelay.tools.scripts import script
+from tabrelay.tools.scripts.editors import CODE_BOXES
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, SIGHT
 from tabrelay.tools.state import object_ids
 from tabrelay.tools.state.tab_state import FrameWorlds
@@ -66,16 +72,21 @@ OUTLINE = (
     .replace("WEBMCP_LIST", webmcp.LIST.strip())
     .replace("TOOLS_WAIT", str(int(webmcp.ASK_WAIT * 1000)))
     .replace("CLOSED_CANDIDATES", CANDIDATES.strip())
+    .replace("CODE_BOXES", CODE_BOXES)
 )
 
 # The outline is some 40 KB of code, compiled again each time it is sent (about 5 ms of a small
 # page's read): the world keeps it, under a name that changes with its code, and a read of a
 # world that has it sends only a call of it.
 _KEPT = "__tabrelayOutline_" + hashlib.sha256(OUTLINE.encode()).hexdigest()[:16]
+# The world keeps the seal it is given with the code (``_seal``): a value only the app can make,
+# so that a call that names the world by its context id alone can tell it ran there.
+_SEALED = _KEPT + "_seal"
 _KEEP_AND_RUN = (
-    "function (...args) {\n"
+    "function (seal, ...args) {\n"
     f"  const run = {OUTLINE.strip()};\n"
     f"  globalThis.{_KEPT} = run;\n"
+    f"  globalThis.{_SEALED} = seal;\n"
     "  return run.apply(this, args);\n"
     "}"
 )
@@ -83,6 +94,14 @@ _KEEP_AND_RUN = (
 _RUN_KEPT = (
     f"function (...args) {{ const run = Object.hasOwn(globalThis, '{_KEPT}') && globalThis.{_KEPT};"
     " return typeof run === 'function' ? run.apply(this, args) : null; }"
+)
+# The same, answering [the world's seal, the outline]: a context id that names another world
+# now (the page's own, after it moved to a process of its own) answers with no seal of ours.
+_RUN_SEALED = (
+    f"function (...args) {{ const run = Object.hasOwn(globalThis, '{_KEPT}') && globalThis.{_KEPT};"
+    f" const seal = Object.hasOwn(globalThis, '{_SEALED}') ? globalThis.{_SEALED} : null;"
+    " if (typeof run !== 'function' || typeof seal !== 'string') return null;"
+    " return Promise.resolve(run.apply(this, args)).then((answer) => [seal, answer]); }"
 )
 
 # The id the world holds ``this`` element by (an element of the world's, from DOM.resolveNode).
@@ -108,6 +127,7 @@ class PageOutline:
     # tab's own frame tree does not list.
     loaders: dict[str, str] = field(default_factory=dict)
     parsing: bool = False  # the top document was still being parsed when it was read
+    code_editors: bool = False  # a document read holds a code editor (``editor_text``)
     tools: list[webmcp.PageTool] = field(default_factory=list)  # the tools the page declares
 
     def absorb(self, other: PageOutline) -> None:
@@ -267,11 +287,14 @@ async def read(
             {"value": True},  # it first looks for closed shadow roots the world lacks
             *({"objectId": o} for _, o in kept),
         ]
-        answer = await _run_outline(ctx, context, arguments, kept=read_before)
-        if _closed_unseen(answer):  # opened to the world, then read with them
+        seal = _seal(ctx, key)
+        answer = await _run_outline(ctx, context, arguments, kept=read_before, seal=seal)
+        if _closed_unseen(
+            answer.get("result", {}).get("value")
+        ):  # opened to the world, then read with them
             await open_closed_roots(ctx, context)
             arguments[3] = {"value": False}
-            answer = await _run_outline(ctx, context, arguments, kept=True)
+            answer = await _run_outline(ctx, context, arguments, kept=True, seal=seal)
         if answer.get("exceptionDetails"):
             raise CommandFailed(
                 f"the page could not be read ({exception_text(answer['exceptionDetails'])})"
@@ -280,16 +303,98 @@ async def read(
         ctx.state.session.worlds.pop(key, None)  # asked for again next time
         raise
     page = decode(answer.get("result", {}).get("value"), frame_id, [b for b, _ in kept])
+    # Read again at once next time (``read_again``) if nothing but the world was needed.
+    alone = len(page.frames) == 1 and not marked and not page.code_editors
+    ctx.state.session.again = key if alone and page.frames[0].url == ctx.need_tab().url else None
     await _name_frames(ctx, page, context)
     await _other_origins(ctx, page, None, viewport=viewport, depth=0)
     return page
 
 
-def _closed_unseen(answer: dict[str, Any]) -> bool:
-    """Whether the outline said, instead of reading the page, that it has closed shadow roots
-    Tabrelay's world was not given yet (the answer is the world's own JSON: the page cannot
-    write it)."""
-    value = answer.get("result", {}).get("value")
+async def read_again(ctx: ToolContext, *, viewport: bool, tools: bool = False) -> Again | None:
+    """The outline of the tab's document read last, read at once, before the frame tree
+    (``read``'s arguments but the frame's): when that read needed nothing but Tabrelay's world
+    (one frame, no code editor) and this one still needs nothing more. None when it cannot
+    say: the world is gone or another's, or the page has changed so (read as ``read`` does).
+
+    The world's context id alone may name another world by now (the page moved on, to a
+    process of its own): its answer counts only with the seal the app gave the world, and
+    only if it read the document at the tab's address.
+
+    Raises:
+        CommandFailed: the tab could not be looked at (gone, or the browser failed to say).
+    """
+    session = ctx.state.session
+    key = session.again
+    context = session.worlds.get(key) if key is not None else None
+    if key is None or context is None:
+        return None
+    session.again = None  # until this read says it may be read so again
+    try:
+        answer = await ctx.cdp(
+            "Runtime.callFunctionOn",
+            {
+                "functionDeclaration": _RUN_SEALED,
+                "executionContextId": context,
+                "arguments": [
+                    {"value": viewport},
+                    {"value": []},
+                    {"value": tools},
+                    {"value": True},
+                ],
+                "awaitPromise": True,
+                "returnByValue": True,
+            },
+            with_tab=True,  # the look after the call: as in ``_run_outline``
+        )
+    except CommandFailed:
+        session.worlds.pop(key, None)  # gone with its document
+        return None
+    text = sealed(answer.get("result", {}).get("value"), _seal(ctx, key))
+    if answer.get("exceptionDetails") or text is None:
+        session.worlds.pop(key, None)  # not proved Tabrelay's: asked for again if needed
+        return None
+    if _closed_unseen(text):
+        return None
+    try:
+        page = decode(text, key[1], [])
+    except CommandFailed:
+        return None
+    if len(page.frames) != 1 or page.code_editors:
+        return None
+    tab = await ctx.need_browser().get_tab(ctx.need_tab().id)  # the carried look: no trip
+    if page.frames[0].url != tab.url:
+        return None
+    session.again = key
+    return Again(page, frame_id=key[1], loader=key[2])
+
+
+@dataclass(frozen=True, slots=True)
+class Again:
+    """The outline ``read_again`` read, and the document it is of."""
+
+    page: PageOutline
+    frame_id: str
+    loader: str
+
+
+def sealed(value: Any, seal: str) -> Any:
+    """The outline in a ``_RUN_SEALED`` answer, if it came with ``seal``; else None."""
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)):
+        return None
+    return value[1] if hmac.compare_digest(value[0], seal) else None
+
+
+def _seal(ctx: ToolContext, key: tuple[str, str, str]) -> str:
+    """The seal of Tabrelay's world in the document ``key`` (``_world_key``): made from the
+    tab session's secret, which never leaves the app, and so beyond any page's making."""
+    return hmac.new(ctx.state.session.secret, repr(key).encode(), "sha256").hexdigest()
+
+
+def _closed_unseen(value: Any) -> bool:
+    """Whether the outline said (``value``: its answer), instead of reading the page, that it
+    has closed shadow roots Tabrelay's world was not given yet (the answer is the world's own
+    JSON: the page cannot write it)."""
     return isinstance(value, str) and value.startswith('{"closed":')
 
 
@@ -300,10 +405,11 @@ async def _run_outline(
     *,
     kept: bool,
     session: str | None = None,
+    seal: str = "",
 ) -> Any:
     """Run the outline in the world ``context`` (of the child ``session``): the world's own
-    copy when it is ``kept`` there (sent whole, to be kept, when it turns out not to be),
-    else sent whole and kept. Chrome's answer.
+    copy when it is ``kept`` there (sent whole, to be kept with ``seal``, when it turns out not
+    to be), else sent whole and kept. Chrome's answer.
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
@@ -328,7 +434,11 @@ async def _run_outline(
             return answer
     return await ctx.cdp(
         "Runtime.callFunctionOn",
-        {"functionDeclaration": _KEEP_AND_RUN, **call},
+        {
+            "functionDeclaration": _KEEP_AND_RUN,
+            **call,
+            "arguments": [{"value": seal}, *arguments],
+        },
         session=session,
         with_tab=carried,
     )
@@ -560,6 +670,7 @@ def decode(text: Any, top: str, marked: list[int], *, base: int = 0) -> PageOutl
     page.held = dict(zip(marked, ids, strict=True))
     page.withheld = withheld
     page.parsing = value.get("parsing") is True
+    page.code_editors = value.get("codeEditors") is True
     page.tools = webmcp.parse(value.get("tools"))
     return page
 

@@ -463,12 +463,19 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
 
   // A frame's bounds are in its own coordinates: a frame on screen is kept whole.
   let framed = 0;
+  // Whether a document or shadow root read holds a code editor, whose text only the page's own
+  // world can read (editor_text.py): a read that says none needs no look there.
+  let codeEditors = false;
+  const seeCode = (root) => {
+    if (!codeEditors) codeEditors = root.querySelector(CODE_BOXES) !== null;
+  };
 
   function walkDocument(doc, owner, url) {
     const nodes = [];
     const frame = { owner, url, nodes };
     frames.push(frame);
     const root = doc.documentElement;
+    seeCode(doc);
     nodes.push([0, -1, 'RootWebArea', doc.title ? ws(doc.title).trim() : '', 0, null, null, 0]);
     if (owner !== null) framed++;
     try {
@@ -509,6 +516,7 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
   function walk(el, parent, nodes, hidden, editableParent, quietText, seen) {
     const said = !hidden && !quietText && parent !== 0;
     if (said) generated(el, '::before', parent, nodes, seen);
+    if (el.shadowRoot) seeCode(el.shadowRoot);
     for (const child of flatChildren(el)) {
       if (child.nodeType === 3) {
         if (hidden || quietText) continue;
@@ -811,7 +819,7 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
   // the page declares (WebMCP), asked for in the same call: its answer once it gives one (within TOOLS_WAIT ms), or none.
   const answer = {
     frames, marked: marked.map(idOf), withheld: sight.withheld,
-    parsing: document.readyState === 'loading',
+    parsing: document.readyState === 'loading', codeEditors,
   };
   const context = /** @type {any} */ (document).modelContext;
   if (!withTools || !context || typeof context.getTools !== 'function') {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import secrets
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -261,6 +262,11 @@ class SessionState:
     # Tabrelay's world in a document: (child session or "", frame id, loader id) → its
     # execution context, for the reads that know the document (``page_outline.world``).
     worlds: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # The top document (its key in ``worlds``) whose last read needed nothing but that world:
+    # the next one is made at once (``page_outline.read_again``).
+    again: tuple[str, str, str] | None = None
+    # Seals Tabrelay's worlds as the app's own (``page_outline``); never leaves the app.
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
 
     def learn(self, method: str, params: dict[str, Any], parent: str | None) -> None:
         """A child session came (``ATTACHED``, under ``parent``) or went (``DETACHED``)."""
@@ -292,6 +298,7 @@ class SessionState:
         self.auto_attached.clear()
         self.within.clear()
         self.worlds.clear()
+        self.again = None
 
     def reset(self) -> None:
         """The session ended (detached): nothing is enabled, nothing is held for the guard."""
