@@ -229,6 +229,7 @@ def _scripts() -> list[tuple[str, str]]:
     known = [
         (page_outline._KEEP_AND_RUN, "the outline, sent whole and kept in the world"),
         (page_outline._RUN_KEPT, "the outline, kept in the world"),
+        (page_outline._RUN_SEALED, "the outline of the document read last, in its world"),
         (editor_text.SCRIPT, "code editors' text, in the page's world"),
         (shadow_roots.CANDIDATES, "closed shadow roots looked for"),
         (shadow_roots.REMEMBER, "closed shadow roots opened to Tabrelay's world"),
