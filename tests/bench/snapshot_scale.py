@@ -169,7 +169,7 @@ async def phases(page: Page, chromium: ExtensionBrowser, tab: int) -> dict[str, 
 
 
 def outline_call(context: int) -> dict[str, Any]:
-    """The snapshot's outline script as the tool calls it (no code editor's elements marked)."""
+    """The snapshot's outline script as the tool calls it (no code editor handed in)."""
     return {
         "functionDeclaration": page_outline.OUTLINE,
         "executionContextId": context,

@@ -9,6 +9,7 @@ them). ``support.outline_diff`` does the comparing.
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field
 from unittest import mock
 
@@ -20,6 +21,7 @@ from e2e.sight import unseen_nodes
 from support.outline_diff import ChromeFrame, Item, Report, chrome_items, chrome_text, compare
 from tabrelay.tools.groups import snapshot
 from tabrelay.tools.page import editor_text, outline, page_outline
+from tabrelay.tools.scripts.editors import EDITORS_AT
 
 HELD_ID = """function () {
   const held = globalThis.__tabrelayHeld;
@@ -128,6 +130,22 @@ async def read_dom(session: Session) -> Dom:
     return dom
 
 
+async def box_nodes(session: Session, editors: list[editor_text.CodeEditor]) -> set[int]:
+    """The backend node ids of the editors' boxes (found as Tabrelay's world finds them, here
+    in the page's world, which sees the same elements)."""
+    found: set[int] = set()
+    for paths in editor_text.paths(editors):
+        box = await session.send(
+            "Runtime.evaluate",
+            {"expression": f"(({EDITORS_AT})({json.dumps([paths])})[0] || {{}}).box"},
+        )
+        object_id = box.get("result", {}).get("objectId")
+        if object_id:
+            described = await session.send("DOM.describeNode", {"objectId": object_id})
+            found.add(int(described["node"]["backendNodeId"]))
+    return found
+
+
 async def held_ids(session: Session, backends: list[int]) -> dict[int, int]:
     """The id Tabrelay's world in the page holds each of ``backends`` by, where it holds one."""
     tree = await session.send("Page.getFrameTree")
@@ -187,8 +205,8 @@ async def hold_against_chrome(app: AppUnderTest, session: Session, tab_id: int) 
         built = await snapshot.take(ctx, viewport=False, depth=None)
     frames = await chrome_frames(session)
     after, lines = chrome_items(frames, script_focus=dom.script_focus, unseen=unseen)
-    boxes = {e.box for e in editors.values() if e.box is not None}
-    code = "".join("".join(e.text.split()) for e in editors.values()).casefold()
+    boxes = await box_nodes(session, editors)
+    code = "".join("".join(e.text.split()) for e in editors).casefold()
     items = [
         i
         for i in _stable(before, after)

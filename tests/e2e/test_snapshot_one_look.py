@@ -7,6 +7,7 @@ real extension, a real MCP client; the page is a real CodeMirror 5."""
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from typing import Any
@@ -17,7 +18,8 @@ from e2e.agent import Agent
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, Page, PageServer, wait_until
 from tabrelay.tools.page import editor_text, page_outline
-from tabrelay.tools.page.outline import EditorText
+from tabrelay.tools.scripts.editors import EDITORS_AT
+from tabrelay.tools.scripts.page_scripts import PATH_OF
 
 pytestmark = E2E
 
@@ -37,13 +39,9 @@ async def opened(
     return tab, page
 
 
-async def editors_of(app: AppUnderTest, tab: int) -> dict[int, EditorText]:
+async def editors_of(app: AppUnderTest, tab: int) -> list[editor_text.CodeEditor]:
     """What the snapshot's editor script finds on the tab, read as the snapshot reads it."""
-    ctx = await app.tool_context(tab)
-    try:
-        return await editor_text.read(ctx)
-    finally:
-        await ctx.release_objects()
+    return await editor_text.read(await app.tool_context(tab))
 
 
 def line(snapshot: str, start: str) -> str:
@@ -94,6 +92,12 @@ async def test_a_snapshot_runs_one_script_in_its_own_world_and_one_in_the_page_s
     again = await agent.snapshot(tab)
     monkeypatch.undo()
     assert again.split("\n", 1)[1] == snapshot.split("\n", 1)[1]
+    # The editors' texts and where they are come back by value: two relay round trips, the
+    # first two commands at once, whatever the number of editors (no element handed from the
+    # page's world to Tabrelay's one by one, no objects left to let go).
+    methods = [m for m, _ in sent]
+    assert sorted(methods[:2]) == ["Page.getFrameTree", "Runtime.evaluate"], methods
+    assert methods[2:] == ["Runtime.callFunctionOn"], methods
     declared = [p.get("functionDeclaration", "") for m, p in sent if m == "Runtime.callFunctionOn"]
     assert not any(page_outline.OUTLINE.strip() in d for d in declared), declared
     assert sum(len(d) for d in declared) < 10_000, [len(d) for d in declared]
@@ -112,7 +116,7 @@ async def test_a_page_that_breaks_what_its_world_would_use_still_has_each_secret
     runs in Tabrelay's, where the page's changes are not seen."""
     tab, page = await opened(agent, browser, pages, "secrets")
     editors = await editors_of(app, tab)
-    assert [e.text for e in editors.values()] == [await page.evaluate("window.editorText()")]
+    assert [e.text for e in editors] == [await page.evaluate("window.editorText()")]
     snapshot = await agent.snapshot(tab)
     assert "SECRET" not in snapshot, snapshot
     assert line(snapshot, 'textbox "Code"').endswith(
@@ -126,7 +130,7 @@ async def test_a_page_that_breaks_the_editor_script_still_has_each_secret_hidden
     agent: Agent, browser: ExtensionBrowser, pages: PageServer, app: AppUnderTest
 ) -> None:
     tab, _ = await opened(agent, browser, pages, "editor")
-    assert await editors_of(app, tab) == {}
+    assert await editors_of(app, tab) == []
     snapshot = await agent.snapshot(tab)
     assert "SECRET" not in snapshot, snapshot
     assert line(snapshot, 'textbox "Code"').endswith(
@@ -155,3 +159,62 @@ async def test_elements_named_as_the_worlds_own_globals_change_nothing(
     for snapshot in (first, again):
         assert 'value="db.example.org-PLAIN"' in line(snapshot, 'textbox "Host"'), snapshot
         assert "SECRET" not in snapshot
+
+
+async def test_an_editor_the_page_moves_between_the_two_reads_is_read_as_the_tree_says(
+    agent: Agent,
+    browser: ExtensionBrowser,
+    pages: PageServer,
+    app: AppUnderTest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The page's world says where each editor is; Tabrelay's world follows that back in the
+    outline, a round trip later. A page that moves the editor meanwhile (or says it is
+    elsewhere) gets no text put on another element: where the path leads is no editor's box,
+    or holds no editor's input, and the editor is read as the outline alone reads it."""
+    tab, page = await opened(agent, browser, pages, "none")
+    read = editor_text.read
+
+    async def then_moved(ctx: Any) -> list[editor_text.CodeEditor]:
+        found = await read(ctx)
+        await page.evaluate(
+            "const box = document.querySelector('.CodeMirror');"
+            " document.querySelector('form').prepend(box); 1"
+        )
+        return found
+
+    monkeypatch.setattr(editor_text, "read", then_moved)
+    snapshot = await agent.snapshot(tab)
+    # Its text given to no element (the path led elsewhere): its drawing is what is read.
+    assert f'value="{SQL}"' not in snapshot, snapshot
+    assert "textbox [e" in snapshot and f'clickable "{SQL}"' in snapshot, snapshot
+    assert 'value="db.example.org-PLAIN"' in line(snapshot, 'textbox "Host"')
+    monkeypatch.undo()
+    assert f'value="{SQL}"' in line(await agent.snapshot(tab), 'textbox "SQL query"')
+
+    # Where a path may lead, as Tabrelay's world follows it: only to an editor's box that holds
+    # the editor's input.
+    (editor,) = await editors_of(app, tab)
+    ctx = await app.tool_context(tab)
+    tree = await ctx.cdp("Page.getFrameTree")
+    world = await page_outline.world(ctx, tree["frameTree"]["frame"]["id"])
+    form = await page.evaluate(f"JSON.stringify(({PATH_OF})(document.querySelector('form')))")
+    host = await page.evaluate(f"JSON.stringify(({PATH_OF})(document.getElementById('host')))")
+    tries = [
+        [editor.input, editor.box],
+        [editor.input, json.loads(form)],  # no editor's box
+        [json.loads(host), editor.box],  # not in the box
+        [editor.input, [*editor.box, 99]],  # no such child
+        [editor.input, [*editor.box, "f", 0]],  # no frame there
+        [editor.input, [*editor.box, "s", 0]],  # no shadow root there
+    ]
+    answer = await ctx.cdp(
+        "Runtime.evaluate",
+        {
+            "expression": f"({EDITORS_AT})({json.dumps(tries)}).map((e) => e && e.box.className)",
+            "contextId": world,
+            "returnByValue": True,
+        },
+    )
+    placed = answer["result"]["value"]
+    assert "CodeMirror" in placed[0] and placed[1:] == [None] * 5, placed

@@ -113,10 +113,10 @@ def test_an_outline_read_in_a_frames_own_world_carries_its_span() -> None:
             ]},
             {"owner": 3, "url": "https://verify.test/", "nodes": [], "error": "cross-origin"},
         ],
-        "marked": [],
+        "editors": [],
         "withheld": {},
     })  # fmt: skip
-    page = page_outline.decode(text, "F1", [], base=base)
+    page = page_outline.decode(text, "F1", 0, base=base)
     held = [n.get("backendDOMNodeId") for n in page.frames[0].nodes]
     assert held == [base + 1, base + 2, base + 3]
     assert page.frames[1].owner == base + 3

@@ -18,10 +18,8 @@ from tabrelay.tools.scripts import page_scripts
 from tabrelay.tools.state.tab_state import DETACHED, SessionState
 
 
-def answer(
-    frames: list[dict[str, Any]], marked: list[int] | None = None, withheld: Any = None
-) -> str:
-    return json.dumps({"frames": frames, "marked": marked or [], "withheld": withheld or {}})
+def answer(frames: list[dict[str, Any]], editors: Any = None, withheld: Any = None) -> str:
+    return json.dumps({"frames": frames, "editors": editors or [], "withheld": withheld or {}})
 
 
 TOP = {
@@ -39,7 +37,7 @@ TOP = {
 
 
 def test_rows_become_nodes_shaped_like_chromes_tree() -> None:
-    page = page_outline.decode(answer([TOP], [9]), "main-frame", [501])
+    page = page_outline.decode(answer([TOP], [[9, 10], None]), "main-frame", 2)
     (frame,) = page.frames
     assert (frame.frame_id, frame.url, frame.owner) == ("main-frame", "https://shop.example/", None)
     root, heading, text, code, generic, iframe = frame.nodes
@@ -68,7 +66,7 @@ def test_rows_become_nodes_shaped_like_chromes_tree() -> None:
         {10},
         {10},
     )
-    assert page.held == {501: 9}
+    assert page.editors == [(9, 10), None]  # the second editor moved meanwhile
 
 
 def test_frames_that_were_not_read_say_why() -> None:
@@ -77,7 +75,7 @@ def test_frames_that_were_not_read_say_why() -> None:
         {"owner": 11, "url": "https://pay.example/", "nodes": [], "error": "cross-origin"},
         {"owner": 12, "url": "https://bad.example/", "nodes": [], "refused": True},
     ]
-    page = page_outline.decode(answer(frames), "main-frame", [])
+    page = page_outline.decode(answer(frames), "main-frame", 0)
     assert [(f.owner, f.error, f.refused) for f in page.frames] == [
         (None, None, None),
         (11, "cross-origin", None),
@@ -99,7 +97,7 @@ def test_what_a_person_cannot_see_is_counted_and_flagged() -> None:
     ]
     frames = [{"owner": None, "url": "https://shop.example/", "nodes": rows}]
     page = page_outline.decode(
-        answer(frames, [], {"transparent": 2, "covered": 1}), "main-frame", []
+        answer(frames, [], {"transparent": 2, "covered": 1}), "main-frame", 0
     )
     assert page.withheld == {"transparent": 2, "covered": 1}
     outline = build_outline(page.frames, assign_ref=lambda node, frame: f"e{node}")
@@ -120,32 +118,34 @@ def test_what_a_person_cannot_see_is_counted_and_flagged() -> None:
         "",
         "not json",
         "[]",
-        json.dumps({"frames": 1, "marked": []}),
-        json.dumps({"frames": []}),  # no marked
+        json.dumps({"frames": 1, "editors": []}),
+        json.dumps({"frames": []}),  # no editors
         answer([{"owner": None, "url": "", "nodes": [[1, -1, "button"]]}]),  # a short row
         answer([{"owner": None, "url": "", "nodes": [[1, 3, "button", "", 0, None, None, 0]]}]),
         answer([{"owner": None, "url": "", "nodes": [[1, 0, "button", "", 0, None, None, 0]]}]),
         answer([{"owner": None, "url": "", "nodes": [[1, -1, "button", "", 0, None, [], 0]]}]),
         answer([{"owner": None, "url": "", "nodes": [[1, -1, "button", "", 0, None, None, "x"]]}]),
-        answer([TOP], ["nine"]),
-        answer([TOP], [9, 10]),  # more than were handed in
-        answer([TOP], [9], withheld={"transparent": "many"}),
-        answer([TOP], [9], withheld=["transparent"]),
+        answer([TOP], [["nine", 10]]),
+        answer([TOP], [9]),  # not a pair
+        answer([TOP], [[9]]),
+        answer([TOP], [[9, 10], [11, 12]]),  # more than were handed in
+        answer([TOP], [[9, 10]], withheld={"transparent": "many"}),
+        answer([TOP], [[9, 10]], withheld=["transparent"]),
     ],
 )
 def test_an_answer_of_another_shape_is_refused_whole(text: Any) -> None:
     with pytest.raises(CommandFailed, match="malformed"):
-        page_outline.decode(text, "main-frame", [501])
+        page_outline.decode(text, "main-frame", 1)
 
 
 def test_the_answer_says_a_document_still_parsing_and_the_tools_it_declares() -> None:
     listed = json.dumps([{"name": "search", "description": "Find", "schema": "{}", "readOnly": 1}])
     value = json.loads(answer([TOP]))
-    page = page_outline.decode(json.dumps(value | {"parsing": True, "tools": listed}), "F", [])
+    page = page_outline.decode(json.dumps(value | {"parsing": True, "tools": listed}), "F", 0)
     assert page.parsing and [t.name for t in page.tools] == ["search"]
-    page = page_outline.decode(answer([TOP]), "F", [])  # a frame's, or a page declaring none
+    page = page_outline.decode(answer([TOP]), "F", 0)  # a frame's, or a page declaring none
     assert not page.parsing and page.tools == []
-    odd = page_outline.decode(json.dumps(value | {"parsing": "yes", "tools": {"x": 1}}), "F", [])
+    odd = page_outline.decode(json.dumps(value | {"parsing": "yes", "tools": {"x": 1}}), "F", 0)
     assert not odd.parsing and odd.tools == []
 
 

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import functools
 import itertools
-import json
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -158,15 +157,6 @@ class ToolResult:
 
 # A tool's function: its context and parameters in, what happened out.
 Runner = Callable[["ToolContext", Any], Awaitable[ToolResult]]
-
-
-@dataclass(frozen=True, slots=True)
-class PageElements:
-    """What a page script that lists elements found (``ToolContext.page_elements``)."""
-
-    nodes: dict[int, int]  # the element's index in the script's array → its backend node id
-    facts: Any = None  # what the array carried alongside, by value
-    failed: str | None = None  # the script threw (the page can make it): why, as Chrome says
 
 
 @dataclass
@@ -338,42 +328,6 @@ class ToolContext:
             return None  # gone meanwhile
         object_id = resolved.get("object", {}).get("objectId")
         return str(object_id) if object_id else None
-
-    async def page_elements(self, expression: str, *, facts: str) -> PageElements:
-        """Run ``expression`` in the page: an array of elements carrying ``facts`` as a property
-        alongside, or null for none. The backend node id of each element and the facts, in two
-        more round trips whatever their number (none when null). The objects join this call's
-        object group, released when the call ends however it ends.
-
-        Raises:
-            CommandFailed: the page could not be read (between documents, or gone).
-        """
-        listing = await self.cdp(
-            "Runtime.evaluate",
-            {"expression": expression, "objectGroup": self.objects, "returnByValue": False},
-        )
-        if listing.get("exceptionDetails"):
-            return PageElements({}, failed=exception_text(listing["exceptionDetails"]))
-        array = listing.get("result", {}).get("objectId")
-        if not array:
-            return PageElements({})
-        listed, carried = await asyncio.gather(
-            self.cdp("Runtime.getProperties", {"objectId": array, "ownProperties": True}),
-            self.call_on(array, f"function () {{ return this[{json.dumps(facts)}]; }}"),
-        )
-        if carried.get("exceptionDetails"):
-            return PageElements({}, failed=exception_text(carried["exceptionDetails"]))
-        objects = {
-            int(p["name"]): p["value"]["objectId"]
-            for p in listed.get("result", [])
-            if p.get("name", "").isdigit() and p.get("value", {}).get("objectId")
-        }
-        order = sorted(objects)
-        described = await asyncio.gather(
-            *(self.cdp("DOM.describeNode", {"objectId": objects[i]}) for i in order)
-        )
-        nodes = {i: int(d["node"]["backendNodeId"]) for i, d in zip(order, described, strict=True)}
-        return PageElements(nodes, carried.get("result", {}).get("value"))
 
     async def release_objects(self) -> None:
         """Let the page free the objects this call asked for, even while it is cancelled.

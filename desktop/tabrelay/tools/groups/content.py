@@ -10,7 +10,6 @@ it is. Long results end with a marker and the offset to continue from."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import replace
 from typing import Any, Literal
@@ -25,7 +24,7 @@ from tabrelay.tools.page.refs import STALE, held_of, object_for
 from tabrelay.tools.page.shadow_roots import open_closed_roots
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
-from tabrelay.tools.scripts.editors import CODE_BOXES
+from tabrelay.tools.scripts.editors import CODE_BOXES, EDITORS_AT
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
 
 # (root, mode, editors) => {html, withheld} | {value, code} | {secret} | {missing}: one element
@@ -34,16 +33,22 @@ from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SIGHT, withhe
 # (``editor_text``): [{input, box, text}].
 _READ = script("read_content.js").replace("FIELD_KIND", FIELD_KIND.strip())
 _READ = _READ.replace("SIGHT", SIGHT.strip()).replace("BOXES", CODE_BOXES)
-# The editors handed in: their texts, and their inputs and boxes as [input, box, input, box…].
-_EDITORS = "texts.map((text, i) => ({input: els[2 * i], box: els[2 * i + 1], text}))"
+# The editors handed in: their texts, and where each one's input and box are
+# (``editor_text.paths``), found in this world; one the page has moved meanwhile is left out.
+_EDITORS = (
+    f"(texts, placed) => ({EDITORS_AT.strip()})(placed)"
+    ".flatMap((e, i) => (e ? [{...e, text: texts[i]}] : []))"
+)
 _READ_THIS = (
-    f"function (mode, texts, ...els) {{\n  return ({_READ.strip()})(this, mode, {_EDITORS});\n}}"
+    "function (mode, texts, placed) {\n"
+    f"  return ({_READ.strip()})(this, mode, ({_EDITORS})(texts, placed));\n"
+    "}"
 )
 # The part to read (the selector's element, found as ``page_scripts.QUERY`` finds it, or the body),
 # read. An invalid selector is said as such, not thrown: a DOMException's text is the page's.
 _INVALID = "invalid_selector"
 _READ_PART = (
-    "function (selector, mode, texts, ...els) {\n"
+    "function (selector, mode, texts, placed) {\n"
     "  let part = document.body;\n"
     "  if (selector) {\n"
     f"    try {{ part = ({QUERY.strip()})(selector); }} catch (error) {{\n"
@@ -52,7 +57,7 @@ _READ_PART = (
     "      throw error;\n"
     "    }\n"
     "  }\n"
-    f"  return ({_READ.strip()})(part, mode, {_EDITORS});\n"
+    f"  return ({_READ.strip()})(part, mode, ({_EDITORS})(texts, placed));\n"
     "}"
 )
 _BLOCKS = (
@@ -186,11 +191,9 @@ async def _read(ctx: ToolContext, params: ContentParams, tree: dict[str, Any]) -
     editors = await editor_text.read(ctx)
     context = await page_outline.world(ctx, tree["frameTree"]["frame"]["id"])
     await open_closed_roots(ctx, context)
-    held = [b for node, e in editors.items() for b in (node, e.box)]
-    objects = await asyncio.gather(*(_resolve(ctx, b, context) for b in held))
     handed: list[dict[str, Any]] = [
-        {"value": [e.text for e in editors.values()]},
-        *({"objectId": o} if o is not None else {"value": None} for o in objects),
+        {"value": [e.text for e in editors]},
+        {"value": editor_text.paths(editors)},
     ]
     call: dict[str, Any]
     if params.ref is not None:
@@ -203,7 +206,8 @@ async def _read(ctx: ToolContext, params: ContentParams, tree: dict[str, Any]) -
         call = {"objectId": found, "functionDeclaration": _READ_THIS}
         # The code editors' texts are the top frame's world's: not handed to another world.
         elsewhere = child_sessions.holder_frame(ctx, held_id) is not None
-        arguments = [{"value": params.format}, *([{"value": []}] if elsewhere else handed)]
+        nothing: list[dict[str, Any]] = [{"value": []}, {"value": []}]
+        arguments = [{"value": params.format}, *(nothing if elsewhere else handed)]
     else:
         call = {"executionContextId": context, "functionDeclaration": _READ_PART}
         arguments = [{"value": params.selector}, {"value": params.format}, *handed]
@@ -218,10 +222,6 @@ async def _read(ctx: ToolContext, params: ContentParams, tree: dict[str, Any]) -
     if not isinstance(value, dict):
         raise ToolError("the page could not be read; wait for it to load and try again")
     return value
-
-
-async def _resolve(ctx: ToolContext, backend: int | None, context: int) -> str | None:
-    return None if backend is None else await ctx.resolve(backend, context)
 
 
 # bs4 and markdownify are imported on first use: ≈ 0.1–0.2 s and a few MiB at every start

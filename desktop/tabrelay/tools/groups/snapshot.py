@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import replace
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -21,7 +20,7 @@ from tabrelay.protocol.messages import uncollected
 from tabrelay.tools.acting.loading import PARSE_WAIT, PARSED, STILL_LOADING, until_parsed
 from tabrelay.tools.context import Reading, TabParams, ToolContext, ToolResult
 from tabrelay.tools.page import editor_text, page_outline, webmcp
-from tabrelay.tools.page.outline import EditorText, Outline, build_outline, search
+from tabrelay.tools.page.outline import Outline, build_outline, search
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts.page_scripts import withheld_note
 from tabrelay.tools.state.tab_state import RefTarget
@@ -180,14 +179,13 @@ async def take(
     # A document whose last read needed nothing but Tabrelay's world is read at once: one round
     # trip through the extension.
     again = await page_outline.read_again(ctx, viewport=viewport, tools=tools)
-    editors: dict[int, EditorText] = {}
+    editors: list[editor_text.CodeEditor] = []
     if again is not None:
         page, loaders = again.page, {again.frame_id: again.loader}
     else:
         # Independent reads go out together: each is a round trip through the extension.
         tree, editors = await asyncio.gather(ctx.cdp("Page.getFrameTree"), editor_text.read(ctx))
         top = tree["frameTree"]["frame"]
-        marked = [b for node, e in editors.items() for b in (node, e.box) if b is not None]
         page = await page_outline.read(
             ctx,
             top["id"],
@@ -195,10 +193,9 @@ async def take(
             viewport=viewport,
             tools=tools,
             refused=page_outline.refused_under(ctx, tree["frameTree"]),
-            marked=marked,
+            editors=editor_text.paths(editors),
         )
         loaders = page_outline.loaders_of(tree["frameTree"]) | page.loaders
-    held = page.held
 
     def assign(node: int, frame_id: str) -> str:
         return refs.assign(RefTarget(node, frame_id, loaders.get(frame_id, "")))
@@ -214,11 +211,7 @@ async def take(
             inline=frozenset(page.inline),
             script_focus=frozenset(page.script_focus),
             pointer=frozenset(page.pointer),
-            editors={
-                held[node]: replace(e, box=held.get(e.box) if e.box is not None else None)
-                for node, e in editors.items()
-                if node in held
-            },
+            editors=dict(e.held(*ids) for e, ids in zip(editors, page.editors, strict=True) if ids),
             secrets=page.secrets,
         )
     outline.withheld = page.withheld

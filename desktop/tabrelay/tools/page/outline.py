@@ -106,7 +106,7 @@ class EditorText:
 
     text: str
     complete: bool = True  # False: only the lines the editor had drawn
-    box: int | None = None  # the backend node holding the editor's drawing
+    box: int | None = None  # the held id of the element holding the editor's drawing
     label: str = ""  # its name when the tree has none (the textarea it was made from)
 
 

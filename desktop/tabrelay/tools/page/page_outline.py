@@ -47,7 +47,7 @@ from tabrelay.tools.page import child_sessions, webmcp
 from tabrelay.tools.page.outline import PROPERTIES, FrameTree
 from tabrelay.tools.page.shadow_roots import CANDIDATES, open_closed_roots
 from tabrelay.tools.scripts import script
-from tabrelay.tools.scripts.editors import CODE_BOXES
+from tabrelay.tools.scripts.editors import CODE_BOXES, EDITORS_AT
 from tabrelay.tools.scripts.page_scripts import FIELD_KIND, SIGHT
 from tabrelay.tools.state import object_ids
 from tabrelay.tools.state.tab_state import FrameWorlds
@@ -73,6 +73,7 @@ OUTLINE = (
     .replace("TOOLS_WAIT", str(int(webmcp.ASK_WAIT * 1000)))
     .replace("CLOSED_CANDIDATES", CANDIDATES.strip())
     .replace("CODE_BOXES", CODE_BOXES)
+    .replace("EDITORS_AT", EDITORS_AT.strip())
 )
 
 # The outline is some 40 KB of code, compiled again each time it is sent (about 5 ms of a small
@@ -120,7 +121,9 @@ class PageOutline:
     visible: set[int] = field(default_factory=set)
     pointer: set[int] = field(default_factory=set)  # where a pointing-hand cursor starts
     secrets: dict[int, str] = field(default_factory=dict)
-    held: dict[int, int] = field(default_factory=dict)  # backend node id → held id (``marked``)
+    # The held ids of each code editor's input and box handed in (``editors``), in order;
+    # None for one the page has moved meanwhile.
+    editors: list[tuple[int, int] | None] = field(default_factory=list)
     # Texts left out because a sighted person cannot see them, by why ("transparent", …).
     withheld: dict[str, int] = field(default_factory=dict)
     # The documents (frame id → loader id) of frames read through a child session, which the
@@ -263,13 +266,14 @@ async def read(
     loader: str,
     viewport: bool,
     refused: list[str],
-    marked: list[int],
+    editors: list[list[list[int | str]]],
     tools: bool = False,
 ) -> PageOutline:
     """The outline's nodes of the page whose top frame is ``frame_id`` (showing the document
-    ``loader``); frames at ``refused`` URLs are not read. ``marked`` (backend node ids) come
-    back as held ids in ``held``; ``tools``: the tools the page declares too (waited for at most
-    ``webmcp.ASK_WAIT``).
+    ``loader``); frames at ``refused`` URLs are not read. ``editors``: where the code editors
+    the page's world read are (``editor_text.paths``), each one's input and box given back as
+    held ids (``PageOutline.editors``); ``tools``: the tools the page declares too (waited for
+    at most ``webmcp.ASK_WAIT``).
 
     Raises:
         CommandFailed: the page could not be read (between documents, or gone).
@@ -278,20 +282,17 @@ async def read(
     read_before = key in ctx.state.session.worlds  # it keeps the outline
     context = await world(ctx, frame_id, loader=loader)
     try:
-        objects = await asyncio.gather(*(ctx.resolve(b, context) for b in marked))
-        kept = [(b, o) for b, o in zip(marked, objects, strict=True) if o is not None]
         arguments: list[dict[str, Any]] = [
             {"value": viewport},
             {"value": refused},
             {"value": tools},
             {"value": True},  # it first looks for closed shadow roots the world lacks
-            *({"objectId": o} for _, o in kept),
+            {"value": editors},
         ]
         seal = _seal(ctx, key)
         answer = await _run_outline(ctx, context, arguments, kept=read_before, seal=seal)
-        if _closed_unseen(
-            answer.get("result", {}).get("value")
-        ):  # opened to the world, then read with them
+        if _closed_unseen(answer.get("result", {}).get("value")):
+            # Opened to the world, then read with them.
             await open_closed_roots(ctx, context)
             arguments[3] = {"value": False}
             answer = await _run_outline(ctx, context, arguments, kept=True, seal=seal)
@@ -302,9 +303,9 @@ async def read(
     except CommandFailed:
         ctx.state.session.worlds.pop(key, None)  # asked for again next time
         raise
-    page = decode(answer.get("result", {}).get("value"), frame_id, [b for b, _ in kept])
+    page = decode(answer.get("result", {}).get("value"), frame_id, len(editors))
     # Read again at once next time (``read_again``) if nothing but the world was needed.
-    alone = len(page.frames) == 1 and not marked and not page.code_editors
+    alone = len(page.frames) == 1 and not editors and not page.code_editors
     ctx.state.session.again = key if alone and page.frames[0].url == ctx.need_tab().url else None
     await _name_frames(ctx, page, context)
     await _other_origins(ctx, page, None, viewport=viewport, depth=0)
@@ -357,7 +358,7 @@ async def read_again(ctx: ToolContext, *, viewport: bool, tools: bool = False) -
     if _closed_unseen(text):
         return None
     try:
-        page = decode(text, key[1], [])
+        page = decode(text, key[1], 0)
     except CommandFailed:
         return None
     if len(page.frames) != 1 or page.code_editors:
@@ -534,7 +535,7 @@ async def _other_origin(
         answer = await _run_outline(ctx, context, arguments, kept=False, session=session)
         if answer.get("exceptionDetails"):
             return None
-        page = decode(answer.get("result", {}).get("value"), frame.frame_id, [], base=base)
+        page = decode(answer.get("result", {}).get("value"), frame.frame_id, 0, base=base)
         page.frames[0] = replace(page.frames[0], owner=frame.owner)
         page.loaders = loaders_of(node)
         await _name_frames(ctx, page, context, session, base)
@@ -648,9 +649,9 @@ async def _held(
     return str(object_id) if object_id else None
 
 
-def decode(text: Any, top: str, marked: list[int], *, base: int = 0) -> PageOutline:
-    """The outline script's answer (JSON text) as nodes for ``build_outline``; ``marked`` are
-    the backend node ids handed to the script, in order; ``base`` is added to each held id
+def decode(text: Any, top: str, editors: int, *, base: int = 0) -> PageOutline:
+    """The outline script's answer (JSON text) as nodes for ``build_outline``; ``editors``:
+    how many code editors were handed to the script; ``base`` is added to each held id
     (a world other than the top frame's: ``FrameWorlds``).
 
     Raises:
@@ -661,13 +662,13 @@ def decode(text: Any, top: str, marked: list[int], *, base: int = 0) -> PageOutl
         with uncollected():
             value = json.loads(text)
             page = _outline(value["frames"], top, base)
-        ids = [int(i) for i in value["marked"]]
+        placed = [None if e is None else (int(e[0]), int(e[1])) for e in value["editors"]]
         withheld = {str(why)[:40]: int(n) for why, n in value.get("withheld", {}).items()}
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
         raise CommandFailed(f"the page's outline came back malformed ({error!r:.100})") from None
-    if len(ids) != len(marked):
-        raise CommandFailed("the page's outline came back malformed (its marked elements)")
-    page.held = dict(zip(marked, ids, strict=True))
+    if len(placed) != editors:
+        raise CommandFailed("the page's outline came back malformed (its code editors)")
+    page.editors = placed
     page.withheld = withheld
     page.parsing = value.get("parsing") is True
     page.code_editors = value.get("codeEditors") is True

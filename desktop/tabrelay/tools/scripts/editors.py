@@ -41,6 +41,11 @@ EDITOR = (
     .replace("VALUE_TYPES", repr(list(VALUE_INPUT_TYPES)))
 )
 
+# ([[input path, box path], …]) => [{input, box} | null, …]: the code editors the page's world
+# found (``editor_text``; paths by ``page_scripts.PATH_OF``), in the world this runs in; null
+# where the page has changed since (the box there is no code editor's, or the input is not in it).
+EDITORS_AT = script("editors_at.js").replace("BOXES", CODE_BOXES)
+
 _EDITOR_CALL = EDITOR.strip()
 # Run on an element (Runtime.callFunctionOn): the element that takes its keys, or itself.
 INPUT_OF = f"function () {{ const e = ({_EDITOR_CALL})(this); return e ? e.input : this; }}"

@@ -1,4 +1,4 @@
-function (viewport, refused, withTools, seekClosed, ...marked) {
+function (viewport, refused, withTools, seekClosed, editors) {
   // Closed shadow roots this world has not been given yet (shadow_roots.py): said before any
   // reading, so that they are opened to the world and the page read with them.
   if (seekClosed) {
@@ -9,6 +9,9 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
   const askTools = () => WEBMCP_LIST;
   const refusedUrls = new Set(refused);
   HELD
+  // The code editors the page's world read (editor_text.py), found here: each one's input and
+  // box get held ids, for its text to be shown on its input's line.
+  const placed = (EDITORS_AT)(editors || []);
   const ws = (text) => text.replace(/[\t\n\f\r ]+/g, ' ');
   const attr = (el, name) => el.getAttribute(name);
   const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
@@ -818,7 +821,8 @@ function (viewport, refused, withTools, seekClosed, ...marked) {
   // Whether the document was still being parsed, and (``withTools``: the top frame's) the tools
   // the page declares (WebMCP), asked for in the same call: its answer once it gives one (within TOOLS_WAIT ms), or none.
   const answer = {
-    frames, marked: marked.map(idOf), withheld: sight.withheld,
+    frames, withheld: sight.withheld,
+    editors: placed.map((e) => (e ? [idOf(e.input), idOf(e.box)] : null)),
     parsing: document.readyState === 'loading', codeEditors,
   };
   const context = /** @type {any} */ (document).modelContext;

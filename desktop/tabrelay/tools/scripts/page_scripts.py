@@ -23,6 +23,12 @@ FIELD_KIND = script("field_kind.js")
 # ":focus" is the element keys go to (the focused one, the window focused or not).
 QUERY = script("query.js")
 
+# ``pathOf(el)``: where an element is, as JSON a script in another world (or that world at
+# another time) follows back to it (``editors.EDITORS_AT``): from the top document down, an
+# index among the child elements, 's' into a shadow root, 'f' into a same-origin frame's
+# document; null for an element not in the page.
+PATH_OF = script("path_of.js")
+
 # ``sight()``: whether a sighted person can see an element or a text, for the reading
 # tools (issue 25: text a person cannot see is the classic carrier of prompt injection). Walked
 # from the root down: ``sight.of(el, style, above)`` is the element's state given its parent's

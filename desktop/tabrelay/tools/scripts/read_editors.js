@@ -1,16 +1,16 @@
 (() => {
   EACH_ROOT
   const editorOf = EDITOR_OF;
-  const elements = [], facts = [];
+  const pathOf = PATH_OF;
+  const inputs = [], found = [];
   eachRoot(document, (root) => {
     for (const box of root.querySelectorAll(BOXES)) {
-      const found = editorOf(box);
-      if (!found || !found.input || elements.includes(found.input)) continue;
-      elements.push(found.input, found.box);
-      facts.push([found.text, found.complete, found.label]);
+      const editor = editorOf(box);
+      if (!editor || !editor.input || inputs.includes(editor.input)) continue;
+      inputs.push(editor.input);
+      const input = pathOf(editor.input), drawn = pathOf(editor.box);
+      if (input && drawn) found.push([input, drawn, editor.text, editor.complete, editor.label]);
     }
   });
-  if (!elements.length) return null;
-  /** @type {any} */ (elements).facts = facts;
-  return elements;
+  return found.length ? found : null;
 })()
