@@ -70,7 +70,7 @@ async def test_a_context_id_that_names_the_page_s_world_now_gets_no_say(
                 ],
             }
         ],
-        "marked": [],
+        "editors": [],
         "withheld": {},
         "codeEditors": False,
     }
