@@ -282,13 +282,7 @@ async def read(
     read_before = key in ctx.state.session.worlds  # it keeps the outline
     context = await world(ctx, frame_id, loader=loader)
     try:
-        arguments: list[dict[str, Any]] = [
-            {"value": viewport},
-            {"value": refused},
-            {"value": tools},
-            {"value": True},  # it first looks for closed shadow roots the world lacks
-            {"value": editors},
-        ]
+        arguments = _top_arguments(viewport, refused, tools, editors)
         seal = _seal(ctx, key)
         answer = await _run_outline(ctx, context, arguments, kept=read_before, seal=seal)
         if _closed_unseen(answer.get("result", {}).get("value")):
@@ -337,12 +331,7 @@ async def read_again(ctx: ToolContext, *, viewport: bool, tools: bool = False) -
             {
                 "functionDeclaration": _RUN_SEALED,
                 "executionContextId": context,
-                "arguments": [
-                    {"value": viewport},
-                    {"value": []},
-                    {"value": tools},
-                    {"value": True},
-                ],
+                "arguments": _top_arguments(viewport, [], tools, []),
                 "awaitPromise": True,
                 "returnByValue": True,
             },
@@ -383,13 +372,27 @@ def sealed(value: Any, seal: str) -> Any:
     """The outline in a ``_RUN_SEALED`` answer, if it came with ``seal``; else None."""
     if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)):
         return None
-    return value[1] if hmac.compare_digest(value[0], seal) else None
+    # As bytes: a string that is not ASCII (the page's to send) is compared, not an error.
+    return value[1] if hmac.compare_digest(value[0].encode(), seal.encode()) else None
 
 
 def _seal(ctx: ToolContext, key: tuple[str, str, str]) -> str:
     """The seal of Tabrelay's world in the document ``key`` (``_world_key``): made from the
     tab session's secret, which never leaves the app, and so beyond any page's making."""
     return hmac.new(ctx.state.session.secret, repr(key).encode(), "sha256").hexdigest()
+
+
+def _top_arguments(
+    viewport: bool, refused: list[str], tools: bool, editors: list[list[list[int | str]]]
+) -> list[dict[str, Any]]:
+    """The outline's arguments for the top frame's world (``read``'s, as named there)."""
+    return [
+        {"value": viewport},
+        {"value": refused},
+        {"value": tools},
+        {"value": True},  # it first looks for closed shadow roots the world lacks
+        {"value": editors},
+    ]
 
 
 def _closed_unseen(value: Any) -> bool:
