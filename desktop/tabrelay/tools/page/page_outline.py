@@ -92,14 +92,15 @@ _KEEP_AND_RUN = (
     "}"
 )
 # Its own property only: an element the page names so shows on every world's window too.
+_KEPT_RUN = f"const run = Object.hasOwn(globalThis, '{_KEPT}') && globalThis.{_KEPT};"
 _RUN_KEPT = (
-    f"function (...args) {{ const run = Object.hasOwn(globalThis, '{_KEPT}') && globalThis.{_KEPT};"
+    f"function (...args) {{ {_KEPT_RUN}"
     " return typeof run === 'function' ? run.apply(this, args) : null; }"
 )
 # The same, answering [the world's seal, the outline]: a context id that names another world
 # now (the page's own, after it moved to a process of its own) answers with no seal of ours.
 _RUN_SEALED = (
-    f"function (...args) {{ const run = Object.hasOwn(globalThis, '{_KEPT}') && globalThis.{_KEPT};"
+    f"function (...args) {{ {_KEPT_RUN}"
     f" const seal = Object.hasOwn(globalThis, '{_SEALED}') ? globalThis.{_SEALED} : null;"
     " if (typeof run !== 'function' || typeof seal !== 'string') return null;"
     " return Promise.resolve(run.apply(this, args)).then((answer) => [seal, answer]); }"
@@ -132,6 +133,12 @@ class PageOutline:
     parsing: bool = False  # the top document was still being parsed when it was read
     code_editors: bool = False  # a document read holds a code editor (``editor_text``)
     tools: list[webmcp.PageTool] = field(default_factory=list)  # the tools the page declares
+
+    def world_alone(self, url: str) -> bool:
+        """Whether reading the page again needs nothing but Tabrelay's world in its top
+        document (``read_again``): one frame, no code editor, the document at ``url`` (the
+        tab's)."""
+        return len(self.frames) == 1 and not self.code_editors and self.frames[0].url == url
 
     def absorb(self, other: PageOutline) -> None:
         """Take in what ``other`` (a frame of another origin read on its own) found, but its
@@ -299,8 +306,8 @@ async def read(
         raise
     page = decode(answer.get("result", {}).get("value"), frame_id, len(editors))
     # Read again at once next time (``read_again``) if nothing but the world was needed.
-    alone = len(page.frames) == 1 and not editors and not page.code_editors
-    ctx.state.session.again = key if alone and page.frames[0].url == ctx.need_tab().url else None
+    alone = not editors and page.world_alone(ctx.need_tab().url)
+    ctx.state.session.again = key if alone else None
     await _name_frames(ctx, page, context)
     await _other_origins(ctx, page, None, viewport=viewport, depth=0)
     return page
@@ -350,10 +357,8 @@ async def read_again(ctx: ToolContext, *, viewport: bool, tools: bool = False) -
         page = decode(text, key[1], 0)
     except CommandFailed:
         return None
-    if len(page.frames) != 1 or page.code_editors:
-        return None
     tab = await ctx.need_browser().get_tab(ctx.need_tab().id)  # the carried look: no trip
-    if page.frames[0].url != tab.url:
+    if not page.world_alone(tab.url):
         return None
     session.again = key
     return Again(page, frame_id=key[1], loader=key[2])
