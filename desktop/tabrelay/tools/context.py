@@ -373,10 +373,12 @@ class ToolContext:
         await settle(work, self.background)
 
     @contextlib.asynccontextmanager
-    async def events(self, *methods: str) -> AsyncIterator[EventWaiter]:
-        """Collect the target tab's CDP events of ``methods`` from now on (subscribe first)."""
+    async def events(self, *methods: str, tab_updates: bool = False) -> AsyncIterator[EventWaiter]:
+        """Collect the target tab's CDP events of ``methods`` from now on (subscribe first),
+        and with ``tab_updates`` the browser's word of the tab (``updated``: where it is)."""
         browser, tab = self.need_browser(), self.need_tab()
         wanted = frozenset(methods)
+        told = frozenset({"removed", "updated"} if tab_updates else {"removed"})
         subscription = self.hub.subscribe(
             maxlen=1000,
             accept=lambda e: (
@@ -384,7 +386,7 @@ class ToolContext:
                 and e.tab_id == tab.id
                 and (
                     (e.kind == "cdp" and e.method in wanted and e.session_id is None)
-                    or (e.kind == "tab" and e.method == "removed")
+                    or (e.kind == "tab" and e.method in told)
                 )
             ),
         )
@@ -436,7 +438,7 @@ class EventWaiter:
                     batch = await self._wait()
                     self.seen.extend(batch)
                     for event in batch:
-                        if event.kind == "tab":
+                        if event.kind == "tab" and event.method == "removed":
                             raise ToolError(f"tab {self._tab_id} was closed while waiting")
                         if predicate(event):
                             return event

@@ -16,15 +16,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from tabrelay.errors import CommandFailed, CommandTimeout, NavigationBlocked
+from tabrelay.protocol.constants import ErrorCode
 from tabrelay.relay.events import HubEvent
 from tabrelay.tools.acting import download
-from tabrelay.tools.context import ToolContext, ToolResult
+from tabrelay.tools.context import EventWaiter, ToolContext, ToolResult
 from tabrelay.tools.page.pdf import MIME_TYPE
 from tabrelay.tools.results import page_text
 
 WaitUntil = Literal["load", "domcontentloaded", "none"]
 _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 _ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
+# Seconds an arrival that is the commit itself waits for the tab to say it shows that address.
+TAB_CATCHES_UP = 2.0
 BLOCKED = "net::ERR_BLOCKED_BY_CLIENT"  # what Chrome says of a request the guard failed
 
 
@@ -45,7 +48,17 @@ async def open_url(
     log.stopped = None
 
     async def go() -> Any:
-        result = await ctx.cdp("Page.navigate", {"url": url})
+        try:
+            result = await ctx.cdp("Page.navigate", {"url": url})
+        except CommandFailed as failed:
+            if failed.code != ErrorCode.DETACHED or ctx.sessions is None:
+                raise
+            # Chrome's PDF viewer takes the tab's debugger away while a PDF loads, and a
+            # navigation in flight then fails. The extension attaches again: the address is
+            # opened once more in the new session, whose loads the guard holds first.
+            ctx.state.session.fresh()
+            await ctx.sessions.prepare(ctx.need_browser(), ctx.need_tab().id, guard=True)
+            result = await ctx.cdp("Page.navigate", {"url": url})
         if result.get("isDownload") is True:
             raise _Download
         error = result.get("errorText")
@@ -82,14 +95,16 @@ async def until_loaded(
     ctx: ToolContext, start: Callable[[], Awaitable[Any]], wait_until: WaitUntil, timeout: float
 ) -> ToolResult:
     await ctx.cdp("Page.enable")  # the load events come from the Page domain
-    async with ctx.events(*_EVENT.values(), *_ARRIVALS) as events:
+    async with ctx.events(*_EVENT.values(), *_ARRIVALS, tab_updates=True) as events:
         started = await start()
         same_document = (
             isinstance(started, dict) and "loaderId" not in started and "frameId" in started
         )
         if wait_until != "none" and not same_document:
             await ctx.progress(0, None, f"waiting for {wait_until}")
-            await events.until(lambda e: _arrived_at(e, wait_until), timeout=timeout)
+            arrival = await events.until(lambda e: _arrived_at(e, wait_until), timeout=timeout)
+            if arrival.method == "Page.frameNavigated":
+                await _until_the_tab_shows(events, _address(arrival.params.get("frame", {})))
         shown = [
             e.params.get("frame", {})
             for e in events.seen
@@ -110,6 +125,22 @@ def _arrived_at(event: HubEvent, wait_until: WaitUntil) -> bool:
     restored = event.params.get("type") == "BackForwardCacheRestore"
     pdf = frame.get("mimeType") == MIME_TYPE
     return event.method == "Page.frameNavigated" and (restored or pdf) and not frame.get("parentId")
+
+
+def _address(frame: dict[str, Any]) -> str:
+    """The address a frame (CDP's ``Page.Frame``) shows, as Chrome's tab says it."""
+    return f"{frame.get('url', '')}{frame.get('urlFragment', '')}"
+
+
+async def _until_the_tab_shows(events: EventWaiter, url: str) -> None:
+    """Wait (at most ``TAB_CATCHES_UP``) for the browser to say the tab shows ``url``: an
+    arrival that is the commit itself comes before Chrome's tab says where it is, and the
+    answer, the guard's look and the next call's approval read the tab. A tab that never says
+    so is read as it is then."""
+    with contextlib.suppress(CommandTimeout):
+        await events.until(
+            lambda e: e.kind == "tab" and e.params.get("url") == url, timeout=TAB_CATCHES_UP
+        )
 
 
 async def _arrived(ctx: ToolContext, *, pdf: bool) -> ToolResult:

@@ -1,0 +1,98 @@
+"""A navigation the tab's debugger session ends under: Chrome's PDF viewer (another extension)
+takes the debugger away from a tab while a PDF loads, and a ``Page.navigate`` in flight then fails
+with "Detached while handling command." (seen in CI: an agent navigating a tab that had just
+opened a PDF). The extension attaches again; the app opens the address once more in the new
+session, guarded as the first was, and never more than once. Any other failure stays an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from support.fake_extension import ExtensionError, FakeExtension
+from support.harness import RelayHarness, allow_everything, running_core
+from support.mcp import mcp_client, text_of
+from tabrelay.config.paths import Paths
+
+URL = "https://example.com/next"
+DETACHED = "The debugger was detached from tab 1 (Detached while handling command.)"
+
+
+async def browser(app: RelayHarness) -> FakeExtension:
+    extension = await app.extension()
+    await app.browser_count(1)
+    return extension
+
+
+def detach_under(extension: FakeExtension, times: int, *, code: str = "detached") -> None:
+    """The first ``times`` navigations of the fake browser end its debugger session under them
+    (it is attached again for the next command, as the extension does)."""
+    navigate = extension.cdp_handlers["Page.navigate"]
+    failures = [times]
+
+    async def detached(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+        if failures[0] <= 0:
+            return await navigate(tab_id, args)
+        failures[0] -= 1
+        extension.attached.discard(tab_id)
+        await extension.send({"type": "status", "attachedTabs": sorted(extension.attached)})
+        raise ExtensionError(DETACHED, code=code)
+
+    extension.cdp_handlers["Page.navigate"] = detached
+
+
+def sent(extension: FakeExtension) -> list[str]:
+    """The CDP methods sent to tab 1, with Page.navigate's address."""
+    return [
+        f"{m} {a['url']}" if m == "Page.navigate" else m
+        for t, m, a in extension.cdp_calls
+        if t == 1
+    ]
+
+
+async def test_a_navigation_the_session_ended_under_is_sent_once_more_guarded_again(
+    home: Paths,
+) -> None:
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await browser(app)
+        detach_under(extension, 1)
+        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
+            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": URL})
+    assert not said.is_error, text_of(said)
+    assert text_of(said) == f"Page at {URL} — {URL}"
+    methods = sent(extension)
+    first, second = (n for n, m in enumerate(methods) if m == f"Page.navigate {URL}")
+    # The new session holds the tab's loads for the guard, and tells its load, before the
+    # address is opened in it again.
+    assert {"Fetch.enable", "Page.enable"} <= set(methods[first + 1 : second]), methods
+
+
+async def test_a_navigation_the_session_ends_under_twice_says_so_and_is_not_sent_a_third_time(
+    home: Paths,
+) -> None:
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await browser(app)
+        detach_under(extension, 2)
+        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
+            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": URL})
+    assert said.is_error
+    assert DETACHED in text_of(said), text_of(said)
+    assert sent(extension).count(f"Page.navigate {URL}") == 2
+
+
+@pytest.mark.parametrize("code", ["canceled_by_user", "restricted_url", None])
+async def test_a_navigation_that_fails_any_other_way_is_not_sent_again(
+    home: Paths, code: str | None
+) -> None:
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await browser(app)
+        detach_under(extension, 1, code=code)  # type: ignore[arg-type]
+        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
+            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": URL})
+    assert said.is_error
+    assert sent(extension).count(f"Page.navigate {URL}") == 1
