@@ -78,6 +78,21 @@ async def test_a_pdf_opens_at_once_and_is_read_page_by_page(
     assert "Total due: 1,234.56 EUR" in third
 
 
+async def test_a_pdf_opened_in_a_new_tab_says_its_own_address_and_the_next_call_runs(
+    agent: Agent, pages: PageServer, invoice: bytes
+) -> None:
+    """Chrome's tab says where it is a moment after a PDF's commit (its arrival): 1 in 10 new
+    tabs answered 'about:blank', and the next call found the tab changed. Ten in a row."""
+    for _ in range(10):
+        url = pages.serve(unique("invoice.pdf"), invoice, "application/pdf")
+        opened = await agent.ok("browser_new_tab", url=url)
+        assert url in opened, opened
+        tab = int(re.findall(r"Opened tab (\d+)", opened)[0])
+        said = await agent.ok("browser_navigate", tab_id=tab, url=url)
+        assert url in said and "a PDF" in said, said
+        await agent.ok("browser_close_tab", tab_id=tab)
+
+
 async def test_a_pdf_behind_a_sign_in_is_fetched_with_the_tabs_own_cookies(
     agent: Agent, pages: PageServer, invoice: bytes
 ) -> None:
