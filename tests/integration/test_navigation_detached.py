@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mcp_types import CallToolResult
 
 from support.fake_extension import ExtensionError, FakeExtension
-from support.harness import RelayHarness, allow_everything, running_core
+from support.harness import allow_everything, running_core
 from support.mcp import mcp_client, text_of
 from tabrelay.config.paths import Paths
 
@@ -20,27 +21,31 @@ URL = "https://example.com/next"
 DETACHED = "The debugger was detached from tab 1 (Detached while handling command.)"
 
 
-async def browser(app: RelayHarness) -> FakeExtension:
-    extension = await app.extension()
-    await app.browser_count(1)
-    return extension
+async def navigate_detached(
+    home: Paths, times: int, *, code: str | None = "detached"
+) -> tuple[CallToolResult, FakeExtension]:
+    """browser_navigate to ``URL`` in a fake browser whose first ``times`` navigations end its
+    debugger session under them, failing with ``code`` (it is attached again for the next
+    command, as the extension does); the answer, and the browser."""
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await app.extension()
+        await app.browser_count(1)
+        navigate = extension.cdp_handlers["Page.navigate"]
+        failures = [times]
 
+        async def detached(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+            if failures[0] <= 0:
+                return await navigate(tab_id, args)
+            failures[0] -= 1
+            extension.attached.discard(tab_id)
+            await extension.send({"type": "status", "attachedTabs": sorted(extension.attached)})
+            raise ExtensionError(DETACHED, code=code)
 
-def detach_under(extension: FakeExtension, times: int, *, code: str = "detached") -> None:
-    """The first ``times`` navigations of the fake browser end its debugger session under them
-    (it is attached again for the next command, as the extension does)."""
-    navigate = extension.cdp_handlers["Page.navigate"]
-    failures = [times]
-
-    async def detached(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
-        if failures[0] <= 0:
-            return await navigate(tab_id, args)
-        failures[0] -= 1
-        extension.attached.discard(tab_id)
-        await extension.send({"type": "status", "attachedTabs": sorted(extension.attached)})
-        raise ExtensionError(DETACHED, code=code)
-
-    extension.cdp_handlers["Page.navigate"] = detached
+        extension.cdp_handlers["Page.navigate"] = detached
+        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
+            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": URL})
+    return said, extension
 
 
 def sent(extension: FakeExtension) -> list[str]:
@@ -55,12 +60,7 @@ def sent(extension: FakeExtension) -> list[str]:
 async def test_a_navigation_the_session_ended_under_is_sent_once_more_guarded_again(
     home: Paths,
 ) -> None:
-    allow_everything(home)
-    async with running_core(home) as app:
-        extension = await browser(app)
-        detach_under(extension, 1)
-        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
-            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": URL})
+    said, extension = await navigate_detached(home, 1)
     assert not said.is_error, text_of(said)
     assert text_of(said) == f"Page at {URL} — {URL}"
     methods = sent(extension)
@@ -73,12 +73,7 @@ async def test_a_navigation_the_session_ended_under_is_sent_once_more_guarded_ag
 async def test_a_navigation_the_session_ends_under_twice_says_so_and_is_not_sent_a_third_time(
     home: Paths,
 ) -> None:
-    allow_everything(home)
-    async with running_core(home) as app:
-        extension = await browser(app)
-        detach_under(extension, 2)
-        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
-            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": URL})
+    said, extension = await navigate_detached(home, 2)
     assert said.is_error
     assert DETACHED in text_of(said), text_of(said)
     assert sent(extension).count(f"Page.navigate {URL}") == 2
@@ -88,11 +83,6 @@ async def test_a_navigation_the_session_ends_under_twice_says_so_and_is_not_sent
 async def test_a_navigation_that_fails_any_other_way_is_not_sent_again(
     home: Paths, code: str | None
 ) -> None:
-    allow_everything(home)
-    async with running_core(home) as app:
-        extension = await browser(app)
-        detach_under(extension, 1, code=code)  # type: ignore[arg-type]
-        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
-            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": URL})
+    said, extension = await navigate_detached(home, 1, code=code)
     assert said.is_error
     assert sent(extension).count(f"Page.navigate {URL}") == 1
