@@ -38,10 +38,12 @@ def commit_first(
     mime: str = "application/pdf",
     restored: bool = False,
     tells: bool = True,
+    stale_load: bool = False,
 ) -> None:
     """Navigations of the fake browser commit ``url`` (a PDF, or a page the back/forward cache
     restores) with the renderer's event first and the tab's word ``LAG`` later (never, unless
-    ``tells``), and fire no load event, as Chrome's viewer does."""
+    ``tells``), and fire no load event, as Chrome's viewer does; with ``stale_load``, the
+    document being left fires its load event ``LAG`` before the commit."""
 
     running: set[asyncio.Task[None]] = set()
 
@@ -49,6 +51,16 @@ def commit_first(
         tab = extension.tabs[tab_id]
 
         async def later() -> None:
+            if stale_load:  # the document being left finishes loading first
+                await extension.send(
+                    {
+                        "type": "cdp_event",
+                        "tabId": tab_id,
+                        "method": "Page.loadEventFired",
+                        "params": {"timestamp": 1.0},
+                    }
+                )
+                await asyncio.sleep(LAG)
             frame = {"id": "main", "loaderId": "loader-2", "url": url, "mimeType": mime}
             kind = "BackForwardCacheRestore" if restored else "Navigation"
             await extension.send(
@@ -110,6 +122,20 @@ async def test_a_page_restored_from_the_back_forward_cache_is_arrived_at_once_th
             said = await client.call_tool("browser_navigate", {"tab_id": 1, "action": "back"})
     assert not said.is_error, text_of(said)
     assert text_of(said) == f"Invoice INV-1 — {earlier}"
+
+
+async def test_the_load_of_the_document_being_left_is_not_taken_for_the_arrival(
+    home: Paths,
+) -> None:
+    """The page the tab showed (a PDF whose viewer was still loading, in CI) fires its load
+    event after the navigation away began: the call waits for the new document."""
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await browser(app)
+        commit_first(extension, PDF, stale_load=True)
+        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
+            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": PDF})
+    assert text_of(said) == f"Invoice INV-1 — {PDF} (a PDF: browser_get_content reads its text)"
 
 
 async def test_a_pdf_that_lands_on_a_blocked_site_is_caught_by_the_look_after_it(

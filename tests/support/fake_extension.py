@@ -379,7 +379,18 @@ class FakeExtension:
         return await self._reload(tab_id, args)
 
     def _fire_load(self, tab_id: int) -> None:
+        """The new document commits (the main frame's ``Page.frameNavigated``), then loads."""
+
         async def fire() -> None:
+            frame = {"id": "main", "url": self.tabs[tab_id]["url"], "mimeType": "text/html"}
+            await self.send(
+                {
+                    "type": "cdp_event",
+                    "tabId": tab_id,
+                    "method": "Page.frameNavigated",
+                    "params": {"frame": frame, "type": "Navigation"},
+                }
+            )
             for method in ("Page.domContentEventFired", "Page.loadEventFired"):
                 await self.send(
                     {

@@ -102,7 +102,7 @@ async def until_loaded(
         )
         if wait_until != "none" and not same_document:
             await ctx.progress(0, None, f"waiting for {wait_until}")
-            arrival = await events.until(lambda e: _arrived_at(e, wait_until), timeout=timeout)
+            arrival = await events.until(_arrival(wait_until), timeout=timeout)
             if arrival.method == "Page.frameNavigated":
                 await _until_the_tab_shows(events, _address(arrival.params.get("frame", {})))
         shown = [
@@ -113,18 +113,26 @@ async def until_loaded(
     return await _arrived(ctx, pdf=bool(shown) and shown[-1].get("mimeType") == MIME_TYPE)
 
 
-def _arrived_at(event: HubEvent, wait_until: WaitUntil) -> bool:
-    """The awaited load event, or an arrival that has none (a page restored from the
-    back/forward cache, a same-document history step, a PDF: Chrome's viewer, another
+def _arrival(wait_until: WaitUntil) -> Callable[[HubEvent], bool]:
+    """Whether an event, fed in order, is the arrival: the awaited load event of the new
+    document (after its main frame committed: the document being left may still fire its own,
+    as a PDF whose viewer was loading does), or an arrival that has none (a page restored from
+    the back/forward cache, a same-document history step, a PDF: Chrome's viewer, another
     extension, takes the tab's debugger away while it loads, and its load is never told)."""
-    if event.method == _EVENT[wait_until]:
-        return True
-    if event.method == "Page.navigatedWithinDocument":
-        return True
-    frame = event.params.get("frame", {})
-    restored = event.params.get("type") == "BackForwardCacheRestore"
-    pdf = frame.get("mimeType") == MIME_TYPE
-    return event.method == "Page.frameNavigated" and (restored or pdf) and not frame.get("parentId")
+    committed = False
+
+    def arrived(event: HubEvent) -> bool:
+        nonlocal committed
+        if event.method == "Page.navigatedWithinDocument":
+            return True
+        frame = event.params.get("frame", {})
+        if event.method == "Page.frameNavigated" and not frame.get("parentId"):
+            committed = True
+            restored = event.params.get("type") == "BackForwardCacheRestore"
+            return restored or frame.get("mimeType") == MIME_TYPE
+        return committed and event.method == _EVENT[wait_until]
+
+    return arrived
 
 
 def _address(frame: dict[str, Any]) -> str:
