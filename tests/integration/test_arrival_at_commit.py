@@ -3,7 +3,8 @@ while it loads, so no load event is told) or a page restored from the back/forwa
 tab says where it is a moment after the renderer's commit event (20–70 ms for a PDF in
 Chromium 156), so the call waits for the tab to say so: its answer, the guard's look after it and
 the next call's approval all read the tab. A tab that never says so is read as it is, after a
-bounded wait; a call cancelled during that wait leaves nothing behind.
+bounded wait; a call cancelled during that wait leaves nothing behind. The load event of the
+document being left (a PDF whose viewer was still loading) is not the arrival.
 """
 
 from __future__ import annotations
@@ -52,25 +53,11 @@ def commit_first(
 
         async def later() -> None:
             if stale_load:  # the document being left finishes loading first
-                await extension.send(
-                    {
-                        "type": "cdp_event",
-                        "tabId": tab_id,
-                        "method": "Page.loadEventFired",
-                        "params": {"timestamp": 1.0},
-                    }
-                )
+                await extension.cdp_event(tab_id, "Page.loadEventFired", {"timestamp": 1.0})
                 await asyncio.sleep(LAG)
             frame = {"id": "main", "loaderId": "loader-2", "url": url, "mimeType": mime}
             kind = "BackForwardCacheRestore" if restored else "Navigation"
-            await extension.send(
-                {
-                    "type": "cdp_event",
-                    "tabId": tab_id,
-                    "method": "Page.frameNavigated",
-                    "params": {"frame": frame, "type": kind},
-                }
-            )
+            await extension.cdp_event(tab_id, "Page.frameNavigated", {"frame": frame, "type": kind})
             if tells:
                 await asyncio.sleep(LAG)
                 tab["url"], tab["title"] = url, "Invoice INV-1"

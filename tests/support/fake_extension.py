@@ -190,6 +190,10 @@ class FakeExtension:
     async def send(self, message: dict[str, Any]) -> None:
         await self.send_raw(json.dumps(message))
 
+    async def cdp_event(self, tab_id: int, method: str, params: dict[str, Any]) -> None:
+        """Send one CDP event of the tab, as the extension forwards Chrome's."""
+        await self.send({"type": "cdp_event", "tabId": tab_id, "method": method, "params": params})
+
     async def send_raw(self, frame: str | bytes) -> None:
         assert self.connection is not None
         self.sent.append(frame)
@@ -383,23 +387,11 @@ class FakeExtension:
 
         async def fire() -> None:
             frame = {"id": "main", "url": self.tabs[tab_id]["url"], "mimeType": "text/html"}
-            await self.send(
-                {
-                    "type": "cdp_event",
-                    "tabId": tab_id,
-                    "method": "Page.frameNavigated",
-                    "params": {"frame": frame, "type": "Navigation"},
-                }
+            await self.cdp_event(
+                tab_id, "Page.frameNavigated", {"frame": frame, "type": "Navigation"}
             )
             for method in ("Page.domContentEventFired", "Page.loadEventFired"):
-                await self.send(
-                    {
-                        "type": "cdp_event",
-                        "tabId": tab_id,
-                        "method": method,
-                        "params": {"timestamp": 1.0},
-                    }
-                )
+                await self.cdp_event(tab_id, method, {"timestamp": 1.0})
 
         task = asyncio.ensure_future(fire())
         self._answering.add(task)
