@@ -7,6 +7,8 @@ session, guarded as the first was, and never more than once. Any other failure s
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -86,3 +88,91 @@ async def test_a_navigation_that_fails_any_other_way_is_not_sent_again(
     said, extension = await navigate_detached(home, 1, code=code)
     assert said.is_error
     assert sent(extension).count(f"Page.navigate {URL}") == 1
+
+
+PDF = "https://example.com/files/invoice.pdf"
+
+
+async def navigate_while_the_session_ends(
+    home: Paths, *, committed: bool, mime: str = "application/pdf"
+) -> tuple[CallToolResult, FakeExtension, float]:
+    """browser_navigate to ``PDF`` in a fake browser whose debugger session ends after
+    ``Page.navigate`` answered, as Chrome's PDF viewer ends a tab's whose PDF still loads. With
+    ``committed`` the new document commits before the new session is prepared (its events are
+    lost with the session); else the new session tells its commit and load. The answer, the
+    browser, and how long the call took."""
+    allow_everything(home)
+    async with running_core(home) as app:
+        extension = await app.extension()
+        await app.browser_count(1)
+        tab = extension.tabs[1]
+        running: set[asyncio.Task[None]] = set()
+        answered_tree = asyncio.Event()
+
+        async def navigate(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+            async def later() -> None:
+                await asyncio.sleep(0.05)
+                extension.attached.discard(tab_id)
+                await extension.send({"type": "status", "attachedTabs": []})
+                if committed:
+                    tab["url"], tab["title"] = args["url"], "Invoice INV-1"
+                    await extension.send(
+                        {"type": "tab_event", "event": "updated", "tab": dict(tab)}
+                    )
+                    return
+                await answered_tree.wait()  # the app looked: the commit is told in the new session
+                tab["url"], tab["title"] = args["url"], "Invoice INV-1"
+                frame = {"id": "main", "loaderId": "loader-2", "url": args["url"], "mimeType": mime}
+                await extension.cdp_event(
+                    tab_id, "Page.frameNavigated", {"frame": frame, "type": "Navigation"}
+                )
+                await extension.send({"type": "tab_event", "event": "updated", "tab": dict(tab)})
+                await extension.cdp_event(tab_id, "Page.loadEventFired", {"timestamp": 2.0})
+
+            task = asyncio.ensure_future(later())
+            running.add(task)
+            task.add_done_callback(running.discard)
+            return {"frameId": "main", "loaderId": "loader-2"}
+
+        async def frame_tree(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+            loader = "loader-2" if committed else "loader-1"
+            frame = {"id": "main", "loaderId": loader, "url": tab["url"], "mimeType": mime}
+            if any(m == "Page.navigate" for _, m, _ in extension.cdp_calls):
+                answered_tree.set()
+            return {"frameTree": {"frame": frame}}
+
+        async def evaluate(tab_id: int, args: dict[str, Any]) -> dict[str, Any]:
+            return {"result": {"type": "string", "value": "complete"}}
+
+        extension.cdp_handlers |= {
+            "Page.navigate": navigate,
+            "Page.getFrameTree": frame_tree,
+            "Runtime.evaluate": evaluate,
+        }
+        async with mcp_client(app.base_mcp(), await app.add_client()) as client:
+            started = time.monotonic()
+            said = await client.call_tool("browser_navigate", {"tab_id": 1, "url": PDF})
+            took = time.monotonic() - started
+    return said, extension, took
+
+
+@pytest.mark.parametrize("committed", [True, False])
+async def test_a_navigation_whose_session_ends_before_it_is_told_arrives_in_the_new_one(
+    home: Paths, committed: bool
+) -> None:
+    said, extension, took = await navigate_while_the_session_ends(home, committed=committed)
+    assert text_of(said) == f"Invoice INV-1 — {PDF} (a PDF: browser_get_content reads its text)"
+    assert took < 5, took  # not the 30 s of the navigation's timeout
+    methods = sent(extension)
+    navigated = methods.index(f"Page.navigate {PDF}")
+    looked = methods.index("Page.getFrameTree", navigated)
+    # The new session holds the tab's loads for the guard before anything is read in it.
+    assert "Fetch.enable" in methods[navigated:looked], methods
+
+
+async def test_a_page_that_loaded_while_its_session_was_lost_is_read_as_loaded(
+    home: Paths,
+) -> None:
+    said, _, took = await navigate_while_the_session_ends(home, committed=True, mime="text/html")
+    assert text_of(said) == f"Invoice INV-1 — {PDF}"
+    assert took < 5, took

@@ -28,6 +28,7 @@ _EVENT = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEve
 _ARRIVALS = ("Page.frameNavigated", "Page.navigatedWithinDocument")
 # Seconds an arrival that is the commit itself waits for the tab to say it shows that address.
 TAB_CATCHES_UP = 2.0
+SESSION_CHECK = 0.5  # seconds between looks at whether the tab's debugger session still stands
 BLOCKED = "net::ERR_BLOCKED_BY_CLIENT"  # what Chrome says of a request the guard failed
 
 
@@ -100,26 +101,83 @@ async def until_loaded(
         same_document = (
             isinstance(started, dict) and "loaderId" not in started and "frameId" in started
         )
+        looked: dict[str, Any] | None = None  # the main frame, read again after a lost session
         if wait_until != "none" and not same_document:
             await ctx.progress(0, None, f"waiting for {wait_until}")
-            arrival = await events.until(_arrival(wait_until), timeout=timeout)
-            if arrival.method == "Page.frameNavigated":
+            loader = started.get("loaderId") if isinstance(started, dict) else None
+            arrival, looked = await _wait(ctx, events, wait_until, timeout, loader)
+            if looked is not None:
+                await _until_the_tab_shows(events, _address(looked))
+            elif arrival is not None and arrival.method == "Page.frameNavigated":
                 await _until_the_tab_shows(events, _address(arrival.params.get("frame", {})))
         shown = [
             e.params.get("frame", {})
             for e in events.seen
             if e.method == "Page.frameNavigated" and not e.params.get("frame", {}).get("parentId")
-        ]
+        ] + ([looked] if looked is not None else [])
     return await _arrived(ctx, pdf=bool(shown) and shown[-1].get("mimeType") == MIME_TYPE)
 
 
-def _arrival(wait_until: WaitUntil) -> Callable[[HubEvent], bool]:
+async def _wait(
+    ctx: ToolContext,
+    events: EventWaiter,
+    wait_until: WaitUntil,
+    timeout: float,
+    loader: object,
+) -> tuple[HubEvent | None, dict[str, Any] | None]:
+    """The arrival (``_arrival``), or the main frame read again when the tab's debugger session
+    ended under the navigation and the new document had arrived by then.
+
+    Chrome's PDF viewer ends the session of a tab whose PDF is still loading; a navigation away
+    from it begun just before then commits in a new session that tells nothing until its Page
+    domain is enabled. So the wait looks every ``SESSION_CHECK`` seconds whether the session
+    still stands (``Page`` among its domains: a session that ended is reset, ``sessions.py``),
+    and else prepares the tab again (attached, guarded, told its loads) and reads its main
+    frame: the document ``loader`` names (``Page.navigate``'s answer) arrived if it is a PDF or
+    loaded; else the wait goes on in the new session, where its commit or load is told.
+
+    Raises:
+        CommandTimeout: nothing arrived within ``timeout``.
+    """
+    deadline = time.monotonic() + timeout
+    committed = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise CommandTimeout(f"the page did not get there within {timeout:g} s")
+        try:
+            # A new predicate each time: it is fed every event seen so far, in order.
+            arrived = _arrival(wait_until, committed=committed)
+            return await events.until(arrived, timeout=min(left, SESSION_CHECK)), None
+        except CommandTimeout:
+            pass
+        if ctx.sessions is None or "Page" in ctx.state.session.enabled:
+            continue
+        await ctx.sessions.prepare(ctx.need_browser(), ctx.need_tab().id, guard=True)
+        frame = (await ctx.cdp("Page.getFrameTree")).get("frameTree", {}).get("frame", {})
+        if loader is None or frame.get("loaderId") != loader:
+            continue  # not committed yet: the new session tells its commit
+        committed = True
+        if frame.get("mimeType") == MIME_TYPE or await _loaded(ctx, wait_until):
+            return None, frame
+
+
+async def _loaded(ctx: ToolContext, wait_until: WaitUntil) -> bool:
+    """Whether the tab's document got as far as ``wait_until`` (its event may have been lost)."""
+    answer = await ctx.cdp(
+        "Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}
+    )
+    state = answer.get("result", {}).get("value")
+    return state == "complete" or (wait_until == "domcontentloaded" and state == "interactive")
+
+
+def _arrival(wait_until: WaitUntil, *, committed: bool = False) -> Callable[[HubEvent], bool]:
     """Whether an event, fed in order, is the arrival: the awaited load event of the new
     document (after its main frame committed: the document being left may still fire its own,
     as a PDF whose viewer was loading does), or an arrival that has none (a page restored from
     the back/forward cache, a same-document history step, a PDF: Chrome's viewer, another
-    extension, takes the tab's debugger away while it loads, and its load is never told)."""
-    committed = False
+    extension, takes the tab's debugger away while it loads, and its load is never told).
+    ``committed``: the new document is known to have committed (read after a lost session)."""
 
     def arrived(event: HubEvent) -> bool:
         nonlocal committed
