@@ -57,8 +57,7 @@ async def open_url(
             # Chrome's PDF viewer takes the tab's debugger away while a PDF loads, and a
             # navigation in flight then fails. The extension attaches again: the address is
             # opened once more in the new session, whose loads the guard holds first.
-            ctx.state.session.fresh()
-            await ctx.sessions.prepare(ctx.need_browser(), ctx.need_tab().id, guard=True)
+            await _prepare_again(ctx)
             result = await ctx.cdp("Page.navigate", {"url": url})
         if result.get("isDownload") is True:
             raise _Download
@@ -105,11 +104,9 @@ async def until_loaded(
         if wait_until != "none" and not same_document:
             await ctx.progress(0, None, f"waiting for {wait_until}")
             loader = started.get("loaderId") if isinstance(started, dict) else None
-            arrival, looked = await _wait(ctx, events, wait_until, timeout, loader)
-            if looked is not None:
-                await _until_the_tab_shows(events, _address(looked))
-            elif arrival is not None and arrival.method == "Page.frameNavigated":
-                await _until_the_tab_shows(events, _address(arrival.params.get("frame", {})))
+            committed, looked = await _wait(ctx, events, wait_until, timeout, loader)
+            if committed is not None:
+                await _until_the_tab_shows(events, _address(committed))
         shown = [
             e.params.get("frame", {})
             for e in events.seen
@@ -124,9 +121,11 @@ async def _wait(
     wait_until: WaitUntil,
     timeout: float,
     loader: object,
-) -> tuple[HubEvent | None, dict[str, Any] | None]:
-    """The arrival (``_arrival``), or the main frame read again when the tab's debugger session
-    ended under the navigation and the new document had arrived by then.
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Wait for the arrival (``_arrival``). The main frame whose commit was the arrival, if it
+    was (a PDF, a restored page: the tab's word comes after it), and the main frame read again
+    if the tab's debugger session ended under the navigation and the new document had arrived
+    by then (it is also the first).
 
     Chrome's PDF viewer ends the session of a tab whose PDF is still loading; a navigation away
     from it begun just before then commits in a new session that tells nothing until its Page
@@ -148,18 +147,28 @@ async def _wait(
         try:
             # A new predicate each time: it is fed every event seen so far, in order.
             arrived = _arrival(wait_until, committed=committed)
-            return await events.until(arrived, timeout=min(left, SESSION_CHECK)), None
+            arrival = await events.until(arrived, timeout=min(left, SESSION_CHECK))
+            frame = arrival.params.get("frame", {})
+            return (frame if arrival.method == "Page.frameNavigated" else None), None
         except CommandTimeout:
             pass
         if ctx.sessions is None or "Page" in ctx.state.session.enabled:
             continue
-        await ctx.sessions.prepare(ctx.need_browser(), ctx.need_tab().id, guard=True)
+        await _prepare_again(ctx)
         frame = (await ctx.cdp("Page.getFrameTree")).get("frameTree", {}).get("frame", {})
         if loader is None or frame.get("loaderId") != loader:
             continue  # not committed yet: the new session tells its commit
         committed = True
         if frame.get("mimeType") == MIME_TYPE or await _loaded(ctx, wait_until):
-            return None, frame
+            return frame, frame
+
+
+async def _prepare_again(ctx: ToolContext) -> None:
+    """The tab's debugger session ended (the extension attaches again): prepare the new one,
+    attached, told its loads, its document requests held for the guard."""
+    assert ctx.sessions is not None
+    ctx.state.session.fresh()  # the extension's word that it ended may not have come yet
+    await ctx.sessions.prepare(ctx.need_browser(), ctx.need_tab().id, guard=True)
 
 
 async def _loaded(ctx: ToolContext, wait_until: WaitUntil) -> bool:
