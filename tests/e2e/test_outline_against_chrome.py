@@ -83,6 +83,44 @@ async def test_the_patterns_real_apps_use_read_as_chrome_reads_them(
     await agent.ok("browser_close_tab", tab_id=tab)
 
 
+async def test_each_field_is_named_by_its_labels_as_chrome_names_it(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """A field's <label>s, wrapped or by ``for``: several in order, one not drawn left out,
+    only the first field of a label that wraps two (the others say their value there, or when
+    empty what names them, as in Chrome's tree), the first of two elements with the label's id,
+    labels in open and closed shadow roots (which name the fields of their own tree only), and
+    no label for a hidden input."""
+    tab, page = await open_tab(agent, browser, pages.url("outline/labels.html"))
+    report = await hold_against_chrome(app, page.session, tab)
+    assert_holds(report, "labels.html")
+    snapshot = await agent.snapshot(tab)
+    for line in (
+        'textbox "Wrapped name" [',
+        'textbox "Name by for" [',
+        'textbox "First half second half" [',
+        'textbox "Label drawn" [',
+        'textbox "Only the first field unlabelled second" [',
+        'textbox "Says its value its aria-label its title its placeholder" [',
+        'textbox "unlabelled second" [',
+        'textbox "Label of the first dup" [',
+        'textbox "second dup" [',
+        'textbox "Outer label Inner label" [',
+        'checkbox "Checkbox wrapped" [',
+        'checkbox "Checkbox by for" [',
+        'combobox "Pick one" [',
+        'textbox "Notes" [',
+        'meter "Fuel"',
+        'textbox "open root wrapped" [',
+        'textbox "open root by for" [',
+        'textbox "closed root wrapped" [',
+        'textbox "closed root by for" [',
+    ):
+        assert line in snapshot, f"{line!r} not in\n{snapshot}"
+    assert "Label not drawn" not in snapshot.replace("text: Label not drawn", ""), snapshot
+    await agent.ok("browser_close_tab", tab_id=tab)
+
+
 GENERATED_SCOPES = ("style", "media", "layer", "nesting", "import", "link", "adopted", "open",
                     "closed", "adopted-shadow", "host", "slotted", "part", "frame")  # fmt: skip
 

@@ -245,18 +245,22 @@ function (viewport, refused, withTools, seekClosed, editors) {
     try {
       const tag = el.tagName;
       const role = roleOf(el, tag);
-      // An embedded control says its value (inside a label or another's name).
+      // An embedded control says its value (inside a label or another's name), but a field
+      // holding a secret, nothing of it (its own line says only its kind); an empty field
+      // says what names it (Chrome's tree: its aria-label, title or placeholder).
       if (inLabel || visiting.size > 1) {
-        if (role === 'textbox' || role === 'searchbox')
-          return el.value !== undefined ? el.value : el.textContent;
+        if (role === 'textbox' || role === 'searchbox') {
+          const value = el.value !== undefined ? el.value : el.textContent;
+          if (value) return kindOf(el) ? '' : value;
+        }
         if (role === 'combobox' && tag === 'SELECT') {
           const option = el.selectedOptions && el.selectedOptions[0];
-          return option ? option.text : '';
+          return option && !kindOf(el) ? option.text : '';
         }
         if (role === 'slider' || role === 'spinbutton')
-          return (
-            attr(el, 'aria-valuetext') || String(el.value ?? attr(el, 'aria-valuenow') ?? '')
-          );
+          return kindOf(el)
+            ? ''
+            : attr(el, 'aria-valuetext') || String(el.value ?? attr(el, 'aria-valuenow') ?? '');
       }
       const labelled = attr(el, 'aria-labelledby');
       if (labelled && !referenced) {
