@@ -93,3 +93,36 @@ test("query: the first element a selector names, looked for in shadow roots too"
   assert.equal(query("a").name, "a");
   assert.equal(query("#none"), null);
 });
+
+/** A tree (a document, a shadow root) whose labels are set later; it counts its looks. */
+function tree() {
+  return {
+    labels: [],
+    looks: 0,
+    querySelectorAll(selector) {
+      assert.equal(selector, "label");
+      this.looks++;
+      return this.labels;
+    },
+  };
+}
+
+test("labels of: a field's labels in tree order, each tree looked through once", () => {
+  const [doc, shadow] = [tree(), tree()];
+  const field = (root) => ({ getRootNode: () => root });
+  const [name, email, unlabelled, inShadow] = [field(doc), field(doc), field(doc), field(shadow)];
+  const label = (control) => ({ control });
+  const [first, second, third, own] = [label(name), label(email), label(name), label(inShadow)];
+  doc.labels = [first, second, label(null), third]; // one names no field (its for= is wrong)
+  shadow.labels = [own];
+  const labelsOf = load("labels_of.js")();
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(labelsOf(name), [first, third]);
+    assert.deepEqual(labelsOf(email), [second]);
+    assert.deepEqual(labelsOf(unlabelled), []);
+    assert.deepEqual(labelsOf(inShadow), [own]);
+  }
+  assert.deepEqual([doc.looks, shadow.looks], [1, 1]);
+  load("labels_of.js")()(name); // another read looks again: the page may have changed since
+  assert.equal(doc.looks, 2);
+});

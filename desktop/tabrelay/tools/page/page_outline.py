@@ -48,7 +48,7 @@ from tabrelay.tools.page.outline import PROPERTIES, FrameTree
 from tabrelay.tools.page.shadow_roots import CANDIDATES, open_closed_roots
 from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import CODE_BOXES, EDITORS_AT
-from tabrelay.tools.scripts.page_scripts import FIELD_KIND, SIGHT
+from tabrelay.tools.scripts.page_scripts import FIELD_KIND, LABELS_OF, SIGHT
 from tabrelay.tools.state import object_ids
 from tabrelay.tools.state.tab_state import FrameWorlds
 
@@ -66,6 +66,7 @@ _HELD = script("held.js").replace("HELD_SLACK", str(HELD_SLACK))
 OUTLINE = (
     script("outline.js")
     .replace("FIELD_KIND", FIELD_KIND.strip())
+    .replace("LABELS_OF", LABELS_OF.strip())
     .replace("GENERATED_TEXT", script("generated_text.js").strip())
     .replace("SIGHT", SIGHT.strip())
     .replace("  HELD\n", _HELD)

@@ -101,7 +101,8 @@ const contentText = (root, self, depth) => {
   }
   return parts.join('');
 };
-const labelsOf = (el) => (el.labels ? Array.from(el.labels) : []);
+// A field's labels, each tree looked through once for the whole call (labels_of.js).
+const labelsOf = (LABELS_OF)();
 // null: this element's name could carry what a field holds, so it has none we may use.
 const nameOf = (el, role) => {
   const labelled = byIds(el, el.getAttribute('aria-labelledby'));

@@ -384,11 +384,12 @@ function (viewport, refused, withTools, seekClosed, editors) {
     return ws(parts.join(''));
   }
 
+  // A field's labels, each tree looked through once for the whole read (labels_of.js).
+  const labelsOf = (LABELS_OF)();
+
   function labelsText(el, visiting) {
     // A label that is not drawn names nothing (Chrome's tree), unlike aria-labelledby.
-    const labels = el.labels
-      ? Array.from(el.labels).filter((l) => !hiddenForName(l, styleOf(l)))
-      : [];
+    const labels = labelsOf(el).filter((l) => !hiddenForName(l, styleOf(l)));
     const parts = labels.map((l) => textOf(l, visiting, true, true).trim()).filter(Boolean);
     return parts.join(' ');
   }

@@ -1,8 +1,9 @@
 """Scripts several tools run in the page, kept in one place so each rule has one definition.
 
 Plain JavaScript text, no I/O: ``EACH_ROOT`` (what "the whole page" means), ``FIELD_KIND`` (which
-fields hold a secret) and ``QUERY`` (a CSS selector, through open shadow roots). The tools that
-run them say how (an expression, a function on an element) and what they do with the answer.
+fields hold a secret), ``LABELS_OF`` (a field's labels) and ``QUERY`` (a CSS selector, through
+open shadow roots). The tools that run them say how (an expression, a function on an element)
+and what they do with the answer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ EACH_ROOT = script("each_root.js")
 # (WHATWG HTML autofill field names). One definition for the pre-approval check, locate(), the
 # snapshot's masking and browser_get_content.
 FIELD_KIND = script("field_kind.js")
+
+# ``labelsOf(field)``: a field's <label>s in tree order, each tree looked through once by the
+# script that made it (``(LABELS_OF)()``, one per read): the outline and the locators read
+# every field's.
+LABELS_OF = script("labels_of.js")
 
 # Finds an element by CSS selector in the document and, failing that, in open shadow roots;
 # ":focus" is the element keys go to (the focused one, the window focused or not).
