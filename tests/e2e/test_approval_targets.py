@@ -302,6 +302,34 @@ async def test_a_password_field_is_described_and_its_secret_is_nowhere_even_when
         assert CANARY not in cli(app.paths, "log", "export", "--format", fmt)
 
 
+async def test_a_target_named_by_a_label_that_holds_a_secret_field_is_described_without_it(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """Chrome names a field by the whole <label> around it, and a button by what its
+    aria-labelledby names: a card number or a code the person typed in a field there would be
+    in the name the dialog shows and the command log keeps. Such a name is left out."""
+    tab, page, snapshot = await opened(agent, browser, pages)
+    await page.evaluate(
+        f"document.getElementById('card').value = {json.dumps(CANARY)};"
+        f"document.getElementById('code').value = {json.dumps(CANARY)}"
+    )
+    holder = ref(snapshot, "textbox", "Pay with")
+    send = ref(snapshot, "button", "Send")
+    with answering(app.harness.tool_approver, Choice.ALLOW_ONCE) as asked:
+        await agent.ok("browser_click", tab_id=tab, ref=holder)
+        await agent.ok("browser_click", tab_id=tab, ref=send)
+    requests = asked.requests[-2:]
+    assert [(t.role, t.name) for r in requests for t in r.targets] == [
+        ("textbox", ""),
+        ("button", ""),
+    ]
+    assert [r.targets[0].text for r in requests] == ["Card holder", "Send"]
+    assert CANARY not in repr(requests)
+    for row in log_rows(app, "browser_click")[:2]:
+        assert CANARY not in repr(row)
+    assert CANARY not in cli(app.paths, "log", "export")
+
+
 async def test_a_new_tab_and_a_navigation_name_where_they_go(
     app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:

@@ -333,8 +333,9 @@ def _described(
     value = facts.get("result", {}).get("value") or {}
     if not isinstance(value, dict):
         value = {}
-    if value.get("holdsFields"):
-        name = ""  # a name computed from contents may include what the fields inside hold
+    if value.get("holdsFields") or value.get("namedByFields"):
+        # A name from contents, labels or aria-labelledby says what the fields there hold.
+        name = ""
     kind = str(value.get("type") or "")
     return replace(
         view,
