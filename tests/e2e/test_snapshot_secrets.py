@@ -44,8 +44,9 @@ async def test_a_snapshot_never_shows_what_a_secret_field_holds(
     assert 'value="Ada Lovelace-PLAIN"' in snapshot
     assert 'value="Leave at the door-PLAIN"' in snapshot
     assert 'value="Frame note-PLAIN"' in snapshot
-    # Inside another field's label, or named by aria-labelledby, a secret field says nothing.
+    # In another field's label, a control's contents or aria-labelledby: it says nothing.
     assert re.search(r'textbox "Sign in as with" \[e\d+\]', snapshot), snapshot
+    assert re.search(r'button "Use card" \[e\d+\]', snapshot), snapshot
     assert re.search(r'button "Send" \[e\d+\]', snapshot), snapshot
     assert "73737" not in snapshot, snapshot
     # The agent can still act on them: a ref of the snapshot types into the field.
