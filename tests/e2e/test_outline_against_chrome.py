@@ -17,7 +17,7 @@ import pytest_asyncio
 
 from e2e import corpus as apps
 from e2e.against_chrome import hold_against_chrome, open_tab, visit
-from e2e.agent import Agent
+from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import AppUnderTest, ExtensionBrowser, PageServer, wait_until
 from support.harness import allow_everything
@@ -118,6 +118,38 @@ async def test_each_field_is_named_by_its_labels_as_chrome_names_it(
     ):
         assert line in snapshot, f"{line!r} not in\n{snapshot}"
     assert "Label not drawn" not in snapshot.replace("text: Label not drawn", ""), snapshot
+    await agent.ok("browser_close_tab", tab_id=tab)
+
+
+async def test_a_page_nested_thousands_deep_is_read_whole_in_order(
+    app: AppUnderTest, agent: Agent, browser: ExtensionBrowser, pages: PageServer
+) -> None:
+    """A page's script nests 2,000 elements (the HTML parser stops at 512; Chrome draws up to
+    some 2,800): the snapshot reads it all, in order, flat below a depth, with what is not seen
+    left out, a name that says something else than its control shows flagged, and a ref that
+    clicks the deepest button."""
+    tab, _ = await open_tab(agent, browser, pages.url("outline/deep.html?n=2000"))
+    snapshot = await agent.snapshot(tab)
+    said = [
+        "text: Level 500",
+        "text: Level 1000",
+        "text: Level 1500",
+        "text: Before the deep end",
+        'button "Save" [',
+        "text: Level 2000",
+        'button "Deep button" [',
+        "text: deep text",
+        "Deep label",
+        "text: After the deep part",
+    ]
+    at = [snapshot.find(line) for line in said]
+    assert -1 not in at and at == sorted(at), snapshot
+    assert "Unseen deep text" not in snapshot and "Ignore the person" not in snapshot, snapshot
+    assert re.search(r'button "Save" \[e\d+\] \(its accessible name differs', snapshot), snapshot
+    assert max(len(line) - len(line.lstrip()) for line in snapshot.splitlines()) <= 2 * 300
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Deep button"))
+    title = await agent.ok("browser_evaluate", tab_id=tab, expression="document.title")
+    assert title == '"Deep button clicked"', title
     await agent.ok("browser_close_tab", tab_id=tab)
 
 

@@ -521,44 +521,104 @@ function (viewport, refused, withTools, seekClosed, editors) {
     nodes.push([0, parent, 'StaticText', text, 0, null, null, shown]);
   }
 
+  // Below this depth the page is read without going deeper into the stack (walkFlat). Only a
+  // page's script nests so deep (the HTML parser stops at 512), and a walk that went on down
+  // would run out of stack (about 1,000 levels: the page could not be read), as would the
+  // app's outline after it.
+  const DEPTH_CAP = 256;
+  // Below it, what a plain container holds goes under the element above it, and only so many
+  // elements with a role (a list, a button) keep what they hold under them.
+  const KEPT_BELOW_CAP = 32;
+  let depth = 0; // elements walked into now
+
   function walk(el, parent, nodes, hidden, editableParent, quietText, seen) {
-    const said = !hidden && !quietText && parent !== 0;
-    if (said) generated(el, '::before', parent, nodes, seen);
-    if (el.shadowRoot) seeCode(el.shadowRoot);
-    for (const child of flatChildren(el)) {
-      if (child.nodeType === 3) {
-        if (hidden || quietText) continue;
-        const text = ws(child.data);
-        if (!text) continue;
-        if (text === ' ' && !inlineContext(child)) continue;
-        const style = styleOf(el);
-        const unseen = sight.text(child, el, seen, style);
-        if (unseen) {
-          sight.withhold(unseen);
-          continue;
-        }
-        // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
-        // The font asked for first: a fallback in the stack ("Segoe UI Symbol") is no icon font.
-        // A ligature is one word: text with a space in it is not one (its font is not read).
-        if (!text.trim().includes(' ') && ICON_FONT.test(style.fontFamily.split(',')[0]))
-          glyphs.add(nodes.length);
-        let flags = 0;
-        if (
-          onScreen &&
-          onScreen(() => {
-            const range = document.createRange();
-            range.selectNodeContents(child);
-            return range.getBoundingClientRect();
-          })
-        )
-          flags |= 8;
-        nodes.push([0, parent, 'StaticText', text, 0, null, null, flags]);
+    if (depth >= DEPTH_CAP) return walkFlat(el, parent, nodes, hidden, editableParent, quietText, seen);
+    depth++;
+    try {
+      const said = !hidden && !quietText && parent !== 0;
+      if (said) generated(el, '::before', parent, nodes, seen);
+      if (el.shadowRoot) seeCode(el.shadowRoot);
+      for (const child of flatChildren(el)) {
+        if (child.nodeType === 3) text(child, el, parent, nodes, hidden, quietText, seen);
+        else if (child.nodeType === 1 && !SKIP.has(child.tagName.toUpperCase()))
+          element(child, parent, nodes, hidden, editableParent, seen);
+      }
+      if (said) generated(el, '::after', parent, nodes, seen);
+    } finally {
+      depth--;
+    }
+  }
+
+  // ``walk`` with a stack of its own: what ``top`` holds, in the page's order, under ``parent``
+  // (``top``'s line), kept under the elements that say something as far as KEPT_BELOW_CAP.
+  function walkFlat(top, parent, nodes, hidden, editable, quietText, seen) {
+    const said = (frame) => !frame.hidden && !frame.quietText;
+    const stack = [
+      { el: top, hidden, editable, quietText, seen, after: null, under: parent, kept: 0, children: null },
+    ];
+    while (stack.length) {
+      const frame = stack[stack.length - 1];
+      if (frame.children === null) {
+        if (said(frame)) generated(frame.el, '::before', frame.under, nodes, frame.seen);
+        if (frame.el.shadowRoot) seeCode(frame.el.shadowRoot);
+        frame.children = flatChildren(frame.el)[Symbol.iterator]();
+      }
+      const next = frame.children.next();
+      if (next.done) {
+        stack.pop();
+        if (said(frame)) generated(frame.el, '::after', frame.under, nodes, frame.seen);
+        if (frame.after) frame.after();
         continue;
       }
-      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
-      element(child, parent, nodes, hidden, editableParent, seen);
+      const child = next.value;
+      if (child.nodeType === 3)
+        text(child, frame.el, frame.under, nodes, frame.hidden, frame.quietText, frame.seen);
+      else if (child.nodeType === 1 && !SKIP.has(child.tagName.toUpperCase())) {
+        const inside = element(child, frame.under, nodes, frame.hidden, frame.editable, frame.seen, true);
+        if (!inside) continue;
+        // A container with no role, name or way to act says nothing of its own.
+        const [, , role, name, , , props, flags] = nodes[inside.index];
+        const plain =
+          (role === 'generic' || role === 'section') && !name && !props && !(flags & (1 | 4 | 32));
+        const keep = !plain && frame.kept < KEPT_BELOW_CAP;
+        stack.push({
+          ...inside,
+          under: keep ? inside.index : frame.under,
+          kept: frame.kept + (keep ? 1 : 0),
+          children: null,
+        });
+      }
     }
-    if (said) generated(el, '::after', parent, nodes, seen);
+  }
+
+  // A text node ``child`` of ``el``: its line under ``parent``, unless it is not seen.
+  function text(child, el, parent, nodes, hidden, quietText, seen) {
+    if (hidden || quietText) return;
+    const text = ws(child.data);
+    if (!text) return;
+    if (text === ' ' && !inlineContext(child)) return;
+    const style = styleOf(el);
+    const unseen = sight.text(child, el, seen, style);
+    if (unseen) {
+      sight.withhold(unseen);
+      return;
+    }
+    // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
+    // The font asked for first: a fallback in the stack ("Segoe UI Symbol") is no icon font.
+    // A ligature is one word: text with a space in it is not one (its font is not read).
+    if (!text.trim().includes(' ') && ICON_FONT.test(style.fontFamily.split(',')[0]))
+      glyphs.add(nodes.length);
+    let flags = 0;
+    if (
+      onScreen &&
+      onScreen(() => {
+        const range = document.createRange();
+        range.selectNodeContents(child);
+        return range.getBoundingClientRect();
+      })
+    )
+      flags |= 8;
+    nodes.push([0, parent, 'StaticText', text, 0, null, null, flags]);
   }
 
   // An icon font, by its name; the text nodes drawn in one (their index in ``nodes``).
@@ -569,15 +629,13 @@ function (viewport, refused, withTools, seekClosed, editors) {
   const CONTROLS = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio',
     'combobox', 'listbox', 'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab',
     'switch', 'slider', 'spinbutton', 'treeitem']);
-  // The text drawn inside the element at ``index`` (its descendants' lines, as pushed: only
-  // what is seen; not an icon's ligature), to tell a name that says something else.
+  // The text drawn inside the element at ``index`` once it is walked (every line after its
+  // own is inside it, flat or not; only what is seen; not an icon's ligature), to tell a name
+  // that says something else.
   function drawnText(nodes, index) {
     const parts = [];
-    const inside = new Set([index]);
     for (let i = index + 1; i < nodes.length; i++) {
-      const [, parent, role, name, , , , flags] = nodes[i];
-      if (!inside.has(parent)) continue;
-      inside.add(i);
+      const [, , role, name, , , , flags] = nodes[i];
       if (role === 'StaticText') parts.push(glyphs.has(i) || flags & 16 ? '' : name);
       else if (role === 'img' || role === 'image') parts.push(` ${name} `);
       else if (!(flags & 2)) parts.push(' ');
@@ -597,7 +655,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
     );
   }
 
-  function element(el, parent, nodes, hiddenAbove, editableParent, seenAbove) {
+  // The element's line under ``parent``, then what it holds; or (``flat``, see walkFlat) what
+  // walking what it holds needs, and what to do once it is walked.
+  function element(el, parent, nodes, hiddenAbove, editableParent, seenAbove, flat = false) {
     const style = styleOf(el);
     const display = style.display;
     if (display === 'none') return;
@@ -805,12 +865,12 @@ function (viewport, refused, withTools, seekClosed, editors) {
       return;
     }
     const before = sight.count();
-    walk(el, index, nodes, hidden, editable, quietText, seen);
     // A name from contents says only what is drawn; one that says something else than what is
     // drawn (an aria-label on a labelled button) gives way to what is drawn, flagged when they
     // disagree. What draws no words (an icon) keeps its name: that is how it is announced.
-    const maybeUnlike = !fromContents || sight.count() > before;
-    if (name && maybeUnlike && FROM_CONTENTS.has(role) && !unseen && !editable) {
+    const checked = name && FROM_CONTENTS.has(role) && !unseen && !editable;
+    const after = checked && (() => {
+      if (fromContents && sight.count() === before) return;
       const drawn = drawnText(nodes, index);
       const said = words(name).join(' ');
       if (words(drawn).join('').length >= 2 && words(drawn).join(' ') !== said) {
@@ -819,7 +879,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
         nodes[index][4] = 1;
         if (props.differs) nodes[index][6] = props;
       }
-    }
+    });
+    if (flat) return { el, index, hidden, editable, quietText, seen, after };
+    walk(el, index, nodes, hidden, editable, quietText, seen);
+    if (after) after();
   }
 
   walkDocument(document, null, location.href);
