@@ -143,6 +143,22 @@ async def test_markdown_content_keeps_the_article_and_drops_boilerplate(
     assert missing == "nothing matches the selector '#nope'"
 
 
+async def test_a_page_nested_thousands_deep_is_read_as_markdown_and_text(
+    agent: Agent, pages: PageServer
+) -> None:
+    """2,000 levels of elements by script: the markdown converter recursed through every one
+    and failed ("internal error in Tabrelay (RecursionError)"); below 128 levels only the text
+    is kept, a block on its own line, in order, what is not seen left out."""
+    tab = await agent.open(pages.url("outline/deep.html?n=2000"))
+    for form in ("markdown", "text"):
+        content = await agent.ok("browser_get_content", tab_id=tab, format=form)
+        said = ["Level 500", "Level 1000", "Before the deep end", "Level 2000\ndeep text",
+                "After the deep part"]  # fmt: skip
+        at = [content.find(text) for text in said]
+        assert -1 not in at and at == sorted(at), content
+        assert "Unseen deep text" not in content and "1 transparent" in content, content
+
+
 async def test_long_content_ends_with_a_marker_and_an_offset_to_continue(
     agent: Agent, pages: PageServer
 ) -> None:

@@ -47,6 +47,11 @@
   const sight = (SIGHT)();
   const styleOf = sight.style;
   const out = [];
+  // Below this many elements only their text is kept (a block between line breaks; pictures
+  // too): markdown is made of the tags by a converter that recurses, and runs out of stack
+  // some 300 deep. Only a page's script nests so deep.
+  const TAG_DEPTH = 128;
+  let depth = 0;
   const walk = (node, parent, above) => {
     if (node.nodeType === Node.TEXT_NODE) {
       const why = parent && sight.text(node, parent, above, styleOf(parent));
@@ -70,15 +75,25 @@
       let value = name === 'href' ? node.href : name === 'src' ? node.src : node.getAttribute(name);
       return value ? ` ${name}="${escape(String(value))}"` : '';
     }).join('');
-    out.push(`<${tag}${attrs}>`);
-    if (node.tagName === 'IFRAME') {
-      let doc = null;
-      try { doc = node.contentDocument; } catch (error) { doc = null; }
-      if (doc && doc.body) walk(doc.body, null, inside(doc.body));
-    } else {
-      for (const child of (node.shadowRoot || node).childNodes) walk(child, node, seen);
+    const empty = ['img', 'br', 'hr'].includes(tag);
+    const tagged = depth < TAG_DEPTH || empty;
+    const block = !tagged && !styleOf(node).display.startsWith('inline');
+    if (tagged) out.push(`<${tag}${attrs}>`);
+    else if (block) out.push('<br>');
+    depth++;
+    try {
+      if (node.tagName === 'IFRAME') {
+        let doc = null;
+        try { doc = node.contentDocument; } catch (error) { doc = null; }
+        if (doc && doc.body) walk(doc.body, null, inside(doc.body));
+      } else {
+        for (const child of (node.shadowRoot || node).childNodes) walk(child, node, seen);
+      }
+    } finally {
+      depth--;
     }
-    if (!['img', 'br', 'hr'].includes(tag)) out.push(`</${tag}>`);
+    if (tagged && !empty) out.push(`</${tag}>`);
+    else if (block) out.push('<br>');
   };
   // The state of sight the part starts in: its ancestors', from its document's root down.
   const inside = (el) => {
