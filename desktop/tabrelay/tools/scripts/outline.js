@@ -532,7 +532,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
   let depth = 0; // elements walked into now
 
   function walk(el, parent, nodes, hidden, editableParent, quietText, seen) {
-    if (depth >= DEPTH_CAP) return walkFlat(el, parent, nodes, hidden, editableParent, quietText, seen);
+    if (depth >= DEPTH_CAP)
+      return walkFlat(el, parent, nodes, hidden, editableParent, quietText, seen);
     depth++;
     try {
       const said = !hidden && !quietText && parent !== 0;
@@ -554,11 +555,11 @@ function (viewport, refused, withTools, seekClosed, editors) {
   function walkFlat(top, parent, nodes, hidden, editable, quietText, seen) {
     const said = (frame) => !frame.hidden && !frame.quietText;
     const stack = [
-      { el: top, hidden, editable, quietText, seen, after: null, under: parent, kept: 0, children: null },
+      { el: top, hidden, editable, quietText, seen, after: null, under: parent, kept: 0 },
     ];
     while (stack.length) {
       const frame = stack[stack.length - 1];
-      if (frame.children === null) {
+      if (!frame.children) {
         if (said(frame)) generated(frame.el, '::before', frame.under, nodes, frame.seen);
         if (frame.el.shadowRoot) seeCode(frame.el.shadowRoot);
         frame.children = flatChildren(frame.el)[Symbol.iterator]();
@@ -574,7 +575,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
       if (child.nodeType === 3)
         text(child, frame.el, frame.under, nodes, frame.hidden, frame.quietText, frame.seen);
       else if (child.nodeType === 1 && !SKIP.has(child.tagName.toUpperCase())) {
-        const inside = element(child, frame.under, nodes, frame.hidden, frame.editable, frame.seen, true);
+        const inside =
+          element(child, frame.under, nodes, frame.hidden, frame.editable, frame.seen, true);
         if (!inside) continue;
         // A container with no role, name or way to act says nothing of its own.
         const [, , role, name, , , props, flags] = nodes[inside.index];
@@ -585,7 +587,6 @@ function (viewport, refused, withTools, seekClosed, editors) {
           ...inside,
           under: keep ? inside.index : frame.under,
           kept: frame.kept + (keep ? 1 : 0),
-          children: null,
         });
       }
     }
