@@ -79,6 +79,30 @@ def _hidden_in(text: str) -> list[str]:
     return sorted(set(re.findall(r"HIDDEN-\d\d", text)))
 
 
+async def test_text_drawn_as_dots_and_hidden_text_in_an_editor_are_left_out(
+    agent: Agent, pages: PageServer
+) -> None:
+    """Text drawn as dots or squares (-webkit-text-security: a PIN pad made of a contenteditable)
+    shows a person only the marks; an editor's value was its innerText, hidden parts and all.
+    Neither reaches the agent; an editor with nothing hidden keeps its lines."""
+    tab = await agent.open(pages.url("hidden/editors.html"))
+    snapshot = await agent.snapshot(tab)
+    readings = [
+        snapshot,
+        await agent.ok("browser_find", tab_id=tab, text="HIDDEN"),
+        await agent.ok("browser_find", tab_id=tab, text="SECRET"),
+        *[
+            await agent.ok("browser_get_content", tab_id=tab, format=f)
+            for f in ("markdown", "text")
+        ],
+    ]
+    for reading in readings:
+        assert "HIDDEN-D" not in reading and "SECRET-PIN" not in reading, reading
+    assert re.search(r'textbox "Reply" \[e\d+\] value="Dear Ann,\\nSee you on Friday\."', snapshot)
+    assert 'value="Nothing hidden here.\\nSecond line."' in snapshot, snapshot
+    assert re.search(r"left out 3 texts .*2 drawn as dots", snapshot), snapshot
+
+
 async def test_chrome_measures_the_same_texts_unseen(
     agent: Agent, browser: ExtensionBrowser, pages: PageServer
 ) -> None:

@@ -643,6 +643,17 @@ function (viewport, refused, withTools, seekClosed, editors) {
     }
     return ws(parts.join('')).trim();
   }
+  // What an editor at ``index`` shows once it is walked: its lines' text, each block or line
+  // break starting a line (as its innerText says it, without what is not seen).
+  function shownText(nodes, index) {
+    const parts = [];
+    for (let i = index + 1; i < nodes.length; i++) {
+      const [, , role, name, , , , flags] = nodes[i];
+      if (role === 'StaticText') parts.push(flags & 16 ? '' : name);
+      else if (role === 'LineBreak' || !(flags & 2)) parts.push('\n');
+    }
+    return parts.join('').split('\n').map((line) => line.trim()).filter(Boolean).join('\n');
+  }
   const words = (text) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
   function inlineContext(text) {
@@ -870,8 +881,13 @@ function (viewport, refused, withTools, seekClosed, editors) {
     // drawn (an aria-label on a labelled button) gives way to what is drawn, flagged when they
     // disagree. What draws no words (an icon) keeps its name: that is how it is announced.
     const checked = name && FROM_CONTENTS.has(role) && !unseen && !editable;
-    const after = checked && (() => {
-      if (fromContents && sight.count() === before) return;
+    const host = editable && !editableParent;
+    const after = (checked || host) && (() => {
+      const hid = sight.count() > before;
+      // An editor that holds text a person cannot see says only what it shows (its innerText
+      // says all).
+      if (host && hid) nodes[index][5] = shownText(nodes, index);
+      if (!checked || (fromContents && !hid)) return;
       const drawn = drawnText(nodes, index);
       const said = words(name).join(' ');
       if (words(drawn).join('').length >= 2 && words(drawn).join(' ') !== said) {

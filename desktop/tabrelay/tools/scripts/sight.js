@@ -210,6 +210,9 @@
     text(node, parent, state, style) {
       if (state.why) return state.why;
       if (!node.data.trim()) return null;
+      // Drawn as dots or squares (a PIN pad made of a contenteditable): a person sees marks.
+      const marks = style.webkitTextSecurity;
+      if (marks && marks !== 'none') return 'drawn as dots';
       if (parseFloat(style.fontSize) < 4) return 'too small';
       const ink = rgba(style.webkitTextFillColor) || rgba(style.color);
       const faint = ink && (ink[3] * state.opacity < 0.1 ? 'transparent'
