@@ -83,8 +83,10 @@ async def test_text_drawn_as_dots_and_hidden_text_in_an_editor_are_left_out(
     agent: Agent, pages: PageServer
 ) -> None:
     """Text drawn as dots or squares (-webkit-text-security: a PIN pad made of a contenteditable)
-    shows a person only the marks; an editor's value was its innerText, hidden parts and all.
-    Neither reaches the agent; an editor with nothing hidden keeps its lines."""
+    shows a person only the marks; an editor's value was its innerText, hidden parts and all; a
+    field's value was read however it was drawn (transparent, white on white, too small, in a
+    field out of sight). None reaches the agent; the fields keep their lines, said so; an editor
+    and a field with nothing hidden keep what they hold."""
     tab = await agent.open(pages.url("hidden/editors.html"))
     snapshot = await agent.snapshot(tab)
     readings = [
@@ -97,10 +99,15 @@ async def test_text_drawn_as_dots_and_hidden_text_in_an_editor_are_left_out(
         ],
     ]
     for reading in readings:
-        assert "HIDDEN-D" not in reading and "SECRET-PIN" not in reading, reading
+        assert not re.search(r"HIDDEN-[DF]|SECRET-PIN", reading), reading
     assert re.search(r'textbox "Reply" \[e\d+\] value="Dear Ann,\\nSee you on Friday\."', snapshot)
     assert 'value="Nothing hidden here.\\nSecond line."' in snapshot, snapshot
-    assert re.search(r"left out 3 texts .*2 drawn as dots", snapshot), snapshot
+    for field in ("Field B", "Field C", "Field D", "Field E", "Field F"):
+        assert f'"{field}" [' in snapshot, snapshot  # still there to act on, said so:
+    assert snapshot.count("(what it holds is not seen: left out)") == 5, snapshot
+    assert re.search(r'textbox "Note A" \[e\d+\] multiline \(not shown on screen\)', snapshot)
+    assert 'textbox "Shown field" [' in snapshot and 'value="A value a person sees"' in snapshot
+    assert re.search(r"left out 9 texts .*2 drawn as dots", snapshot), snapshot
 
 
 async def test_chrome_measures_the_same_texts_unseen(

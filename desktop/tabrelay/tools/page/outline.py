@@ -84,6 +84,7 @@ READ_WHOLE = "(shortened; browser_get_content ref={ref} reads it whole)"
 HIDDEN_VALUE = "(a {kind} field: its value is not shown)"
 PARTIAL_EDITOR = "(only the lines the editor shows)"
 UNSEEN = "(not shown on screen)"
+UNSEEN_VALUE = "(what it holds is not seen: left out)"
 NAMED_OTHERWISE = "(its accessible name differs: not shown)"
 
 
@@ -553,6 +554,8 @@ class _Builder:
             parts.append("readonly")
         if props.get("unseen") is True:
             parts.append(UNSEEN)
+        elif props.get("valueUnseen") is True:
+            parts.append(UNSEEN_VALUE)
         if props.get("differs") is True:
             parts.append(NAMED_OTHERWISE)
         if editor is not None and not editor.complete:

@@ -829,6 +829,16 @@ function (viewport, refused, withTools, seekClosed, editors) {
       if (kind) {
         props.secret = kind;
         value = null;
+      } else if (value || tag === 'SELECT') {
+        // What it holds as a person sees it: a value (a list's options) they cannot (the field
+        // out of sight, its letters transparent, the colour of its box or too small) is left
+        // out, and said so.
+        const why = sight.value(el, seen, style);
+        if (why) {
+          sight.withhold(why);
+          value = null;
+          props.valueUnseen = true;
+        }
       }
     }
     nodes.push([
@@ -860,8 +870,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
       return;
     }
     if (tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT') {
-      // A field holding a secret ships no option (one of them is its value).
-      if (tag === 'SELECT' && !(props && props.secret))
+      // A field holding a secret ships no option (one of them is its value), nor one whose
+      // letters are not seen.
+      if (tag === 'SELECT' && !props.secret && !props.valueUnseen)
         for (const option of el.options) {
           nodes.push([
             idOf(option),

@@ -127,6 +127,18 @@
         || (bg && bg[3] * parseFloat(s.opacity) >= 0.9);
     });
   };
+  // Why letters drawn in ``style`` over what ``state`` has behind are not seen, or null: too
+  // small, transparent or the colour of the background (an outline drawn around them, or a
+  // background painted through them, shows them).
+  const inkless = (state, style) => {
+    if (parseFloat(style.fontSize) < 4) return 'too small';
+    const ink = rgba(style.webkitTextFillColor) || rgba(style.color);
+    const faint = ink && (ink[3] * state.opacity < 0.1 ? 'transparent'
+      : state.bg && contrast(ink, state.bg) < 1.1 ? 'background-coloured' : null);
+    if (faint && !(parseFloat(style.webkitTextStrokeWidth) > 0)
+        && !/text/.test(style.backgroundClip || style.webkitBackgroundClip || '')) return faint;
+    return null;
+  };
   const ranges = new Map();  // one Range per document, moved from text to text
   return {
     style: styleOf,
@@ -207,19 +219,23 @@
       s.bg = behind(style, position, above.bg);
       return s;
     },
+    // Why what the field ``el`` holds is not seen, or null (``state``: the field's own): the
+    // field is not, the box its letters are drawn in is too small for one, or they are not.
+    value(el, state, style) {
+      if (state.own) return state.own;
+      const across = (a, b) => parseFloat(style[a]) + parseFloat(style[b]);
+      if (el.clientWidth - across('paddingLeft', 'paddingRight') <= 1
+          || el.clientHeight - across('paddingTop', 'paddingBottom') <= 1) return 'too small';
+      return inkless(state, style);
+    },
     text(node, parent, state, style) {
       if (state.why) return state.why;
       if (!node.data.trim()) return null;
       // Drawn as dots or squares (a PIN pad made of a contenteditable): a person sees marks.
       const marks = style.webkitTextSecurity;
       if (marks && marks !== 'none') return 'drawn as dots';
-      if (parseFloat(style.fontSize) < 4) return 'too small';
-      const ink = rgba(style.webkitTextFillColor) || rgba(style.color);
-      const faint = ink && (ink[3] * state.opacity < 0.1 ? 'transparent'
-        : state.bg && contrast(ink, state.bg) < 1.1 ? 'background-coloured' : null);
-      // An outline drawn around the letters, or a background painted through them, shows them.
-      if (faint && !(parseFloat(style.webkitTextStrokeWidth) > 0)
-          && !/text/.test(style.backgroundClip || style.webkitBackgroundClip || '')) return faint;
+      const faint = inkless(state, style);
+      if (faint) return faint;
       const doc = node.ownerDocument;
       let range = ranges.get(doc);
       if (!range) ranges.set(doc, (range = doc.createRange()));
