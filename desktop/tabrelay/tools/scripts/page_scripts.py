@@ -40,12 +40,13 @@ PATH_OF = script("path_of.js")
 # from the root down: ``sight.of(el, style, above)`` is the element's state given its parent's
 # (``sight.root(doc)`` for a document's), ``state.own`` why the element itself is not seen and
 # ``state.why`` why nothing inside it is (null: seen); ``sight.text(node, parent, state)`` why a
-# text node is not seen. Reasons are short words for the snapshot's note. Not drawn now is not
-# seen (a collapsed accordion's text too: the agent opens it as a person would), except what
-# only waits for the person to move: scrolled away inside a scroller or the page, under a fixed
-# header or a modal's backdrop. What is covered is known only on screen. ``sight.style(el)`` is
-# the one computed style per element for the whole read; ``sight.withhold(why)`` counts a text
-# left out (``sight.withheld``, by why; ``sight.count()``, in all).
+# text node is not seen, ``sight.value(field, state, style)`` why what a field holds is not.
+# Reasons are short words for the snapshot's note. Not drawn now is not seen (a collapsed
+# accordion's text too: the agent opens it as a person would), except what only waits for the
+# person to move: scrolled away inside a scroller or the page, under a fixed header or a
+# modal's backdrop. What is covered is known only on screen. ``sight.style(el)`` is the one
+# computed style per element for the whole read; ``sight.withhold(why)`` counts a text left out
+# (``sight.withheld``, by why; ``sight.count()``, in all).
 SIGHT = script("sight.js")
 
 
