@@ -171,12 +171,19 @@ async def _prepare_again(ctx: ToolContext) -> None:
     await ctx.sessions.prepare(ctx.need_browser(), ctx.need_tab().id, guard=True)
 
 
+async def ready_state(ctx: ToolContext, *, timeout: float | None = None) -> object:
+    """The tab's ``document.readyState`` ("loading", "interactive", "complete")."""
+    answer = await ctx.cdp(
+        "Runtime.evaluate",
+        {"expression": "document.readyState", "returnByValue": True},
+        timeout=timeout,
+    )
+    return answer.get("result", {}).get("value")
+
+
 async def _loaded(ctx: ToolContext, wait_until: WaitUntil) -> bool:
     """Whether the tab's document got as far as ``wait_until`` (its event may have been lost)."""
-    answer = await ctx.cdp(
-        "Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}
-    )
-    state = answer.get("result", {}).get("value")
+    state = await ready_state(ctx)
     return state == "complete" or (wait_until == "domcontentloaded" and state == "interactive")
 
 
@@ -255,12 +262,7 @@ async def until_parsed(ctx: ToolContext, *, timeout: float = PARSE_WAIT) -> None
     deadline = time.monotonic() + timeout
     async with ctx.events(PARSED) as events:
         try:
-            answer = await ctx.cdp(
-                "Runtime.evaluate",
-                {"expression": "document.readyState", "returnByValue": True},
-                timeout=timeout,
-            )
-            state = answer.get("result", {}).get("value")
+            state = await ready_state(ctx, timeout=timeout)
         except CommandTimeout:
             return
         except CommandFailed:

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from tabrelay.errors import CommandFailed, CommandTimeout, ToolError
+from tabrelay.tools.acting.loading import ready_state
 from tabrelay.tools.context import TabParams, ToolContext, ToolResult
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
@@ -104,12 +105,7 @@ async def _load_state(ctx: ToolContext, state: LoadState, timeout: float) -> Non
         return
     ready = "complete" if state == "load" else ("interactive", "complete")
     async with ctx.events("Page.loadEventFired", "Page.domContentEventFired") as events:
-        current = (
-            await ctx.cdp(
-                "Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True}
-            )
-        )["result"]["value"]
-        if current in ready:
+        if await ready_state(ctx) in ready:
             return
         wanted = "Page.loadEventFired" if state == "load" else "Page.domContentEventFired"
         try:

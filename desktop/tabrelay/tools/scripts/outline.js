@@ -631,27 +631,19 @@ function (viewport, refused, withTools, seekClosed, editors) {
     'combobox', 'listbox', 'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab',
     'switch', 'slider', 'spinbutton', 'treeitem']);
   // The text drawn inside the element at ``index`` once it is walked (every line after its
-  // own is inside it, flat or not; only what is seen; not an icon's ligature), to tell a name
-  // that says something else.
-  function drawnText(nodes, index) {
+  // own is inside it, flat or not; only what is seen): in words, to tell a name that says
+  // something else (not an icon's ligature; a picture by its name); or (``lines``: an editor's
+  // value) line by line, each block or line break starting one, as its innerText says it.
+  function drawnText(nodes, index, lines = false) {
     const parts = [];
     for (let i = index + 1; i < nodes.length; i++) {
       const [, , role, name, , , , flags] = nodes[i];
-      if (role === 'StaticText') parts.push(glyphs.has(i) || flags & 16 ? '' : name);
+      if (role === 'StaticText') parts.push(flags & 16 || (glyphs.has(i) && !lines) ? '' : name);
+      else if (lines) parts.push(role === 'LineBreak' || !(flags & 2) ? '\n' : '');
       else if (role === 'img' || role === 'image') parts.push(` ${name} `);
       else if (!(flags & 2)) parts.push(' ');
     }
-    return ws(parts.join('')).trim();
-  }
-  // What an editor at ``index`` shows once it is walked: its lines' text, each block or line
-  // break starting a line (as its innerText says it, without what is not seen).
-  function shownText(nodes, index) {
-    const parts = [];
-    for (let i = index + 1; i < nodes.length; i++) {
-      const [, , role, name, , , , flags] = nodes[i];
-      if (role === 'StaticText') parts.push(flags & 16 ? '' : name);
-      else if (role === 'LineBreak' || !(flags & 2)) parts.push('\n');
-    }
+    if (!lines) return ws(parts.join('')).trim();
     return parts.join('').split('\n').map((line) => line.trim()).filter(Boolean).join('\n');
   }
   const words = (text) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
@@ -897,7 +889,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
       const hid = sight.count() > before;
       // An editor that holds text a person cannot see says only what it shows (its innerText
       // says all).
-      if (host && hid) nodes[index][5] = shownText(nodes, index);
+      if (host && hid) nodes[index][5] = drawnText(nodes, index, true);
       if (!checked || (fromContents && !hid)) return;
       const drawn = drawnText(nodes, index);
       const said = words(name).join(' ');
