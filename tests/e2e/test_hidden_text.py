@@ -20,7 +20,13 @@ pytestmark = E2E
 
 PAGE = "hidden/techniques.html"
 TECHNIQUES = 34  # of hiding a text (and a picture's alt text pushed off the page)
-SEEN = ("Your order #1042", "Shipped on 12 March. It arrives Friday.", "Carrier: Parcel Co.")
+# (The third sets itself visible inside an invisible paragraph: a person sees it.)
+SEEN = (
+    "Your order #1042",
+    "Shipped on 12 March. It arrives Friday.",
+    "Signed for by the neighbour.",
+    "Carrier: Parcel Co.",
+)
 
 
 async def test_the_snapshot_leaves_out_every_kind_of_hidden_text(

@@ -39,6 +39,10 @@ PRESENTATIONAL_CHILDREN = frozenset(
         "spinbutton", "combobox",
     }
 )  # fmt: skip
+# Fields Chrome draws with parts of their own (a date's month, day and year, its picker's
+# button): one control, whose value the outline says and the typing tools set whole; the
+# parts are none of the reference.
+DRAWN_IN_PARTS = frozenset({"ColorWell", "Date", "DateTime", "InputTime"})
 # Roles a screen reader announces without a name, or whose name ARIA forbids.
 UNNAMED = frozenset(
     {
@@ -55,7 +59,7 @@ CONTROLS = frozenset(
         "button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox",
         "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "switch", "slider",
         "spinbutton", "treeitem", "ComboBoxMenuButton", "PopUpButton", "DisclosureTriangle",
-        "ToggleButton", "option",
+        "ToggleButton", "option", *DRAWN_IN_PARTS,
     }
 )  # fmt: skip
 # Roles whose line shows what is drawn in them (``page_outline``'s names from contents).
@@ -187,7 +191,9 @@ def chrome_items(
         for root in roots:
             visit(root, nodes, covered=False)
 
-    def visit(node: dict[str, Any], nodes: dict[str, Any], *, covered: bool) -> None:
+    def visit(
+        node: dict[str, Any], nodes: dict[str, Any], *, covered: bool, part: bool = False
+    ) -> None:
         nonlocal lines
         role = str(_value(node, "role") or "")
         if role in ("InlineTextBox", "ListMarker"):
@@ -195,7 +201,9 @@ def chrome_items(
         backend = node.get("backendDOMNodeId")
         ignored = bool(node.get("ignored"))
         below_covered = covered
-        if not ignored:
+        if part:
+            lines += not ignored
+        elif not ignored:
             lines += 1
             name = normal(str(_value(node, "name") or ""))
             props = _props(node)
@@ -219,7 +227,7 @@ def chrome_items(
         for child_id in node.get("childIds", []):
             child = nodes.get(child_id)
             if child is not None:
-                visit(child, nodes, covered=below_covered)
+                visit(child, nodes, covered=below_covered, part=part or role in DRAWN_IN_PARTS)
         if role == "Iframe" and backend in by_owner:
             walk(by_owner[backend])
 

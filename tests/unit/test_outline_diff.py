@@ -135,3 +135,26 @@ def test_what_a_person_cannot_see_is_not_expected_and_a_name_is_expected_as_draw
         ("save", 8, True),
         ("close", 10, True),
     ]
+
+
+def test_a_field_drawn_in_parts_is_one_control_and_its_parts_are_not_expected() -> None:
+    """A date field (2) holds Chrome's month, day and year and a picker's button (3 to 6): the
+    field needs its ref and name; its parts are drawing, counted as Chrome's lines only."""
+    page = node(
+        "RootWebArea",
+        node(
+            "Date",
+            node("spinbutton", name="Month", focusable=True),
+            text("/"),
+            node("spinbutton", name="Day", focusable=True),
+            node("button", name="Show date picker", focusable=True),
+            name="Due date",
+            focusable=True,
+        ),
+    )
+    items, count = chrome_items([frame(page)])
+    assert [(i.text, i.needs_ref) for i in items] == [("due date", True)]
+    assert count == 6
+    report = compare(items, count, ['Date "Due date" [e1] value="2026-12-24"'], {2: "e1"})
+    assert report.row()["missing"] == report.row()["without_ref"] == 0
+    assert compare(items, count, ["text: Due date"], {}).row()["without_ref"] == 1

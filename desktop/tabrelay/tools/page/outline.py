@@ -37,7 +37,7 @@ INTERACTIVE_ROLES = frozenset(
         "button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox",
         "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "switch", "slider",
         "spinbutton", "treeitem", "scrollbar", "ComboBoxMenuButton", "PopUpButton",
-        "DisclosureTriangle", "ToggleButton",
+        "DisclosureTriangle", "ToggleButton", "ColorWell", "Date", "DateTime", "InputTime",
     }
 )  # fmt: skip
 # Containers shown as their own line (with children indented); others are flattened away.

@@ -229,9 +229,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
   }
 
   function hiddenForName(el, style) {
-    if (style.display === 'none') return true;
-    const visibility = style.visibility;
-    return visibility === 'hidden' || visibility === 'collapse' || attr(el, 'aria-hidden') === 'true';
+    if (style.display === 'none' || sight.invisible(style)) return true;
+    return attr(el, 'aria-hidden') === 'true';
   }
 
   function textOf(node, visiting, referenced, inLabel) {
@@ -360,7 +359,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
   }
   function generatedText(el, which) {
     const style = getComputedStyle(el, which);
-    return style.display === 'none' ? '' : spoken(style.content);
+    return style.display === 'none' || sight.invisible(style) ? '' : spoken(style.content);
   }
 
   function contents(el, visiting, style) {
@@ -599,6 +598,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
     if (!text) return;
     if (text === ' ' && !inlineContext(child)) return;
     const style = styleOf(el);
+    if (sight.invisible(style)) return;
     const unseen = sight.text(child, el, seen, style);
     if (unseen) {
       sight.withhold(unseen);
@@ -667,9 +667,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
     if (display === 'none') return;
     const seen = sight.of(el, style, seenAbove);
     const tag = el.tagName;
-    const ariaHidden = attr(el, 'aria-hidden') === 'true' || el.inert;
-    const visibility = style.visibility;
-    const hidden = hiddenAbove || ariaHidden || visibility === 'hidden' || visibility === 'collapse';
+    // Hidden from assistive technology with all it holds (``hiddenAbove`` for what is below);
+    // an invisible element, only itself and its own text.
+    const ariaHidden = hiddenAbove || attr(el, 'aria-hidden') === 'true' || el.inert;
+    const hidden = ariaHidden || sight.invisible(style);
     let role = roleOf(el, tag);
     if (role === null) return;
     const id = idOf(el);
@@ -727,10 +728,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
     }
     if (role === 'none') role = 'generic';
     if (role === 'generic' && attr(el, 'draggable') === 'true') role = 'group';
-    if (role === 'Date' || role === 'DateTime' || role === 'InputTime') {
-      flags |= 1;
+    if (role === 'Date' || role === 'DateTime' || role === 'InputTime' || role === 'ColorWell')
       value = el.value || null;
-    }
     // States and values.
     if (tag === 'INPUT' || tag === 'TEXTAREA') {
       const type = (attr(el, 'type') || 'text').toLowerCase();
@@ -900,8 +899,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
         if (props.differs) nodes[index][6] = props;
       }
     });
-    if (flat) return { el, index, hidden, editable, quietText, seen, after };
-    walk(el, index, nodes, hidden, editable, quietText, seen);
+    if (flat) return { el, index, hidden: ariaHidden, editable, quietText, seen, after };
+    walk(el, index, nodes, ariaHidden, editable, quietText, seen);
     if (after) after();
   }
 

@@ -40,7 +40,8 @@
     if (el.getAttribute('aria-hidden') === 'true' || el.hidden) return true;
     const marks = `${el.id} ${typeof el.className === 'string' ? el.className : ''}`;
     if (BOILERPLATE.test(marks)) return true;
-    if (el.checkVisibility && !el.checkVisibility({checkVisibilityCSS: true})) return true;
+    // Not drawn at all (invisible is judged per element: what it holds may show).
+    if (el.checkVisibility && !el.checkVisibility()) return true;
     return false;
   };
   // What a sighted person cannot see is left out, counted by why (see page_scripts).
@@ -54,6 +55,7 @@
   let depth = 0;
   const walk = (node, parent, above) => {
     if (node.nodeType === Node.TEXT_NODE) {
+      if (parent && sight.invisible(styleOf(parent))) return;
       const why = parent && sight.text(node, parent, above, styleOf(parent));
       if (why) sight.withhold(why);
       else out.push(escape(node.textContent));
@@ -76,6 +78,7 @@
       return value ? ` ${name}="${escape(String(value))}"` : '';
     }).join('');
     const empty = ['img', 'br', 'hr'].includes(tag);
+    if (empty && sight.invisible(styleOf(node))) return;
     const tagged = depth < TAG_DEPTH || empty;
     const block = !tagged && !styleOf(node).display.startsWith('inline');
     if (tagged) out.push(`<${tag}${attrs}>`);

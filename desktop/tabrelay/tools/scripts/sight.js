@@ -148,6 +148,10 @@
       count++;
     },
     count: () => count,
+    // Whether an element is invisible (``style``: its own). Visibility is inherited, but not
+    // forced: what an invisible element holds may set itself visible again, and then shows,
+    // as it does in Chrome's tree. Its own text is not drawn, nor counted as left out.
+    invisible: (style) => style.visibility === 'hidden' || style.visibility === 'collapse',
     root(doc) {
       const win = doc.defaultView;
       // The document's window as it is for the whole read (asked once: each read of the
