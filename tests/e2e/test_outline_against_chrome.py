@@ -61,7 +61,8 @@ async def test_the_patterns_real_apps_use_read_as_chrome_reads_them(
     """Generated text, a design system's button inside a wrapper named like it, icons that take
     clicks inside buttons, a tab's close icon, a hidden label, an SVG's stylesheet, a click
     handler with nothing to show, a card drawn clickable, what sets itself visible inside a
-    hidden box, and fields Chrome draws with parts of their own (a colour, a date, a time)."""
+    hidden box, fields Chrome draws with parts of their own (a colour, a date, a time), a
+    grid's cells, an SVG link, an ARIA textbox and a progress bar without a value."""
     tab, page = await open_tab(agent, browser, pages.url("outline/chrome_rules.html"))
     report = await hold_against_chrome(app, page.session, tab)
     assert_holds(report, "chrome_rules.html")
@@ -83,12 +84,19 @@ async def test_the_patterns_real_apps_use_read_as_chrome_reads_them(
         'Date "Due date" [',
         'value="2026-12-24"',
         'InputTime "Start time" [',
+        'gridcell "notes.txt" [',
+        'gridcell "2 KB" [',
+        'link "North region" [',
+        "/outline/chrome_rules.html#chart-north",
+        'textbox "Commit message" [',
     ):
         assert line in snapshot, f"{line!r} not in\n{snapshot}"
     assert len(re.findall(r'"Run this cell \(Shift\+Enter\)"', snapshot)) == 1, snapshot
     assert len(re.findall(r'"Delete the cell"', snapshot)) == 1, snapshot
     assert "fill:#c00" not in snapshot and "Mark all" not in snapshot and "✔" not in snapshot
     assert "Hidden wrapper words" not in snapshot and "left unseen" not in snapshot, snapshot
+    assert snapshot.count("Fix the parser") == 1, snapshot  # the textbox's value, said once
+    assert re.search(r'progressbar "Uploading"$', snapshot, re.M), snapshot
     await agent.ok("browser_close_tab", tab_id=tab)
 
 

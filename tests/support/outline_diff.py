@@ -12,9 +12,11 @@ What counts as "what a screen-reader user gets" (the reference ``items``):
   it (a name computed from contents, or a role whose children are presentational: a button's
   label, a tab's, an image's) and except glyphs of icon fonts (private-use characters);
 - every name Chrome gives a node a screen reader announces with its name (not ``generic`` and
-  the other roles ARIA forbids naming);
+  the other roles ARIA forbids naming; not a row's name made of its cells, which each say it);
 - a ref for every node that is a control (its role takes input) or a stop of its own in the
-  Tab order (focusable, and not ``tabindex="-1"``).
+  Tab order (focusable, and not ``tabindex="-1"``), inside a name from contents too (a cell of
+  a row), but not inside a role whose children are presentational (a button's icon), nor the
+  parts Chrome draws inside a colour, date or time field.
 
 Nodes Chrome ignores are left out, and so are their texts; list markers (bullets, numbers) are
 drawing, not text.
@@ -192,8 +194,17 @@ def chrome_items(
             visit(root, nodes, covered=False)
 
     def visit(
-        node: dict[str, Any], nodes: dict[str, Any], *, covered: bool, part: bool = False
+        node: dict[str, Any],
+        nodes: dict[str, Any],
+        *,
+        covered: bool,
+        part: bool = False,
+        presentational: bool = False,
     ) -> None:
+        """``covered``: an ancestor's name says this node's text; ``part``: it is drawn inside
+        a field (DRAWN_IN_PARTS); ``presentational``: inside a role whose children are
+        (PRESENTATIONAL_CHILDREN), it is no control of its own. A control inside a name from
+        contents (a focusable cell in a row) still needs its ref."""
         nonlocal lines
         role = str(_value(node, "role") or "")
         if role in ("InlineTextBox", "ListMarker"):
@@ -215,19 +226,30 @@ def chrome_items(
             if role == "StaticText":
                 if name and not covered and backend not in hidden:
                     items.append(Item(name, backend, role))
-            elif name and role not in UNNAMED and (backend not in hidden or needs_ref):
+            elif (
+                name
+                and role not in UNNAMED
+                and (backend not in hidden or needs_ref)
+                and not (role == "row" and _from_contents(node))  # its cells say it, each
+            ):
                 if hidden and role in DRAWN_NAMES and backend not in hidden:
                     name = _as_drawn(name, node, nodes, hidden)
-                items.append(Item(name, backend, role, needs_ref and not covered))
+                items.append(Item(name, backend, role, needs_ref and not presentational))
                 below_covered = covered or _from_contents(node) or role in PRESENTATIONAL_CHILDREN
-            elif needs_ref and not covered:
+            elif needs_ref and not presentational:
                 items.append(Item("", backend, role, True))
             if role in PRESENTATIONAL_CHILDREN:
                 below_covered = True
         for child_id in node.get("childIds", []):
             child = nodes.get(child_id)
             if child is not None:
-                visit(child, nodes, covered=below_covered, part=part or role in DRAWN_IN_PARTS)
+                visit(
+                    child,
+                    nodes,
+                    covered=below_covered,
+                    part=part or role in DRAWN_IN_PARTS,
+                    presentational=presentational or role in PRESENTATIONAL_CHILDREN,
+                )
         if role == "Iframe" and backend in by_owner:
             walk(by_owner[backend])
 

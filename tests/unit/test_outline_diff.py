@@ -158,3 +158,20 @@ def test_a_field_drawn_in_parts_is_one_control_and_its_parts_are_not_expected() 
     report = compare(items, count, ['Date "Due date" [e1] value="2026-12-24"'], {2: "e1"})
     assert report.row()["missing"] == report.row()["without_ref"] == 0
     assert compare(items, count, ["text: Due date"], {}).row()["without_ref"] == 1
+
+
+def test_a_control_inside_a_name_from_contents_still_needs_its_ref() -> None:
+    """A row named by its cells (2) says their text; the focusable cell (3) in it is still a
+    control of its own; the icon inside a button (6) is part of the button (5)."""
+    page = node(
+        "RootWebArea",
+        node(
+            "row",
+            node("gridcell", text("notes.txt"), focusable=True),
+            name="notes.txt",
+            by="contents",
+        ),
+        node("button", node("img", name="Close", focusable=True), name="Close", focusable=True),
+    )
+    items, _ = chrome_items([frame(page)])
+    assert [(i.backend, i.needs_ref) for i in items if i.needs_ref] == [(3, True), (5, True)]

@@ -38,6 +38,7 @@ INTERACTIVE_ROLES = frozenset(
         "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "switch", "slider",
         "spinbutton", "treeitem", "scrollbar", "ComboBoxMenuButton", "PopUpButton",
         "DisclosureTriangle", "ToggleButton", "ColorWell", "Date", "DateTime", "InputTime",
+        "gridcell",
     }
 )  # fmt: skip
 # Containers shown as their own line (with children indented); others are flattened away.
@@ -330,8 +331,11 @@ class _Builder:
         else:
             # Below an element named by its contents (a heading, a term, a link) or one whose
             # children are presentational (a button's icon glyph), text says nothing the line
-            # did not; below one named otherwise (a cell labelled "Code cell"), it does.
-            quiet = named and (_named_by_contents(node) or role in PRESENTATIONAL_CHILDREN)
+            # did not; below one named otherwise (a cell labelled "Code cell"), it does. Nor
+            # below an ARIA textbox, whose text is the value its line says.
+            quiet = (named and (_named_by_contents(node) or role in PRESENTATIONAL_CHILDREN)) or (
+                role in ("textbox", "searchbox") and _value(node, "value") is not None
+            )
             if quiet and _only_text_below(node, nodes):
                 return
             self.quiet += quiet

@@ -135,6 +135,16 @@ function (viewport, refused, withTools, seekClosed, editors) {
   const sight = (SIGHT)();
   const styleOf = sight.style;  // one computed style per element for the whole read
 
+  // Where a link goes (an SVG link's href is an animated string, relative to its document).
+  function hrefOf(el) {
+    if (typeof el.href === 'string') return el.href;
+    try {
+      return new URL(el.href.animVal, el.baseURI).href;
+    } catch (e) {
+      return null;
+    }
+  }
+
   function roleOf(el, tag) {
     const explicit = attr(el, 'role');
     if (explicit) {
@@ -152,6 +162,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
       case 'A':
       case 'AREA':
         return el.hasAttribute('href') ? 'link' : 'generic';
+      case 'a': // an SVG link (a chart's, a diagram's)
+        return el.hasAttribute('href') || el.hasAttribute('xlink:href') ? 'link' : 'generic';
       case 'INPUT': {
         const type = (attr(el, 'type') || 'text').toLowerCase();
         if (type === 'hidden') return null;
@@ -768,7 +780,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
     if (tag === 'OPTION') props.selected = el.selected;
     if (role === 'heading')
       props.level = /^H[1-6]$/.test(tag) ? Number(tag[1]) : Number(attr(el, 'aria-level') || 2);
-    if (role === 'link' && el.href) props.url = el.href;
+    const url = role === 'link' && el.href ? hrefOf(el) : null;
+    if (url) props.url = url;
     if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS')
       props.expanded = el.parentElement.open;
     if (el.disabled || (el.matches && el.matches(':disabled'))) props.disabled = true;
@@ -790,6 +803,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
           attr(el, 'aria-valuetext') ||
           attr(el, 'aria-valuenow') ||
           (el.value !== undefined ? String(el.value) : null);
+      // A <progress> without a value is busy for a time unknown: it has none.
+      if (tag === 'PROGRESS' && el.position === -1 && !el.hasAttribute('aria-valuenow'))
+        value = null;
     }
     if (editable && !editableParent) {
       value = el.innerText;
