@@ -180,7 +180,9 @@ def whole_lines() -> contextlib.AbstractContextManager[object]:
     """The outline built without shortening long names, texts and values (a deliberate cut,
     with its own tests, that would hide what the comparison looks for)."""
     endless = 10**9
-    return mock.patch.multiple(outline, MAX_NAME=endless, MAX_TEXT=endless, MAX_VALUE=endless)
+    return mock.patch.multiple(
+        outline, MAX_NAME=endless, MAX_TEXT=endless, MAX_VALUE=endless, MAX_LINES=endless
+    )
 
 
 def _stable(before: list[Item], after: list[Item]) -> list[Item]:

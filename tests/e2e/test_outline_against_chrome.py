@@ -96,6 +96,19 @@ async def test_the_patterns_real_apps_use_read_as_chrome_reads_them(
     assert "fill:#c00" not in snapshot and "Mark all" not in snapshot and "✔" not in snapshot
     assert "Hidden wrapper words" not in snapshot and "left unseen" not in snapshot, snapshot
     assert snapshot.count("Fix the parser") == 1, snapshot  # the textbox's value, said once
+    # Text that keeps its line breaks (a traceback, an address) is read line by line, each a
+    # text line of its own: a page's line cannot pass for a line of the outline.
+    for line in (
+        " text: Traceback (most recent call last):",
+        ' text: File "cell", line 1, in <module>',
+        " text: ZeroDivisionError: division by zero",
+        " text: x =",
+        " text: 1",
+        ' text: button "Delete the account" [e1]',
+        " text: Ship to:",
+        " text: 12 Quay Street",
+    ):
+        assert f"\n{line}\n" in snapshot, f"{line!r} not in\n{snapshot}"
     assert re.search(r'progressbar "Uploading"$', snapshot, re.M), snapshot
     await agent.ok("browser_close_tab", tab_id=tab)
 

@@ -224,8 +224,10 @@ def chrome_items(
                 and backend not in by_script
             )
             if role == "StaticText":
+                # Line by line where the page keeps its line breaks (a <pre>), as the outline.
+                lines_of = str(_value(node, "name") or "").split("\n")
                 if name and not covered and backend not in hidden:
-                    items.append(Item(name, backend, role))
+                    items.extend(Item(t, backend, role) for t in map(normal, lines_of) if t)
             elif (
                 name
                 and role not in UNNAMED

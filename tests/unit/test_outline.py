@@ -11,6 +11,7 @@ from typing import Any
 
 from tabrelay.tools.page.outline import (
     HIDDEN_VALUE,
+    MAX_LINES,
     MAX_NAME,
     MAX_OPTIONS,
     MAX_TEXT,
@@ -281,6 +282,34 @@ def test_a_shortened_name_text_or_value_gets_a_ref_and_says_how_to_read_it_whole
     assert {e.ref: e.backend_node_id for e in page.elements} == {
         refs[7]: 7, refs[8]: 8, refs[9]: 9, refs[10]: 10,
     }  # fmt: skip
+
+
+def test_a_text_that_keeps_its_line_breaks_is_read_line_by_line_within_a_budget() -> None:
+    """A <pre>'s text (the page script keeps its line breaks): one text line per line, none
+    empty, spaces collapsed; a long one is cut, and past MAX_LINES characters in all the rest
+    is left to ``browser_get_content`` by the last line's ref."""
+    trace = 'Traceback (most recent call last):\n  File "cell", line 1\n\nZeroDivisionError\n'
+    page, _ = built(ax("generic", ax("generic", text(trace), backend=31), text("Done.")))
+    assert page.lines == [
+        "text: Traceback (most recent call last):",
+        'text: File "cell", line 1',
+        "text: ZeroDivisionError",
+        "text: Done.",
+    ]
+    log = "\n".join(f"{n:04} " + "z" * 95 for n in range(40)) + "\n" + "w" * 900
+    page, refs = built(ax("paragraph", text(log), backend=32))
+    shown = [line.removeprefix("text: ") for line in page.lines]
+    assert shown[:19] == [f"{n:04} " + "z" * 95 for n in range(19)]
+    assert shown[19] == "0019 " + "z" * 95 + " " + READ_WHOLE.format(ref=refs[32])
+    assert len(page.lines) == 20 and MAX_LINES == 20 * 100
+    tail = "\n".join(["y" * 100] * 19 + ["q" * 300])  # the last line meets the budget's end
+    page, refs = built(ax("paragraph", text(tail), backend=34))
+    assert page.lines[-1] == f"text: {'q' * 99}… " + READ_WHOLE.format(ref=refs[34])
+    cut, refs = built(ax("paragraph", text("v" * 900 + "\nnext"), backend=33))
+    assert cut.lines == [
+        f"text: {'v' * (MAX_TEXT - 1)}…",
+        "text: next " + READ_WHOLE.format(ref=refs[33]),
+    ]
 
 
 def test_text_runs_on_through_inline_elements_and_stops_at_blocks() -> None:

@@ -79,6 +79,7 @@ INLINE_STRUCTURAL = frozenset({"code", "mark"})
 MAX_NAME = 500
 MAX_TEXT = 500
 MAX_VALUE = 2000
+MAX_LINES = 2000  # a text's lines in all, where the page keeps its line breaks (a traceback)
 MAX_OPTION = 100
 MAX_OPTIONS = 30
 READ_WHOLE = "(shortened; browser_get_content ref={ref} reads it whole)"
@@ -588,22 +589,25 @@ class _Builder:
         return "".join(parts)
 
     def _flush(self, run: _Run, depth: int, frame: FrameTree) -> None:
-        text = _one_line("".join(run.texts))
+        # One line, or one per line where the page keeps its line breaks (a <pre>): each a
+        # text line of its own, so that no line of the page passes for one of the outline.
+        texts = [t for t in map(_one_line, "".join(run.texts).split("\n")) if t]
         run.texts.clear()
-        if not text or self.quiet:
+        if not texts or self.quiet:
             return
         if self.max_depth is not None and depth >= self.max_depth:
             self.outline.omitted_below_depth += 1
             return
-        shown, shortened = _cut(text, MAX_TEXT)
-        line = "text: " + shown
+        shown, shortened = _cut_lines(texts)
+        lines = ["text: " + t for t in shown]
         if shortened and run.owner is not None:
             ref = self.assign_ref(int(run.owner), frame.frame_id)
-            line += " " + READ_WHOLE.format(ref=ref)
+            lines[-1] += " " + READ_WHOLE.format(ref=ref)
             self.outline.elements.append(
-                Element(ref, "text", "", int(run.owner), frame.frame_id, line)
+                Element(ref, "text", "", int(run.owner), frame.frame_id, lines[-1])
             )
-        self._emit(depth, line)
+        for line in lines:
+            self._emit(depth, line)
 
     def _emit(self, depth: int, line: str) -> None:
         self.outline.lines.append(" " * depth + line)
@@ -739,6 +743,20 @@ def _named_by_contents(node: dict[str, Any]) -> bool:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _cut_lines(texts: list[str]) -> tuple[list[str], bool]:
+    """A text's lines, each within MAX_TEXT characters and all within MAX_LINES (shortened
+    where they were cut), and whether any was."""
+    shown: list[str] = []
+    shortened, left = False, MAX_LINES
+    for text in texts:
+        if left <= 0:
+            return shown, True
+        line, cut = _cut(text, min(MAX_TEXT, max(left, 2)))
+        shown.append(line)
+        shortened, left = shortened or cut, left - len(line)
+    return shown, shortened
 
 
 def _cut(text: str, limit: int) -> tuple[str, bool]:

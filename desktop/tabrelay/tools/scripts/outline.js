@@ -606,7 +606,11 @@ function (viewport, refused, withTools, seekClosed, editors) {
   // A text node ``child`` of ``el``: its line under ``parent``, unless it is not seen.
   function text(child, el, parent, nodes, hidden, quietText, seen) {
     if (hidden || quietText) return;
-    const text = ws(child.data);
+    const data = child.data;
+    // Where the page keeps its line breaks (a <pre>: a traceback, a printed table; an address
+    // in pre-line), they stay, each line's spaces collapsed; the app says it line by line.
+    const breaks = data.includes('\n') && BREAKS_KEPT.has(styleOf(el).whiteSpaceCollapse);
+    const text = breaks ? data.split('\n').map(ws).join('\n') : ws(data);
     if (!text) return;
     if (text === ' ' && !inlineContext(child)) return;
     const style = styleOf(el);
@@ -619,7 +623,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
     // An icon font's ligature ("more_vert") is drawn as an icon, not read as a label.
     // The font asked for first: a fallback in the stack ("Segoe UI Symbol") is no icon font.
     // A ligature is one word: text with a space in it is not one (its font is not read).
-    if (!text.trim().includes(' ') && ICON_FONT.test(style.fontFamily.split(',')[0]))
+    const word = text.trim();
+    if (word && !/\s/.test(word) && ICON_FONT.test(style.fontFamily.split(',')[0]))
       glyphs.add(nodes.length);
     let flags = 0;
     if (
@@ -634,6 +639,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
     nodes.push([0, parent, 'StaticText', text, 0, null, null, flags]);
   }
 
+  // The white-space-collapse values that keep a text's line breaks (pre, pre-wrap, pre-line,
+  // break-spaces).
+  const BREAKS_KEPT = new Set(['preserve', 'preserve-breaks', 'break-spaces']);
   // An icon font, by its name; the text nodes drawn in one (their index in ``nodes``).
   const ICON_FONT = /icon|symbol|glyph|awesome|material/i;
   const glyphs = new Set();
