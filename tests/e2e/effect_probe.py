@@ -35,7 +35,7 @@ CONTROLS = """
   text: el.dataset.text || '', value: el.dataset.value || '',
 }))
 """
-PAGES = ("shop", "social", "account", "signin", "bank", "languages")
+PAGES = ("shop", "social", "account", "signin", "bank", "languages", "forms")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from PIL import Image
 from e2e.agent import Agent, ref
 from e2e.conftest import E2E
 from e2e.harness import ExtensionBrowser, PageServer, wait_until
+from tabrelay.tools.results import plain
 
 pytestmark = E2E
 
@@ -157,6 +158,36 @@ async def test_a_page_nested_thousands_deep_is_read_as_markdown_and_text(
         at = [content.find(text) for text in said]
         assert -1 not in at and at == sorted(at), content
         assert "Unseen deep text" not in content and "1 transparent" in content, content
+
+
+async def test_a_form_whose_controls_clobber_its_properties_is_read_and_used_whole(
+    agent: Agent, pages: PageServer
+) -> None:
+    """A form with controls named like what a script reads on it (childNodes, parentElement,
+    inert, tagName, …): before, the snapshot failed ("flatChildren is not a function") or hid
+    the form; now every reading tool reads it as a person sees it, and its button works."""
+    tab = await agent.open(pages.url("injection/clobbered.html"))
+    snapshot = plain(await agent.snapshot(tab))
+    for line in (
+        'form "Account"',
+        "text: Step 1 of 2",
+        'textbox "Email" [',
+        "text: We never share your address.",
+        'button "Create account" [',
+        "text: After the form.",
+    ):
+        assert line in snapshot, f"{line!r} not in\n{snapshot}"
+    for format in ("markdown", "text"):
+        content = plain(await agent.ok("browser_get_content", tab_id=tab, format=format))
+        assert "We never share your address." in content and "After the form." in content
+    form = plain(
+        await agent.ok("browser_get_content", tab_id=tab, selector="#signup", format="html")
+    )
+    assert '<form id="signup"' in form and "We never share" in form, form
+    assert "We never share" in plain(await agent.ok("browser_find", tab_id=tab, text="share"))
+    await agent.ok("browser_type", tab_id=tab, ref=ref(snapshot, "textbox", "Email"), text="a@b.c")
+    await agent.ok("browser_click", tab_id=tab, ref=ref(snapshot, "button", "Create account"))
+    assert "Sent" in plain(await agent.snapshot(tab))
 
 
 async def test_long_content_ends_with_a_marker_and_an_offset_to_continue(

@@ -25,7 +25,7 @@ from tabrelay.tools.page.shadow_roots import open_closed_roots
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import CODE_BOXES, EDITORS_AT
-from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SIGHT, withheld_note
+from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SAFE_DOM, SIGHT, withheld_note
 
 # (root, mode, editors) => {html, withheld} | {value, code} | {secret} | {missing}: one element
 # (or the body). Run in Tabrelay's world, where the page cannot redefine what it calls (how a
@@ -33,6 +33,7 @@ from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SIGHT, withhe
 # (``editor_text``): [{input, box, text}].
 _READ = script("read_content.js").replace("FIELD_KIND", FIELD_KIND.strip())
 _READ = _READ.replace("SIGHT", SIGHT.strip()).replace("BOXES", CODE_BOXES)
+_READ = _READ.replace("SAFE_DOM", SAFE_DOM.strip())
 # The editors handed in: their texts, and where each one's input and box are
 # (``editor_text.paths``), found in this world; one the page has moved meanwhile is left out.
 _EDITORS = (

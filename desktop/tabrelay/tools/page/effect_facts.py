@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tabrelay.tools.scripts import script
-from tabrelay.tools.scripts.page_scripts import FIELD_KIND
+from tabrelay.tools.scripts.page_scripts import FIELD_KIND, SAFE_DOM
 
 MAX_TEXT = 200  # characters of each text gathered
 
@@ -26,6 +26,7 @@ FACTS = (
     script("effect_facts.js")
     .replace("FIELD_KIND", FIELD_KIND.strip())
     .replace("MAX_TEXT", str(MAX_TEXT))
+    .replace("SAFE_DOM", SAFE_DOM.strip())
 )
 
 

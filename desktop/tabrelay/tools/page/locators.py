@@ -28,7 +28,7 @@ from tabrelay.tools.page import child_sessions, page_outline
 from tabrelay.tools.page.refs import frame_loaders, held_of, object_for
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
-from tabrelay.tools.scripts.page_scripts import LABELS_OF
+from tabrelay.tools.scripts.page_scripts import LABELS_OF, SAFE_DOM
 from tabrelay.tools.state.tab_state import RefTarget
 
 CAPTURE_TIMEOUT = 2.0  # seconds for one element's locator; a hung page gives none
@@ -39,7 +39,11 @@ MAX_NEARBY = 5
 # Helpers every locator script shares: role, accessible name, label, text, CSS path, frames,
 # and the ways to count what a locator's fields name in a document. ``budget`` bounds the work
 # on huge pages: past its deadline a count answers "unknown" (-1), and an unknown is never one.
-_HELPERS = script("locator_helpers.js").replace("LABELS_OF", LABELS_OF.strip())
+_HELPERS = (
+    script("locator_helpers.js")
+    .replace("LABELS_OF", LABELS_OF.strip())
+    .replace("SAFE_DOM", SAFE_DOM.strip())
+)
 
 # ``(element, msBudget) => fields``: the locator of an element as model.Locator's fields (only
 # the ways that name it alone), or ``{crossOrigin: true}``. Demonstrations run it in their world.

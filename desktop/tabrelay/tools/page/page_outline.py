@@ -48,7 +48,7 @@ from tabrelay.tools.page.outline import PROPERTIES, FrameTree
 from tabrelay.tools.page.shadow_roots import CANDIDATES, open_closed_roots
 from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import CODE_BOXES, EDITORS_AT
-from tabrelay.tools.scripts.page_scripts import FIELD_KIND, LABELS_OF, SIGHT
+from tabrelay.tools.scripts.page_scripts import FIELD_KIND, LABELS_OF, SAFE_DOM, SIGHT
 from tabrelay.tools.state import object_ids
 from tabrelay.tools.state.tab_state import FrameWorlds
 
@@ -69,6 +69,7 @@ OUTLINE = (
     .replace("LABELS_OF", LABELS_OF.strip())
     .replace("GENERATED_TEXT", script("generated_text.js").strip())
     .replace("SIGHT", SIGHT.strip())
+    .replace("SAFE_DOM", SAFE_DOM.strip())
     .replace("  HELD\n", _HELD)
     .replace("WEBMCP_LIST", webmcp.LIST.strip())
     .replace("TOOLS_WAIT", str(int(webmcp.ASK_WAIT * 1000)))

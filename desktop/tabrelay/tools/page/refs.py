@@ -19,7 +19,7 @@ from tabrelay.tools.page import child_sessions, page_outline
 from tabrelay.tools.results import page_text
 from tabrelay.tools.scripts import script
 from tabrelay.tools.scripts.editors import BOX_OF, CODE_BOXES, EDITOR, INPUT_OF
-from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY
+from tabrelay.tools.scripts.page_scripts import FIELD_KIND, QUERY, SAFE_DOM
 from tabrelay.tools.state import object_ids
 
 _NO_MATCH = "nothing on the page matches the selector {selector!r}"
@@ -57,6 +57,7 @@ _CHECK = (
     .replace("CODE_BOXES", CODE_BOXES)
     .replace("FIELD_KIND", FIELD_KIND.strip())
     .replace("EDITOR", EDITOR.strip())
+    .replace("SAFE_DOM", SAFE_DOM.strip())
 )
 
 _VISIBLE_LABEL = script("visible_label.js")

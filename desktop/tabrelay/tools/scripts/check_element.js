@@ -1,10 +1,14 @@
 function (action) {
+  // What covers the element may be a form, whose controls can stand in for its properties
+  // (dom.js): read through ``dom``.
+  const dom = SAFE_DOM;
   const describe = (el) => {
-    if (!el || !el.tagName) return String(el);
-    let text = el.tagName.toLowerCase();
-    if (el.id) text += '#' + el.id;
-    if (typeof el.className === 'string' && el.className.trim())
-      text += '.' + el.className.trim().split(/\s+/).slice(0, 2).join('.');
+    if (!el || dom.type(el) !== 1) return String(el);
+    let text = dom.tag(el).toLowerCase();
+    const id = dom.attr(el, 'id');
+    const classes = (dom.attr(el, 'class') || '').trim();
+    if (id) text += '#' + id;
+    if (classes) text += '.' + classes.split(/\s+/).slice(0, 2).join('.');
     return text;
   };
   let el = this;
@@ -42,7 +46,7 @@ function (action) {
     && !(box && box.contains(hit));
   // Name what a person sees in the way: the outermost box over it that does not hold it.
   const obscured = (over, held) => {
-    while (over.parentElement && !over.parentElement.contains(held)) over = over.parentElement;
+    while (dom.up(over) && !dom.contains(dom.up(over), held)) over = dom.up(over);
     const text = (over.innerText || '').replace(/\s+/g, ' ').trim();
     const said = text ? ' "' + (text.length > 60 ? text.slice(0, 59) + '…' : text) + '"' : '';
     return {error: 'obscured', what: describe(el), by: describe(over) + said};

@@ -1,4 +1,5 @@
 (node) => {
+  const dom = SAFE_DOM; // a contenteditable form's controls can stand in for its properties
   const TEXT = new Set(TEXT_TYPES), VALUE = new Set(VALUE_TYPES);
   const codeEditor = CODE_EDITOR;
   const of = (el) => {
@@ -6,7 +7,7 @@
     if (code && code.input) return code;
     if (el.isContentEditable) {
       let host = el;
-      while (host.parentElement && host.parentElement.isContentEditable) host = host.parentElement;
+      while (dom.up(host) && dom.isContentEditable(dom.up(host))) host = dom.up(host);
       const pm = host.classList.contains('ProseMirror');
       return {kind: pm ? 'ProseMirror' : 'contenteditable', box: host, input: host, code: false,
         readOnly: false, write: null, read: () => {

@@ -12,6 +12,7 @@ only: no I/O; ``text_entry``, ``refs`` and ``editor_text`` run it.
 from __future__ import annotations
 
 from tabrelay.tools.scripts import script
+from tabrelay.tools.scripts.page_scripts import SAFE_DOM
 
 # Input types whose value is text typed key by key; the others (date, colour, range…) take a
 # value in a fixed format, set at once.
@@ -39,6 +40,7 @@ EDITOR = (
     .replace("BOXES", CODE_BOXES)
     .replace("TEXT_TYPES", repr(list(TEXT_INPUT_TYPES)))
     .replace("VALUE_TYPES", repr(list(VALUE_INPUT_TYPES)))
+    .replace("SAFE_DOM", SAFE_DOM.strip())
 )
 
 # ([[input path, box path], …]) => [{input, box} | null, …]: the code editors the page's world

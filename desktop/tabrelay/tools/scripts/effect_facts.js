@@ -2,10 +2,13 @@ function () {
   const kindOf = FIELD_KIND;
   const MAX = MAX_TEXT;
   const ws = (s) => String(s || '').replace(/\s+/g, ' ').trim().slice(0, MAX);
-  const el = this.nodeType === 1 ? this : this.parentElement;
+  // A form's properties and methods are read past the controls named like them (an
+  // <input name="action"> hides the form's action as form.action): through ``dom``.
+  const dom = SAFE_DOM;
+  const el = dom.type(this) === 1 ? this : dom.up(this);
   if (!el) return JSON.stringify({});
-  const doc = el.ownerDocument;
-  const attr = (node, name) => (node && node.getAttribute ? node.getAttribute(name) || '' : '');
+  const doc = dom.doc(el);
+  const attr = (node, name) => (node && dom.type(node) === 1 ? dom.attr(node, name) || '' : '');
   const shown = (node) => {
     const style = getComputedStyle(node);
     return style.display !== 'none' && style.visibility !== 'hidden';
@@ -40,13 +43,13 @@ function () {
   // title, a sprite's id, an image's alt.
   const iconWords = (root) => {
     const words = [];
-    const nodes = [root, ...root.querySelectorAll('svg, i, span, img, use, [class*="icon"]')];
+    const nodes = [root, ...dom.queryAll(root, 'svg, i, span, img, use, [class*="icon"]')];
     for (const node of nodes.slice(0, 20)) {
       const cls = typeof node.className === 'string' ? node.className : attr(node, 'class');
       words.push(cls, attr(node, 'data-icon'), attr(node, 'alt'));
       words.push(attr(node, 'href'), attr(node, 'xlink:href'));
       const svg = node.tagName && node.tagName.toLowerCase() === 'svg';
-      const title = svg && node.querySelector('title');
+      const title = svg && dom.query(node, 'title');
       if (title) words.push(title.textContent);
     }
     return ws(words.filter(Boolean).join(' ').replace(/[-_#]/g, ' '));
@@ -104,15 +107,15 @@ function () {
     icon: iconWords(el),
     purpose: isField(el) ? purpose(el) : '',
   };
-  const link = el.closest('a[href], area[href]');
+  const link = dom.closest(el, 'a[href], area[href]');
   if (link) {
     facts.href = link.href;
     facts.download = link.hasAttribute('download');
   }
   // The form a click or an Enter submits, and what it asks for.
-  const form = el.form || el.closest('form');
+  const form = el.form || dom.closest(el, 'form');
   if (form) {
-    const controls = Array.from(form.elements || []);
+    const controls = Array.from(dom.controls(form));
     const submitter = controls.find(
       (c) => (c.tagName === 'BUTTON' && String(c.type).toLowerCase() === 'submit') ||
         (c.tagName === 'INPUT' && ['submit', 'image'].includes(String(c.type).toLowerCase())),
@@ -120,9 +123,13 @@ function () {
     const submits =
       (tag === 'button' && type === 'submit') ||
       (tag === 'input' && ['submit', 'image'].includes(type));
+    // Where and how it is sent: as its button says (formaction, formmethod), the one clicked
+    // or, for an Enter, its first (which an Enter clicks).
+    const by = submits ? el : submitter;
+    const says = (name) => !!by && attr(by, name) !== '';
     facts.form = {
-      action: form.action || '',
-      method: String(form.method || 'get').toLowerCase(),
+      action: (says('formaction') ? by.formAction : dom.action(form)) || '',
+      method: String(says('formmethod') ? by.formMethod : dom.method(form)).toLowerCase(),
       submits,
       button: submitter
         ? ws(submitter.value || textOf(submitter) || attr(submitter, 'aria-label'))
@@ -137,9 +144,11 @@ function () {
     };
   }
   // The dialog around it, by its name or first heading; else the nearest heading of its section.
-  const dialog = el.closest('dialog, [role="dialog"], [role="alertdialog"], [aria-modal="true"]');
+  const dialog = dom.closest(
+    el, 'dialog, [role="dialog"], [role="alertdialog"], [aria-modal="true"]',
+  );
   if (dialog) {
-    const heading = dialog.querySelector('h1, h2, h3, h4, [role="heading"], legend');
+    const heading = dom.query(dialog, 'h1, h2, h3, h4, [role="heading"], legend');
     facts.dialog = ws(
       attr(dialog, 'aria-label') ||
         labelled(dialog) ||
@@ -147,18 +156,22 @@ function () {
         textOf(dialog).slice(0, 120),
     );
   }
-  const section = el.closest('section, fieldset, article, form, [role="region"], [role="group"]');
+  const section = dom.closest(
+    el, 'section, fieldset, article, form, [role="region"], [role="group"]',
+  );
   if (section && section !== dialog) {
-    const heading = section.querySelector('h1, h2, h3, h4, h5, [role="heading"], legend');
+    const heading = dom.query(section, 'h1, h2, h3, h4, h5, [role="heading"], legend');
     facts.section = ws(
       attr(section, 'aria-label') || labelled(section) || (heading ? heading.textContent : ''),
     );
   }
   // A field whose Enter sends what it holds: a composer beside a send button.
   if (isField(el) && (el.tagName === 'TEXTAREA' || el.isContentEditable)) {
-    const up = el.parentElement;
-    const box = up && up.closest('form, [role="group"], [role="region"], footer, section, div');
-    const found = box && box.querySelectorAll('button, [role="button"], input[type="submit"]');
+    const up = dom.up(el);
+    const box = up && dom.closest(
+      up, 'form, [role="group"], [role="region"], footer, section, div',
+    );
+    const found = box && dom.queryAll(box, 'button, [role="button"], input[type="submit"]');
     const said = (b) => b.value || attr(b, 'aria-label') || attr(b, 'title') || textOf(b);
     facts.beside = ws(Array.from(found || []).slice(0, 6).map(said).join(' | '));
   }

@@ -22,7 +22,7 @@ HELPERS
   const near = new Set();
   const pick = (el, strong) => {
     // A select's options are its possible values: none is offered (a card's expiry, say).
-    if (near.has(el) || nearby.length >= 40 || el.closest('select, datalist')) return;
+    if (near.has(el) || nearby.length >= 40 || dom.closest(el, 'select, datalist')) return;
     const role = roleOf(el);
     if (!role || hiddenForAria(el)) return;
     const name = nameOf(el, role) || '';

@@ -1,7 +1,10 @@
 const MAX_SCAN = 200000;  // elements looked at for shadow roots; the deadline bounds the rest
 const norm = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
 const FIELD_TAGS = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
-const tagOf = (el) => String(el.tagName || '').toUpperCase();
+// Every read of an element through ``dom`` where it may be a form (whose controls can stand in
+// for its properties, dom.js: <input name="parentElement"> made a walk up loop for ever).
+const dom = SAFE_DOM;
+const tagOf = (el) => String(dom.tag(el) || '').toUpperCase();
 const KNOWN = new Set(['alert', 'alertdialog', 'application', 'article', 'banner', 'blockquote',
   'button', 'caption', 'cell', 'checkbox', 'code', 'columnheader', 'combobox', 'complementary',
   'contentinfo', 'definition', 'deletion', 'dialog', 'directory', 'document', 'emphasis', 'feed',
@@ -20,17 +23,17 @@ const FROM_CONTENT = new Set(['button', 'cell', 'checkbox', 'columnheader', 'gri
 const INPUT_ROLES = {button: 'button', checkbox: 'checkbox', image: 'button', number: 'spinbutton',
   radio: 'radio', range: 'slider', reset: 'button', submit: 'button', file: 'button'};
 const hasList = (el) => {
-  const id = el.getAttribute('list');
-  const list = id && el.ownerDocument.getElementById(id);
+  const id = dom.attr(el, 'list');
+  const list = id && dom.doc(el).getElementById(id);
   return !!list && tagOf(list) === 'DATALIST';
 };
 // The implicit role per HTML-AAM, as Playwright's getImplicitAriaRole has it for these elements.
 const implicitRole = (el) => {
   switch (tagOf(el)) {
-    case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : null;
+    case 'A': case 'AREA': return dom.has(el, 'href') ? 'link' : null;
     case 'BUTTON': return 'button';
     case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
-    case 'IMG': return el.getAttribute('alt') === '' ? null : 'img';
+    case 'IMG': return dom.attr(el, 'alt') === '' ? null : 'img';
     case 'INPUT': {
       const type = String(el.type || '').toLowerCase();
       if (type === 'search') return hasList(el) ? 'combobox' : 'searchbox';
@@ -54,7 +57,7 @@ const implicitRole = (el) => {
   }
 };
 const roleOf = (el) => {
-  const explicit = (el.getAttribute('role') || '').trim().toLowerCase().split(/\s+/)[0];
+  const explicit = (dom.attr(el, 'role') || '').trim().toLowerCase().split(/\s+/)[0];
   if (explicit && KNOWN.has(explicit)) {
     return explicit === 'none' || explicit === 'presentation' || explicit === 'generic'
       ? null : explicit;
@@ -63,9 +66,9 @@ const roleOf = (el) => {
 };
 // Hidden from the accessibility tree: get_by_role skips these, and so do we.
 const hiddenForAria = (el) => {
-  if (el.closest('[aria-hidden="true"]')) return true;
+  if (dom.closest(el, '[aria-hidden="true"]')) return true;
   // A closed <select> draws no options, yet they are in the tree (as Playwright and Chrome say).
-  const select = tagOf(el) === 'OPTION' ? el.closest('select') : null;
+  const select = tagOf(el) === 'OPTION' ? dom.closest(el, 'select') : null;
   if (select) el = select;
   if (el.checkVisibility) return !el.checkVisibility({visibilityProperty: true});
   return el.getClientRects().length === 0;
@@ -76,8 +79,8 @@ const visible = (el) => {
 };
 const holdsFields = (el) => !!el.querySelector('input, textarea, select, [contenteditable]');
 const byIds = (el, ids) => String(ids || '').split(/\s+/).filter(Boolean)
-  .map((id) => el.getRootNode().getElementById
-    ? el.getRootNode().getElementById(id) : el.ownerDocument.getElementById(id))
+  .map((id) => dom.root(el).getElementById
+    ? dom.root(el).getElementById(id) : dom.doc(el).getElementById(id))
   .filter(Boolean);
 // The text of what an element holds, as accname's "name from content" reads it: hidden parts
 // skipped, images by their alt, a nested element's own aria-label, never a field's value.
@@ -85,16 +88,16 @@ const contentText = (root, self, depth) => {
   if (depth > 20) return '';
   const parts = [];
   for (const node of root.childNodes) {
-    if (node.nodeType === 3) { parts.push(node.data); continue; }
-    if (node.nodeType !== 1 || node === self) continue;
+    if (dom.type(node) === 3) { parts.push(node.data); continue; }
+    if (dom.type(node) !== 1 || node === self) continue;
     const tag = tagOf(node);
     if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'TEMPLATE' || FIELD_TAGS.has(tag)) continue;
-    if (node.getAttribute('aria-hidden') === 'true') continue;
+    if (dom.attr(node, 'aria-hidden') === 'true') continue;
     if (node.checkVisibility && !node.checkVisibility({visibilityProperty: true})) continue;
-    const label = norm(node.getAttribute('aria-label'));
+    const label = norm(dom.attr(node, 'aria-label'));
     let text;
     if (label) text = label;
-    else if (tag === 'IMG') text = node.getAttribute('alt') || '';
+    else if (tag === 'IMG') text = dom.attr(node, 'alt') || '';
     else text = contentText(node.shadowRoot || node, self, depth + 1);
     const inline = getComputedStyle(node).display.startsWith('inline');
     parts.push(inline ? text : ' ' + text + ' ');
@@ -105,26 +108,26 @@ const contentText = (root, self, depth) => {
 const labelsOf = (LABELS_OF)();
 // null: this element's name could carry what a field holds, so it has none we may use.
 const nameOf = (el, role) => {
-  const labelled = byIds(el, el.getAttribute('aria-labelledby'));
+  const labelled = byIds(el, dom.attr(el, 'aria-labelledby'));
   if (labelled.length) {
     if (labelled.some((l) => l !== el && holdsFields(l))) return null;
-    const said = (l) => norm(l.getAttribute('aria-label')) || norm(contentText(l, el, 0));
+    const said = (l) => norm(dom.attr(l, 'aria-label')) || norm(contentText(l, el, 0));
     return norm(labelled.map(said).join(' '));
   }
-  const aria = norm(el.getAttribute('aria-label'));
+  const aria = norm(dom.attr(el, 'aria-label'));
   if (aria) return aria;
   const tag = tagOf(el);
   const type = String(el.type || '').toLowerCase();
   if (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(type)) {
-    const value = norm(el.getAttribute('value'));
+    const value = norm(dom.attr(el, 'value'));
     if (value) return value;
     if (type === 'submit') return 'Submit';
     if (type === 'reset') return 'Reset';
-    return norm(el.getAttribute('title'));
+    return norm(dom.attr(el, 'title'));
   }
   if (tag === 'INPUT' && type === 'image') {
-    return norm(el.getAttribute('alt')) || norm(el.getAttribute('value'))
-      || norm(el.getAttribute('title')) || 'Submit';
+    return norm(dom.attr(el, 'alt')) || norm(dom.attr(el, 'value'))
+      || norm(dom.attr(el, 'title')) || 'Submit';
   }
   if (FIELD_TAGS.has(tag)) {
     const labels = labelsOf(el);
@@ -134,32 +137,32 @@ const nameOf = (el, role) => {
       if (others) return null;
       return norm(labels.map((l) => norm(contentText(l, el, 0))).filter(Boolean).join(' '));
     }
-    const title = norm(el.getAttribute('title'));
+    const title = norm(dom.attr(el, 'title'));
     const textual = (tag === 'INPUT' && ['text', 'password', 'search', 'tel', 'email', 'url', '']
       .includes(type)) || tag === 'TEXTAREA';
     if (!textual || title) return title;
-    return norm(el.getAttribute('placeholder'));
+    return norm(dom.attr(el, 'placeholder'));
   }
   if (tag === 'IMG' || tag === 'AREA') {
-    return norm(el.getAttribute('alt')) || norm(el.getAttribute('title'));
+    return norm(dom.attr(el, 'alt')) || norm(dom.attr(el, 'title'));
   }
   if (role && FROM_CONTENT.has(role)) {
     if (holdsFields(el) && role !== 'option') return null;
     const text = norm(contentText(el.shadowRoot || el, null, 0));
     if (text) return text;
   }
-  return norm(el.getAttribute('title'));
+  return norm(dom.attr(el, 'title'));
 };
 // What get_by_label matches: aria-label, the <label>s of a field, aria-labelledby.
 const labelOf = (el) => {
-  const aria = norm(el.getAttribute('aria-label'));
+  const aria = norm(dom.attr(el, 'aria-label'));
   if (aria) return aria;
   const labels = labelsOf(el);
   if (labels.length) {
     if (labels.some((l) => l.querySelector('textarea, select'))) return null;
     return norm(labels[0].textContent);
   }
-  const labelled = byIds(el, el.getAttribute('aria-labelledby'));
+  const labelled = byIds(el, dom.attr(el, 'aria-labelledby'));
   if (labelled.length && !labelled.some(holdsFields)) {
     return norm(labelled.map((l) => l.textContent).join(' '));
   }
@@ -224,7 +227,7 @@ const matching = (roots, way, value, name, budget, limit) => {
     }
     case 'placeholder': {
       for (const el of each(roots, '[placeholder]', budget)) {
-        if (norm(el.getAttribute('placeholder')) === value && push(el)) break;
+        if (norm(dom.attr(el, 'placeholder')) === value && push(el)) break;
       }
       break;
     }
@@ -236,12 +239,12 @@ const matching = (roots, way, value, name, budget, limit) => {
       // The deepest elements whose whole text is ``value`` (as get_by_text(exact=True) finds).
       const seen = new Set();
       for (const root of roots) {
-        const walker = (root.ownerDocument || root).createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        const walker = (dom.doc(root) || root).createTreeWalker(root, NodeFilter.SHOW_TEXT);
         for (let t = walker.nextNode(); t; t = walker.nextNode()) {
           if (performance.now() > budget.deadline) { budget.over = true; return found; }
           const piece = norm(t.data);
           if (!piece || !value.includes(piece)) continue;
-          for (let el = t.parentElement; el; el = el.parentElement) {
+          for (let el = dom.up(t); el; el = dom.up(el)) {
             const raw = el.textContent;
             if (raw.length > value.length * 4 + 200) break;
             if (seen.has(el)) break;
@@ -274,19 +277,19 @@ const generated = (id) => /\d{3,}|^[:_]|[:]|[0-9a-f]{8,}/i.test(id) || id.length
   || id.split(/[-_.]/).some((t) => /\d[a-z]/i.test(t) && /\d.*\d/.test(t));
 const cssPath = (el) => {
   const parts = [];
-  for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
-    const root = node.getRootNode();
+  for (let node = el; node && dom.type(node) === 1; node = dom.up(node)) {
+    const root = dom.root(node);
     if (node.id && !generated(node.id)) {
       const sel = '#' + CSS.escape(node.id);
       let count = 0;
       try { count = root.querySelectorAll(sel).length; } catch (error) { count = 0; }
       if (count === 1) { parts.unshift(sel); break; }
     }
-    const tag = node.tagName.toLowerCase();
+    const tag = dom.tag(node).toLowerCase();
     if (tag === 'body' || tag === 'html') { parts.unshift(tag); break; }
     let index = 1;
     for (let s = node.previousElementSibling; s; s = s.previousElementSibling) {
-      if (s.tagName === node.tagName) index++;
+      if (dom.tag(s) === dom.tag(node)) index++;
     }
     parts.unshift(tag + ':nth-of-type(' + index + ')');
     if (parts.join(' > ').length > 440) break;

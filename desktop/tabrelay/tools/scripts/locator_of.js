@@ -1,11 +1,11 @@
 ((element, msBudget) => {
 HELPERS
-  let el = element && element.nodeType === 1 ? element : element && element.parentElement;
+  let el = element && dom.type(element) === 1 ? element : element && dom.up(element);
   if (!el || !el.isConnected) return null;
-  const frames = framesOf(el.ownerDocument);
+  const frames = framesOf(dom.doc(el));
   if (frames === null) return {crossOrigin: true};
   const budget = {deadline: performance.now() + (msBudget || 400), scanned: 0, over: false};
-  const roots = rootsOf(el.ownerDocument, budget);
+  const roots = rootsOf(dom.doc(el), budget);
   const only = (way, value, name) => {
     if (value == null || value === '' || String(value).length > 500) return null;
     const found = matching(roots, way, value, name, budget, 2);
@@ -22,12 +22,12 @@ HELPERS
   }
   const label = labelOf(el);
   if (only('label', label)) out.label = label;
-  const placeholder = norm(el.getAttribute('placeholder'));
+  const placeholder = norm(dom.attr(el, 'placeholder'));
   if (only('placeholder', placeholder)) out.placeholder = placeholder;
-  const testId = el.getAttribute('data-testid');
+  const testId = dom.attr(el, 'data-testid');
   if (testId && testId === testId.trim() && only('test_id', testId)) out.test_id = testId;
   const text = textOf(el);
   if (only('text', text)) out.text = text;
-  if (!out.css) out.css = el.tagName.toLowerCase();
+  if (!out.css) out.css = dom.tag(el).toLowerCase();
   return out;
 })

@@ -13,7 +13,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
   // box get held ids, for its text to be shown on its input's line.
   const placed = (EDITORS_AT)(editors || []);
   const ws = (text) => text.replace(/[\t\n\f\r ]+/g, ' ');
-  const attr = (el, name) => el.getAttribute(name);
+  // Every read of an element goes through ``dom`` where the element may be a form (whose
+  // controls can stand in for its properties, dom.js).
+  const dom = SAFE_DOM;
+  const attr = dom.attr;
   const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
   const ARIA_ROLES = new Set(
     (
@@ -151,7 +154,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
       for (const token of explicit.trim().toLowerCase().split(/\s+/)) {
         if (ARIA_ROLES.has(token)) {
           if (token === 'none' || token === 'presentation') {
-            if (el.tabIndex >= 0 && el.hasAttribute('tabindex')) break; // focusable: keeps its own
+            if (dom.tabIndex(el) >= 0 && dom.has(el, 'tabindex')) break; // focusable: its own
             return 'none';
           }
           return token === 'image' ? 'img' : token;
@@ -161,9 +164,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
     switch (tag) {
       case 'A':
       case 'AREA':
-        return el.hasAttribute('href') ? 'link' : 'generic';
+        return dom.has(el, 'href') ? 'link' : 'generic';
       case 'a': // an SVG link (a chart's, a diagram's)
-        return el.hasAttribute('href') || el.hasAttribute('xlink:href') ? 'link' : 'generic';
+        return dom.has(el, 'href') || dom.has(el, 'xlink:href') ? 'link' : 'generic';
       case 'INPUT': {
         const type = (attr(el, 'type') || 'text').toLowerCase();
         if (type === 'hidden') return null;
@@ -177,9 +180,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
         return attr(el, 'alt') === '' && !el.hasAttribute('title') ? 'none' : 'image';
       case 'HEADER':
       case 'FOOTER': {
-        for (let up = el.parentElement; up; up = up.parentElement) {
+        for (let up = dom.up(el); up; up = dom.up(up)) {
           if (
-            LANDMARK_SCOPES.has(up.tagName) ||
+            LANDMARK_SCOPES.has(dom.tag(up)) ||
             /^(article|complementary|main|navigation|region)$/.test(attr(up, 'role') || '')
           ) {
             return tag === 'HEADER' ? 'SectionHeader' : 'SectionFooter';
@@ -188,9 +191,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
         return tag === 'HEADER' ? 'banner' : 'contentinfo';
       }
       case 'SECTION':
-        return el.hasAttribute('aria-label') ||
-          el.hasAttribute('aria-labelledby') ||
-          el.hasAttribute('title')
+        return dom.has(el, 'aria-label') ||
+          dom.has(el, 'aria-labelledby') ||
+          dom.has(el, 'title')
           ? 'region'
           : 'section';
       case 'TD':
@@ -207,7 +210,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
       case 'ABBR':
         return 'generic';
     }
-    return TAG_ROLES[tag] || TAG_ROLES[el.localName] || 'generic';
+    return TAG_ROLES[tag] || TAG_ROLES[dom.name(el)] || 'generic';
   }
 
   function thRole(el) {
@@ -229,7 +232,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
   // The text alternative of a node (accname 1.2, the parts Chrome uses).
   function byIds(el, name) {
     const ids = (attr(el, name) || '').trim().split(/\s+/).filter(Boolean);
-    const root = el.getRootNode();
+    const root = dom.root(el);
     const found = [];
     for (const id of ids) {
       const target = root.getElementById
@@ -246,15 +249,16 @@ function (viewport, refused, withTools, seekClosed, editors) {
   }
 
   function textOf(node, visiting, referenced, inLabel) {
-    if (node.nodeType === 3) return node.data;
-    if (node.nodeType !== 1) return '';
+    const type = dom.type(node);
+    if (type === 3) return node.data;
+    if (type !== 1) return '';
     const el = node;
     if (visiting.has(el)) return '';
     const style = styleOf(el);
     if (!referenced && hiddenForName(el, style)) return '';
     visiting.add(el);
     try {
-      const tag = el.tagName;
+      const tag = dom.tag(el);
       const role = roleOf(el, tag);
       // An embedded control says its value (inside a label or another's name), but a field
       // holding a secret, nothing of it (its own line says only its kind); an empty field
@@ -320,7 +324,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
   // A name from contents and the walk both ask for an element's generated text: once each.
   const generatedTexts = new Map();
   function pseudo(el, which) {
-    if (!documentGenerates(el.ownerDocument)) return '';
+    if (!documentGenerates(dom.doc(el))) return '';
     const key = which === '::before' ? 'b' : 'a';
     let texts = generatedTexts.get(el);
     if (texts === undefined) generatedTexts.set(el, (texts = {}));
@@ -360,7 +364,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
     found = scopeGenerates(doc);
     for (const scopes = [doc]; !found && scopes.length; ) {
       for (const el of scopes.pop().querySelectorAll('*')) {
-        const root = el.shadowRoot;  // a closed one too: this world reads it
+        const root = dom.shadow(el); // a closed one too: this world reads it
         if (!root) continue;
         if ((found = scopeGenerates(root))) break;
         scopes.push(root);
@@ -379,11 +383,12 @@ function (viewport, refused, withTools, seekClosed, editors) {
     const before = pseudo(el, '::before');
     if (before) parts.push(before);
     for (const child of flatChildren(el)) {
-      if (child.nodeType === 3) {
+      const type = dom.type(child);
+      if (type === 3) {
         parts.push(child.data);
         continue;
       }
-      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase())) continue;
+      if (type !== 1 || SKIP.has(dom.tag(child).toUpperCase())) continue;
       const childStyle = styleOf(child);
       const text = textOf(child, visiting, false, false);
       if (!text) continue;
@@ -457,13 +462,15 @@ function (viewport, refused, withTools, seekClosed, editors) {
   }
 
   function flatChildren(el) {
-    if (el.shadowRoot) return el.shadowRoot.childNodes;
-    if (el.tagName === 'SLOT') {
+    const root = dom.shadow(el);
+    if (root) return root.childNodes;
+    const tag = dom.tag(el);
+    if (tag === 'SLOT') {
       const assigned = el.assignedNodes({ flatten: true });
-      return assigned.length ? assigned : el.childNodes;
+      return assigned.length ? assigned : dom.kids(el);
     }
-    if (el.tagName === 'TEMPLATE') return [];
-    return el.childNodes;
+    if (tag === 'TEMPLATE') return [];
+    return dom.kids(el);
   }
 
 
@@ -528,7 +535,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
     if (!said) return;
     if (seen.why) return sight.withhold(seen.why);
     const text = which === '::before' ? `${said} ` : ` ${said}`;
-    const shown = onScreen && onScreen(() => el.getBoundingClientRect()) ? 8 : 0;
+    const shown = onScreen && onScreen(() => dom.rect(el)) ? 8 : 0;
     nodes.push([0, parent, 'StaticText', text, 0, null, null, shown]);
   }
 
@@ -549,10 +556,12 @@ function (viewport, refused, withTools, seekClosed, editors) {
     try {
       const said = !hidden && !quietText && parent !== 0;
       if (said) generated(el, '::before', parent, nodes, seen);
-      if (el.shadowRoot) seeCode(el.shadowRoot);
+      const root = dom.shadow(el);
+      if (root) seeCode(root);
       for (const child of flatChildren(el)) {
-        if (child.nodeType === 3) text(child, el, parent, nodes, hidden, quietText, seen);
-        else if (child.nodeType === 1 && !SKIP.has(child.tagName.toUpperCase()))
+        const type = dom.type(child);
+        if (type === 3) text(child, el, parent, nodes, hidden, quietText, seen);
+        else if (type === 1 && !SKIP.has(dom.tag(child).toUpperCase()))
           element(child, parent, nodes, hidden, editableParent, seen);
       }
       if (said) generated(el, '::after', parent, nodes, seen);
@@ -572,7 +581,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
       const frame = stack[stack.length - 1];
       if (!frame.children) {
         if (said(frame)) generated(frame.el, '::before', frame.under, nodes, frame.seen);
-        if (frame.el.shadowRoot) seeCode(frame.el.shadowRoot);
+        const root = dom.shadow(frame.el);
+        if (root) seeCode(root);
         frame.children = flatChildren(frame.el)[Symbol.iterator]();
       }
       const next = frame.children.next();
@@ -583,9 +593,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
         continue;
       }
       const child = next.value;
-      if (child.nodeType === 3)
+      const type = dom.type(child);
+      if (type === 3)
         text(child, frame.el, frame.under, nodes, frame.hidden, frame.quietText, frame.seen);
-      else if (child.nodeType === 1 && !SKIP.has(child.tagName.toUpperCase())) {
+      else if (type === 1 && !SKIP.has(dom.tag(child).toUpperCase())) {
         const inside =
           element(child, frame.under, nodes, frame.hidden, frame.editable, frame.seen, true);
         if (!inside) continue;
@@ -670,10 +681,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
 
   function inlineContext(text) {
     const inl = (n) =>
-      n && (n.nodeType === 3 || (n.nodeType === 1 && styleOf(n).display.startsWith('inline')));
+      n && (dom.type(n) === 3 || (dom.type(n) === 1 && styleOf(n).display.startsWith('inline')));
     const parent = text.parentElement;
     return (
-      (parent && parent.tagName !== 'BODY' && styleOf(parent).display.startsWith('inline')) ||
+      (parent && dom.tag(parent) !== 'BODY' && styleOf(parent).display.startsWith('inline')) ||
       inl(text.previousSibling) ||
       inl(text.nextSibling)
     );
@@ -686,10 +697,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
     const display = style.display;
     if (display === 'none') return;
     const seen = sight.of(el, style, seenAbove);
-    const tag = el.tagName;
+    const tag = dom.tag(el);
     // Hidden from assistive technology with all it holds (``hiddenAbove`` for what is below);
     // an invisible element, only itself and its own text.
-    const ariaHidden = hiddenAbove || attr(el, 'aria-hidden') === 'true' || el.inert;
+    const ariaHidden = hiddenAbove || attr(el, 'aria-hidden') === 'true' || dom.inert(el);
     const hidden = ariaHidden || sight.invisible(style);
     let role = roleOf(el, tag);
     if (role === null) return;
@@ -699,20 +710,20 @@ function (viewport, refused, withTools, seekClosed, editors) {
     let flags = 0;
     if (display === 'inline') flags |= 2;
     if (hidden) flags |= 16;
-    if (el.hasAttribute('tabindex') && (attr(el, 'tabindex') || '').trim() === '-1') flags |= 4;
-    if (el.hasAttribute('onclick')) flags |= 1;
+    if (dom.has(el, 'tabindex') && (attr(el, 'tabindex') || '').trim() === '-1') flags |= 4;
+    if (dom.has(el, 'onclick')) flags |= 1;
     // Where the pointing hand starts (what is inside inherits it) is drawn as something to
     // click, whoever listens for it (a framework listens at its root).
     if (style.cursor === 'pointer') {
-      const up = el.parentElement || (el.parentNode && el.parentNode.host);
+      const up = dom.up(el) || (dom.parent(el) && dom.parent(el).host);
       if (!up || styleOf(up).cursor !== 'pointer') flags |= 32;
     }
-    if (onScreen && (display === 'contents' || onScreen(() => el.getBoundingClientRect())))
+    if (onScreen && (display === 'contents' || onScreen(() => dom.rect(el))))
       flags |= 8;
-    const editable = el.isContentEditable || !!el.editContext;
+    const editable = dom.isContentEditable(el) || !!dom.editContext(el);
     if (editable)
       props.editable =
-        el.contentEditable === 'plaintext-only' ||
+        dom.contentEditable(el) === 'plaintext-only' ||
         style.webkitUserModify === 'read-write-plaintext-only'
           ? 'plaintext'
           : 'richtext';
@@ -720,9 +731,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
     // not focused itself: what it holds is.
     const focusable =
       !hidden &&
-      (el.tabIndex >= 0 || el.hasAttribute('tabindex') || (editable && !editableParent)) &&
-      !el.disabled &&
-      !(el.shadowRoot && el.shadowRoot.delegatesFocus);
+      (dom.tabIndex(el) >= 0 || dom.has(el, 'tabindex') || (editable && !editableParent)) &&
+      !dom.disabled(el) &&
+      !(dom.shadow(el) && dom.shadow(el).delegatesFocus);
     if (focusable) props.focusable = true;
     // Out of sight: a control stays, flagged (its name is how it is reached); anything else
     // says nothing (its text is counted as left out).
@@ -790,11 +801,11 @@ function (viewport, refused, withTools, seekClosed, editors) {
       props.level = /^H[1-6]$/.test(tag) ? Number(tag[1]) : Number(attr(el, 'aria-level') || 2);
     const url = role === 'link' && el.href ? hrefOf(el) : null;
     if (url) props.url = url;
-    if (tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS')
-      props.expanded = el.parentElement.open;
-    if (el.disabled || (el.matches && el.matches(':disabled'))) props.disabled = true;
+    const up = dom.up(el);
+    if (tag === 'SUMMARY' && up && dom.tag(up) === 'DETAILS') props.expanded = up.open;
+    if (dom.disabled(el) || dom.matches(el, ':disabled')) props.disabled = true;
     // (An element without attributes, most of a page, has none of them to read.)
-    for (const [state, name] of el.hasAttributes() ? ARIA_STATES : []) {
+    for (const [state, name] of dom.hasAny(el) ? ARIA_STATES : []) {
       const a = attr(el, name);
       if (a === null || a === 'undefined') continue;
       if (state === 'invalid' && a === 'false') continue;

@@ -35,6 +35,12 @@ QUERY = script("query.js")
 # document; null for an element not in the page.
 PATH_OF = script("path_of.js")
 
+# ``dom``: reads of the DOM a page cannot change (a form's controls named like its properties
+# stand in for them when read on the form, even in Tabrelay's world): ``dom.tag(el)``,
+# ``dom.kids(node)``, ``dom.up(node)``, ``dom.attr(el, name)``, … for every walk that may meet a
+# form.
+SAFE_DOM = script("dom.js")
+
 # ``sight()``: whether a sighted person can see an element or a text, for the reading
 # tools (issue 25: text a person cannot see is the classic carrier of prompt injection). Walked
 # from the root down: ``sight.of(el, style, above)`` is the element's state given its parent's
@@ -47,7 +53,7 @@ PATH_OF = script("path_of.js")
 # modal's backdrop. What is covered is known only on screen. ``sight.style(el)`` is the one
 # computed style per element for the whole read; ``sight.withhold(why)`` counts a text left out
 # (``sight.withheld``, by why; ``sight.count()``, in all).
-SIGHT = script("sight.js")
+SIGHT = script("sight.js").replace("SAFE_DOM", SAFE_DOM.strip())
 
 
 def withheld_note(withheld: dict[str, int]) -> str:

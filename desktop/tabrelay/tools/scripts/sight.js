@@ -1,4 +1,5 @@
 () => {
+  const dom = SAFE_DOM;
   // One computed style per element for the whole read. Each of its properties is worked out
   // anew at every read (a call into the page's style engine): a script reads each once.
   const styles = new Map();
@@ -104,7 +105,10 @@
     if (position === 'absolute' || position === 'fixed') return null;
     return below;
   };
-  const up = (el) => el.parentElement || (el.parentNode && el.parentNode.host) || null;
+  const up = (el) => {
+    const parent = dom.parent(el);
+    return dom.up(el) || (parent && parent.host) || null;
+  };
   const holds = (outer, inner) => {
     for (let n = inner; n; n = up(n)) if (n === outer) return true;
     return false;
@@ -113,8 +117,8 @@
   // is not inside it, holding it, or fixed (a fixed header or a modal's backdrop is moved away
   // by scrolling or closing; a person knows what is under it).
   const coveredAt = (el, x, y) => {
-    const root = el.getRootNode();
-    const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
+    const root = dom.root(el);
+    const hit = (root.elementFromPoint ? root : dom.doc(el)).elementFromPoint(x, y);
     if (!hit || hit === el || holds(el, hit) || holds(hit, el)) return false;
     const over = [];
     for (let n = hit; n && !holds(n, el); n = up(n)) over.push(n);
@@ -123,7 +127,7 @@
     return over.some((n) => {
       const s = styleOf(n);
       const bg = rgba(s.backgroundColor);
-      return REPLACED.has(n.tagName) || s.backgroundImage !== 'none'
+      return REPLACED.has(dom.tag(n)) || s.backgroundImage !== 'none'
         || (bg && bg[3] * parseFloat(s.opacity) >= 0.9);
     });
   };
@@ -165,8 +169,8 @@
     },
     of(el, style, above) {
       // A closed <details> draws its (first) summary.
-      if (above.why === 'folded away' && el.tagName === 'SUMMARY'
-          && el.parentElement && el.parentElement.querySelector(':scope > summary') === el)
+      if (above.why === 'folded away' && dom.tag(el) === 'SUMMARY'
+          && dom.up(el) && dom.query(dom.up(el), ':scope > summary') === el)
         above = { ...above, why: null };
       const s = { ...above, own: null };
       if (above.why) return { ...s, own: above.why };
@@ -177,7 +181,7 @@
       if (!why && scaledAway(transform, scale)) why = 'scaled to nothing';
       const position = style.position;
       if (!why && clippedAway(style, position)) why = 'clipped away';
-      const tag = el.tagName;
+      const tag = dom.tag(el);
       const top = tag === 'HTML' || tag === 'BODY';
       if (position === 'fixed') {
         s.clip = null; s.scroller = false; s.port = null; s.fixed = true;
@@ -192,10 +196,10 @@
       const moved = overflows || s.clip || position !== 'static'
         || transform !== 'none' || scale !== 'none' || style.translate !== 'none'
         || style.margin.includes('-') || REPLACED.has(tag)
-        || el.hasAttribute('aria-label') || el.hasAttribute('alt');
+        || dom.has(el, 'aria-label') || dom.has(el, 'alt');
       const display = moved ? style.display : '';
       if (!why && moved && display !== 'contents') {
-        const r = el.getBoundingClientRect();
+        const r = dom.rect(el);
         const flat = r.width <= 1 || r.height <= 1;
         // A box too small to see clips what it holds (below), except what escapes it.
         if (flat && overflows && !top && !display.startsWith('inline')) s.own = 'too small';

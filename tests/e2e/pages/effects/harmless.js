@@ -12,9 +12,12 @@ document.addEventListener('submit', (event) => {
   const form = event.target;
   window.clicks[form.id || 'form'] = (window.clicks[form.id || 'form'] || 0) + 1;
 }, true);
-// Links to another site: the same server by another name (localhost for 127.0.0.1).
+// Links, forms and buttons to another site: the same server by another name (localhost for
+// 127.0.0.1).
 document.addEventListener('DOMContentLoaded', () => {
-  for (const link of document.querySelectorAll('a[data-other-site]')) {
-    link.href = location.origin.replace('127.0.0.1', 'localhost') + link.dataset.otherSite;
+  for (const el of document.querySelectorAll('[data-other-site]')) {
+    const there = location.origin.replace('127.0.0.1', 'localhost') + el.dataset.otherSite;
+    const name = el.tagName === 'A' ? 'href' : el.tagName === 'FORM' ? 'action' : 'formaction';
+    el.setAttribute(name, there);
   }
 });
