@@ -174,6 +174,7 @@ async def test_a_form_whose_controls_clobber_its_properties_is_read_and_used_who
         'textbox "Email" [',
         "text: We never share your address.",
         'button "Create account" [',
+        'textbox "Your email" [',
         "text: After the form.",
     ):
         assert line in snapshot, f"{line!r} not in\n{snapshot}"

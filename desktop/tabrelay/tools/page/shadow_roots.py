@@ -31,6 +31,7 @@ from typing import Any
 from tabrelay.errors import CommandFailed, CommandTimeout
 from tabrelay.tools.context import ToolContext
 from tabrelay.tools.scripts import script
+from tabrelay.tools.scripts.page_scripts import SAFE_DOM
 
 MAX_ROUNDS = 8  # closed roots inside closed roots, this deep
 MAX_CANDIDATES = 100  # asked one by one in a round; past that, the whole page at once
@@ -45,7 +46,11 @@ _CLOSED = script("closed_roots.js")
 # array of them, their number when there are more than ``max`` (the whole page is then asked at
 # once), or null for none. Walks the document, its shadow roots (closed ones already
 # known too) and same-origin frames.
-CANDIDATES = script("closed_candidates.js").replace("CLOSED\n", _CLOSED)
+CANDIDATES = (
+    script("closed_candidates.js")
+    .replace("CLOSED\n", _CLOSED)
+    .replace("SAFE_DOM", SAFE_DOM.strip())
+)
 
 # Records closed roots (arguments: the read's token, then host, root, host, root, …) and that
 # the read's candidates were asked about.
