@@ -7,7 +7,8 @@
   const N = Node.prototype;
   const E = Element.prototype;
   const H = HTMLElement.prototype;
-  const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+  const getter = (proto, name) => (Object.getOwnPropertyDescriptor(proto, name) || {}).get;
+  const XHTML = 'http://www.w3.org/1999/xhtml';
   const nodeType = getter(N, 'nodeType');
   const childNodes = getter(N, 'childNodes');
   const parentNode = getter(N, 'parentNode');
@@ -21,14 +22,18 @@
   const formAction = getter(F, 'action');
   const formMethod = getter(F, 'method');
   const formElements = getter(F, 'elements');
-  const isForm = (el) =>
-    localName.call(el) === 'form' && namespaceURI.call(el) === 'http://www.w3.org/1999/xhtml';
-  // What only HTML elements have, read on a form through HTMLElement's getter (an SVG
-  // element, which no control can clobber, as it is).
-  const html = (name) => {
+  const own = (name) => {
     const read = getter(H, name);
-    return (el) => (isForm(el) ? read.call(el) : el[name]);
+    return (el) => (read ? read.call(el) : undefined);
   };
+  const inert = own('inert');
+  const tabIndex = own('tabIndex');
+  const isContentEditable = own('isContentEditable');
+  const contentEditable = own('contentEditable');
+  const editContext = own('editContext');
+  // (``tag``: its tagName, upper case for HTML; in an XHTML document, as written.)
+  const isForm = (el, tag = tagName.call(el)) =>
+    tag === 'FORM' || (tag === 'form' && namespaceURI.call(el) === XHTML);
   return {
     type: (n) => nodeType.call(n),
     kids: (n) => childNodes.call(n),
@@ -41,7 +46,7 @@
     space: (el) => namespaceURI.call(el),
     // A form hosts no shadow root; any other element's is read as its own realm's prototype
     // says (where Tabrelay's world gives it the closed roots it was handed: closed_roots.js).
-    shadow: (el) => (isForm(el) ? null : el.shadowRoot),
+    shadow: (el, tag) => (isForm(el, tag) ? null : el.shadowRoot),
     attr: (el, name) => E.getAttribute.call(el, name),
     has: (el, name) => E.hasAttribute.call(el, name),
     hasAny: (el) => E.hasAttributes.call(el),
@@ -54,13 +59,20 @@
     rect: (el) => E.getBoundingClientRect.call(el),
     // Whether it is drawn at all (not display:none, nor inside content-visibility:hidden).
     drawn: (el) => E.checkVisibility.call(el),
-    inert: html('inert'),
-    tabIndex: html('tabIndex'),
-    isContentEditable: html('isContentEditable'),
-    contentEditable: html('contentEditable'),
-    editContext: html('editContext'),
-    // A form has none of its own.
-    disabled: (el) => (isForm(el) ? undefined : el.disabled),
+    // An element's own state as a script reads it on the element (``tag``: its tagName, when
+    // known): the element itself, or for a form the same read through the prototypes.
+    view: (el, tag) =>
+      isForm(el, tag)
+        ? {
+            inert: inert(el),
+            tabIndex: tabIndex(el),
+            isContentEditable: isContentEditable(el),
+            contentEditable: contentEditable(el),
+            editContext: editContext(el),
+            disabled: undefined, // a form has none
+            shadowRoot: null,
+          }
+        : el,
     // A form's: where and how it is sent, and its controls.
     action: (form) => formAction.call(form),
     method: (form) => formMethod.call(form),

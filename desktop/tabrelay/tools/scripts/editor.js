@@ -7,7 +7,7 @@
     if (code && code.input) return code;
     if (el.isContentEditable) {
       let host = el;
-      while (dom.up(host) && dom.isContentEditable(dom.up(host))) host = dom.up(host);
+      while (dom.up(host) && dom.view(dom.up(host)).isContentEditable) host = dom.up(host);
       const pm = host.classList.contains('ProseMirror');
       return {kind: pm ? 'ProseMirror' : 'contenteditable', box: host, input: host, code: false,
         readOnly: false, write: null, read: () => {

@@ -154,7 +154,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
       for (const token of explicit.trim().toLowerCase().split(/\s+/)) {
         if (ARIA_ROLES.has(token)) {
           if (token === 'none' || token === 'presentation') {
-            if (dom.tabIndex(el) >= 0 && dom.has(el, 'tabindex')) break; // focusable: its own
+            if (dom.view(el, tag).tabIndex >= 0 && dom.has(el, 'tabindex')) break; // its own
             return 'none';
           }
           return token === 'image' ? 'img' : token;
@@ -462,9 +462,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
   }
 
   function flatChildren(el) {
-    const root = dom.shadow(el);
-    if (root) return root.childNodes;
     const tag = dom.tag(el);
+    const root = dom.shadow(el, tag);
+    if (root) return root.childNodes;
     if (tag === 'SLOT') {
       const assigned = el.assignedNodes({ flatten: true });
       return assigned.length ? assigned : dom.kids(el);
@@ -625,7 +625,6 @@ function (viewport, refused, withTools, seekClosed, editors) {
     if (!text) return;
     if (text === ' ' && !inlineContext(child)) return;
     const style = styleOf(el);
-    if (sight.invisible(style)) return;
     const unseen = sight.text(child, el, seen, style);
     if (unseen) {
       sight.withhold(unseen);
@@ -700,8 +699,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
     const tag = dom.tag(el);
     // Hidden from assistive technology with all it holds (``hiddenAbove`` for what is below);
     // an invisible element, only itself and its own text.
-    const ariaHidden = hiddenAbove || attr(el, 'aria-hidden') === 'true' || dom.inert(el);
-    const hidden = ariaHidden || sight.invisible(style);
+    const own = dom.view(el, tag); // its own state, past a form's controls (dom.js)
+    const ariaHidden = hiddenAbove || attr(el, 'aria-hidden') === 'true' || own.inert;
+    const invisible = sight.invisible(style);
+    const hidden = ariaHidden || invisible;
     let role = roleOf(el, tag);
     if (role === null) return;
     const id = idOf(el);
@@ -720,10 +721,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
     }
     if (onScreen && (display === 'contents' || onScreen(() => dom.rect(el))))
       flags |= 8;
-    const editable = dom.isContentEditable(el) || !!dom.editContext(el);
+    const editable = own.isContentEditable || !!own.editContext;
     if (editable)
       props.editable =
-        dom.contentEditable(el) === 'plaintext-only' ||
+        own.contentEditable === 'plaintext-only' ||
         style.webkitUserModify === 'read-write-plaintext-only'
           ? 'plaintext'
           : 'richtext';
@@ -731,9 +732,9 @@ function (viewport, refused, withTools, seekClosed, editors) {
     // not focused itself: what it holds is.
     const focusable =
       !hidden &&
-      (dom.tabIndex(el) >= 0 || dom.has(el, 'tabindex') || (editable && !editableParent)) &&
-      !dom.disabled(el) &&
-      !(dom.shadow(el) && dom.shadow(el).delegatesFocus);
+      (own.tabIndex >= 0 || dom.has(el, 'tabindex') || (editable && !editableParent)) &&
+      !own.disabled &&
+      !(own.shadowRoot && own.shadowRoot.delegatesFocus);
     if (focusable) props.focusable = true;
     // Out of sight: a control stays, flagged (its name is how it is reached); anything else
     // says nothing (its text is counted as left out).
@@ -803,7 +804,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
     if (url) props.url = url;
     const up = dom.up(el);
     if (tag === 'SUMMARY' && up && dom.tag(up) === 'DETAILS') props.expanded = up.open;
-    if (dom.disabled(el) || dom.matches(el, ':disabled')) props.disabled = true;
+    if (own.disabled || dom.matches(el, ':disabled')) props.disabled = true;
     // (An element without attributes, most of a page, has none of them to read.)
     for (const [state, name] of dom.hasAny(el) ? ARIA_STATES : []) {
       const a = attr(el, name);
@@ -934,6 +935,8 @@ function (viewport, refused, withTools, seekClosed, editors) {
         if (props.differs) nodes[index][6] = props;
       }
     });
+    // An invisible element's own text is not drawn (what it holds may be: sight.invisible).
+    quietText = quietText || invisible;
     if (flat) return { el, index, hidden: ariaHidden, editable, quietText, seen, after };
     walk(el, index, nodes, ariaHidden, editable, quietText, seen);
     if (after) after();
