@@ -9,6 +9,7 @@ checked like a person would: visible, enabled, and not covered by something else
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from dataclasses import dataclass, replace
 from typing import Any
@@ -61,6 +62,14 @@ _CHECK = (
 )
 
 _VISIBLE_LABEL = script("visible_label.js")
+
+# Two animation frames of the frame ``this`` is in (a hidden tab draws none: then a timer).
+_DRAWN_TWICE = (
+    "function () { return new Promise((done) => {"
+    " requestAnimationFrame(() => requestAnimationFrame(() => done(true)));"
+    " setTimeout(done, 200, false); }); }"
+)
+RENDER_WAIT = 0.5  # seconds an action waits at most for a frame of another process to draw
 
 
 async def locate(
@@ -161,6 +170,20 @@ async def _frame_in_view(ctx: ToolContext, session: str, object_id: str) -> None
         return  # said by _centre
     left, top, right, bottom = child_sessions.bounds(quads)
     await child_sessions.scroll_into_view(ctx, session, (left, top, right - left, bottom - top))
+    await _rendered(ctx, object_id)
+
+
+async def _rendered(ctx: ToolContext, object_id: str) -> None:
+    """Wait (at most RENDER_WAIT) for the element's frame to draw twice. Input to a frame of
+    another process goes where the browser's picture of the page says it is; until the frame
+    has drawn since it loaded or scrolled, that picture is behind, and a click lands on the
+    <iframe> in the page around it (the frame never hears of it)."""
+    with contextlib.suppress(TimeoutError, CommandFailed):
+        async with asyncio.timeout(RENDER_WAIT):
+            await ctx.cdp(
+                "Runtime.callFunctionOn",
+                {"objectId": object_id, "functionDeclaration": _DRAWN_TWICE, "awaitPromise": True},
+            )
 
 
 async def _box_of(ctx: ToolContext, object_id: str) -> str:
