@@ -43,7 +43,6 @@
     root: (n) => N.getRootNode.call(n),
     tag: (el) => tagName.call(el),
     name: (el) => localName.call(el),
-    space: (el) => namespaceURI.call(el),
     // A form hosts no shadow root; any other element's is read as its own realm's prototype
     // says (where Tabrelay's world gives it the closed roots it was handed: closed_roots.js).
     shadow: (el, tag) => (isForm(el, tag) ? null : el.shadowRoot),
