@@ -63,12 +63,7 @@ _CHECK = (
 
 _VISIBLE_LABEL = script("visible_label.js")
 
-# Two animation frames of the frame ``this`` is in (a hidden tab draws none: then a timer).
-_DRAWN_TWICE = (
-    "function () { return new Promise((done) => {"
-    " requestAnimationFrame(() => requestAnimationFrame(() => done(true)));"
-    " setTimeout(done, 200, false); }); }"
-)
+_DRAWN_TWICE = script("drawn_twice.js")
 RENDER_WAIT = 0.5  # seconds an action waits at most for a frame of another process to draw
 
 

@@ -135,7 +135,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
   const ARIA_STATES = ['checked', 'pressed', 'selected', 'expanded', 'disabled', 'required',
     'invalid', 'readonly', 'multiline'].map((state) => [state, `aria-${state}`]);
 
-  const sight = (SIGHT)();
+  const sight = (SIGHT)(dom);
   const styleOf = sight.style;  // one computed style per element for the whole read
 
   // Where a link goes (an SVG link's href is an animated string, relative to its document).
@@ -802,8 +802,10 @@ function (viewport, refused, withTools, seekClosed, editors) {
       props.level = /^H[1-6]$/.test(tag) ? Number(tag[1]) : Number(attr(el, 'aria-level') || 2);
     const url = role === 'link' && el.href ? hrefOf(el) : null;
     if (url) props.url = url;
-    const up = dom.up(el);
-    if (tag === 'SUMMARY' && up && dom.tag(up) === 'DETAILS') props.expanded = up.open;
+    if (tag === 'SUMMARY') {
+      const up = dom.up(el);
+      if (up && dom.tag(up) === 'DETAILS') props.expanded = up.open;
+    }
     if (own.disabled || dom.matches(el, ':disabled')) props.disabled = true;
     // (An element without attributes, most of a page, has none of them to read.)
     for (const [state, name] of dom.hasAny(el) ? ARIA_STATES : []) {
@@ -824,7 +826,7 @@ function (viewport, refused, withTools, seekClosed, editors) {
           attr(el, 'aria-valuenow') ||
           (el.value !== undefined ? String(el.value) : null);
       // A <progress> without a value is busy for a time unknown: it has none.
-      if (tag === 'PROGRESS' && el.position === -1 && !el.hasAttribute('aria-valuenow'))
+      if (tag === 'PROGRESS' && el.position === -1 && !dom.has(el, 'aria-valuenow'))
         value = null;
     }
     if (editable && !editableParent) {

@@ -41,7 +41,7 @@ PATH_OF = script("path_of.js")
 # form.
 SAFE_DOM = script("dom.js")
 
-# ``sight()``: whether a sighted person can see an element or a text, for the reading
+# ``sight(dom)``: whether a sighted person can see an element or a text, for the reading
 # tools (issue 25: text a person cannot see is the classic carrier of prompt injection). Walked
 # from the root down: ``sight.of(el, style, above)`` is the element's state given its parent's
 # (``sight.root(doc)`` for a document's), ``state.own`` why the element itself is not seen and
@@ -52,8 +52,9 @@ SAFE_DOM = script("dom.js")
 # person to move: scrolled away inside a scroller or the page, under a fixed header or a
 # modal's backdrop. What is covered is known only on screen. ``sight.style(el)`` is the one
 # computed style per element for the whole read; ``sight.withhold(why)`` counts a text left out
-# (``sight.withheld``, by why; ``sight.count()``, in all).
-SIGHT = script("sight.js").replace("SAFE_DOM", SAFE_DOM.strip())
+# (``sight.withheld``, by why; ``sight.count()``, in all). It reads elements through the
+# ``dom`` (``SAFE_DOM``) of the script that makes it.
+SIGHT = script("sight.js")
 
 
 def withheld_note(withheld: dict[str, int]) -> str:

@@ -48,7 +48,7 @@
     return false;
   };
   // What a sighted person cannot see is left out, counted by why (see page_scripts).
-  const sight = (SIGHT)();
+  const sight = (SIGHT)(dom);
   const styleOf = sight.style;
   const out = [];
   // Below this many elements only their text is kept (a block between line breaks; pictures

@@ -1,5 +1,4 @@
-() => {
-  const dom = SAFE_DOM;
+(dom) => {
   // One computed style per element for the whole read. Each of its properties is worked out
   // anew at every read (a call into the page's style engine): a script reads each once.
   const styles = new Map();
